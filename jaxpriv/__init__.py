@@ -1,0 +1,32 @@
+"""jaxpriv: differentially private online learning and private bandits, at scale, in JAX.
+
+Mechanisms, learners and environments are NamedTuples of pure functions over
+explicit state pytrees; ``run`` scans one experiment over the horizon and
+``sweep`` vmaps it over seeds and a params grid in one compiled call.
+"""
+
+from jaxpriv import envs, mechanisms, oco, sets, theory
+from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, PRNGKey
+from jaxpriv.sim import Result, SimParams, log_checkpoints, run, summarize, sweep
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Env",
+    "EnvInfo",
+    "Learner",
+    "Mechanism",
+    "PRNGKey",
+    "Result",
+    "SimParams",
+    "__version__",
+    "envs",
+    "log_checkpoints",
+    "mechanisms",
+    "oco",
+    "run",
+    "sets",
+    "summarize",
+    "sweep",
+    "theory",
+]

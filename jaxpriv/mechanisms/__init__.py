@@ -1,0 +1,41 @@
+"""Private mechanisms: the binary tree, noise samplers and accounting."""
+
+from jaxpriv.mechanisms._accounting import (
+    dp_to_zcdp,
+    gamma_node_scale,
+    gaussian_node_stddev,
+    gaussian_stddev,
+    laplace_node_scale,
+    node_variance,
+    tree_depth,
+    zcdp_to_dp,
+)
+from jaxpriv.mechanisms._noise import gamma_norm
+from jaxpriv.mechanisms._tree import (
+    NOISE_FAMILIES,
+    TreeParams,
+    TreeState,
+    binary_tree,
+    clip_l1,
+    clip_l2,
+    prefix_sums,
+)
+
+__all__ = [
+    "NOISE_FAMILIES",
+    "TreeParams",
+    "TreeState",
+    "binary_tree",
+    "clip_l1",
+    "clip_l2",
+    "dp_to_zcdp",
+    "gamma_node_scale",
+    "gamma_norm",
+    "gaussian_node_stddev",
+    "gaussian_stddev",
+    "laplace_node_scale",
+    "node_variance",
+    "prefix_sums",
+    "tree_depth",
+    "zcdp_to_dp",
+]

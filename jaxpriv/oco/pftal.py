@@ -1,0 +1,106 @@
+"""Private Follow-the-Approximate-Leader (PFTAL), Smith & Thakurta 2013, Algorithm 1."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jaxpriv import _validate
+from jaxpriv._base import Learner, PRNGKey
+from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree
+from jaxpriv.sets import ConstraintSet
+
+
+class PFTALParams(NamedTuple):
+    """Params of PFTAL.
+
+    Attributes:
+      epsilon: ε of ε-DP (``"gamma"`` / ``"laplace"`` trees); ``inf`` = no noise.
+      rho: ρ of ρ-zCDP (``"gaussian"`` tree); ``inf`` = no noise.
+      lipschitz: ``L``, the Lipschitz constant of the losses on ``C``.
+      strong_convexity: ``H > 0``.
+    """
+
+    epsilon: ArrayLike = float("inf")
+    rho: ArrayLike = float("inf")
+    lipschitz: ArrayLike = 1.0
+    strong_convexity: ArrayLike = 1.0
+
+
+class PFTALState(NamedTuple):
+    w: jax.Array  # shape=[d], the point played next
+    mean_w: jax.Array  # shape=[d], running mean of the points played so far
+    strong_convexity: jax.Array  # shape=()
+    tree: TreeState  # private sums of the gradients
+
+
+def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Learner:
+    """PFTAL for ``L``-Lipschitz, ``H``-strongly convex losses on a convex set ``C``.
+
+    Line 4 of Algorithm 1, ``argmin_{w∈C} <v_t, w> + (H/2) sum_{τ<=t} ||w - w_τ||²``,
+    is an isotropic quadratic, so it is exactly the projection
+    ``w_{t+1} = Π_C(mean(w_1..w_t) - v_t / (H t))``, where ``v_t`` is the
+    tree's private prefix sum of the gradients ``∇f_τ(w_τ)``.
+
+    Privacy: the gradients are clipped to ``Δ = L + H||C||_2`` (the bound used
+    in the proof of Theorem 3, Appendix B.1) before they enter the tree, so
+    the whole sequence of points is ε-DP (``"gamma"``, ``"laplace"``; for the
+    Laplace family Δ bounds the L1 norm) or ρ-zCDP (``"gaussian"``) with
+    respect to changing one loss function, against adaptive adversaries.
+
+    Regret (Theorem 4): ``E[Regret(T)] = O(p (L + H||C||)² log^{2.5} T / (εH))``;
+    ``jaxpriv.theory.pftal_regret_bound`` evaluates it with the proof's constants.
+
+    Args:
+      horizon: ``T``, fixes the depth of the tree.
+      constraint: the set ``C`` (its projection is used).
+      noise: the tree's noise family, ``"gamma"`` (the paper's), ``"laplace"`` or ``"gaussian"``.
+
+    Returns:
+      A ``Learner`` with params ``PFTALParams``; feedback is the gradient at the played point.
+
+    References:
+      Smith & Thakurta, (Nearly) Optimal Algorithms for Private Online Learning
+      in Full-information and Bandit Settings, NeurIPS 2013, Algorithm 1.
+    """
+    tree = binary_tree(horizon, constraint.dim, noise)
+    radius = constraint.radius
+
+    def tree_params(params: PFTALParams) -> TreeParams:
+        sensitivity = jnp.asarray(params.lipschitz, jnp.float32) + jnp.asarray(
+            params.strong_convexity, jnp.float32
+        ) * jnp.float32(radius)
+        return TreeParams(params.epsilon, params.rho, sensitivity)
+
+    def check(params: PFTALParams) -> None:
+        _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
+        _validate.nonnegative("lipschitz", params.lipschitz)
+        if noise == "gaussian":
+            _validate.positive("rho", params.rho)
+        else:
+            _validate.positive("epsilon", params.epsilon)
+
+    def init_fn(key: PRNGKey, params: PFTALParams) -> PFTALState:
+        w1 = constraint.project(jnp.zeros(constraint.dim, jnp.float32))
+        return PFTALState(
+            w=w1,
+            mean_w=jnp.zeros_like(w1),
+            strong_convexity=jnp.asarray(params.strong_convexity, jnp.float32),
+            tree=tree.init(key, tree_params(params)),
+        )
+
+    def act_fn(key: PRNGKey, state: PFTALState, t: jax.Array) -> jax.Array:
+        del key, t
+        return state.w
+
+    def update_fn(key: PRNGKey, state: PFTALState, action: jax.Array, grad: jax.Array, t: jax.Array) -> PFTALState:
+        tree_state, v = tree.step(key, state.tree, grad, t)
+        tf = jnp.asarray(t, jnp.float32)
+        mean_w = state.mean_w + (jnp.asarray(action, jnp.float32) - state.mean_w) / tf
+        w = constraint.project(mean_w - v / (state.strong_convexity * tf))
+        return state._replace(w=w, mean_w=mean_w, tree=tree_state)
+
+    return Learner(init_fn, act_fn, update_fn, check)
