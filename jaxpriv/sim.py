@@ -153,8 +153,7 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
     env_state = env.reset(k_env, params.env)
     agent = learner.init(k_learner, params.learner)
     m = len(checkpoints)
-    slots = np.full(horizon, -1, np.int32)
-    slots[np.asarray(checkpoints) - 1] = np.arange(m, dtype=np.int32)
+    ckpts = jnp.asarray(checkpoints, jnp.int32)
 
     # Shapes of the per-step stats, to start their sums at zero.
     a0 = jax.eval_shape(learner.act, k_learner, agent, jnp.int32(1))
@@ -174,7 +173,8 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
 
     def body(carry, xs):
         env_state, agent, sums, buffers = carry
-        t, slot = xs
+        t = xs
+        slot = jnp.minimum(jnp.searchsorted(ckpts, t), m - 1)  # t is shared by all seeds: a scalar
         k_act, k_env_t, k_upd = split_step_key(k_steps, t)
         action = learner.act(k_act, agent, t)
         env_state, feedback, info = env.step(k_env_t, env_state, action, t)
@@ -182,7 +182,7 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
         step_vals = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), (info.loss, info.regret, info.stats))
         sums = _kahan_add(sums, step_vals)
         buffers = jax.lax.cond(
-            slot >= 0,
+            ckpts[slot] == t,
             lambda b: record(env_state, sums, t, slot, b),
             lambda b: b,
             buffers,
@@ -190,7 +190,7 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
         return (env_state, agent, sums, buffers), None
 
     ts = jnp.arange(1, horizon + 1, dtype=jnp.int32)
-    (_, _, _, buffers), _ = jax.lax.scan(body, (env_state, agent, sums, buffers), (ts, jnp.asarray(slots)))
+    (_, _, _, buffers), _ = jax.lax.scan(body, (env_state, agent, sums, buffers), ts)
     return buffers[0], buffers[1], buffers[2]
 
 
