@@ -1,7 +1,10 @@
 """Constraint sets: Euclidean projections and linear minimisation oracles.
 
 A set is static structure (its kind and size are fixed when it is built); its
-functions are pure and jit/vmap-friendly.
+functions are pure and jit/vmap-friendly (they act on the last axis, so they
+broadcast over leading batch axes). Projections are exact: closed forms for the
+L2 ball and the box, the sort-based algorithm of Held, Wolfe & Crowder (1974)
+/ Duchi, Shalev-Shwartz, Singer & Chandra (2008) for the simplex and the L1 ball.
 """
 
 from __future__ import annotations
@@ -11,15 +14,17 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 class ConstraintSet(NamedTuple):
     """A closed convex set ``C ⊂ R^d``.
 
     Attributes:
-      name: the kind of set (``"l2_ball"``, ...).
+      name: the kind of set (``"l2_ball"``, ``"box"``, ``"simplex"``, ``"l1_ball"``, ...).
       dim: the dimension ``d``.
-      project: ``w -> argmin_{u in C} ||u - w||_2`` (last axis).
+      project: ``w -> argmin_{u in C} ||u - w||_2`` (last axis); ``None`` for a set
+        known only through its linear oracle (learners that project reject it).
       linear_oracle: ``g -> argmin_{u in C} <g, u>`` (last axis).
       radius: ``||C||_2 = max_{u in C} ||u||_2``, the bound the papers call ``||C||``.
       diameter: ``max_{u, v in C} ||u - v||_2``.
@@ -27,7 +32,7 @@ class ConstraintSet(NamedTuple):
 
     name: str
     dim: int
-    project: Callable[[jax.Array], jax.Array]
+    project: Callable[[jax.Array], jax.Array] | None
     linear_oracle: Callable[[jax.Array], jax.Array]
     radius: float
     diameter: float
@@ -55,3 +60,101 @@ def l2_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
         return -r * g / jnp.maximum(norm, jnp.finfo(g.dtype).tiny)
 
     return ConstraintSet("l2_ball", dim, project, linear_oracle, r, 2.0 * r)
+
+
+def require_projection(constraint: ConstraintSet, name: str = "constraint") -> ConstraintSet:
+    """Raise ``ValueError`` (naming ``name``) unless ``constraint`` is a set with a projection."""
+    if not isinstance(constraint, ConstraintSet):
+        raise ValueError(f"{name} must be a jaxpriv.sets.ConstraintSet, got {type(constraint).__name__}")
+    if constraint.project is None:
+        raise ValueError(f"{name}: the set {constraint.name!r} has no Euclidean projection")
+    return constraint
+
+
+def box(dim: int, low: float = -1.0, high: float = 1.0) -> ConstraintSet:
+    """The box ``{w : low <= w_i <= high}`` (the L∞ ball when ``low = -high``).
+
+    Projection: coordinatewise clipping. Linear oracle: ``low`` where ``g_i > 0``,
+    ``high`` elsewhere (a vertex).
+    """
+    from jaxpriv import _validate
+
+    _validate.positive_int("dim", dim)
+    lo, hi = float(low), float(high)
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"low and high must be finite with low < high, got low={low!r}, high={high!r}")
+
+    def project(w: jax.Array) -> jax.Array:
+        return jnp.clip(w, lo, hi)
+
+    def linear_oracle(g: jax.Array) -> jax.Array:
+        return jnp.where(g > 0, jnp.asarray(lo, g.dtype), jnp.asarray(hi, g.dtype))
+
+    radius = float(np.sqrt(dim) * max(abs(lo), abs(hi)))
+    return ConstraintSet("box", dim, project, linear_oracle, radius, float(np.sqrt(dim) * (hi - lo)))
+
+
+def _project_simplex(v: jax.Array, total: float) -> jax.Array:
+    """Exact projection of ``v`` (last axis) onto ``{w >= 0, sum w = total}``, sort-based.
+
+    With ``u`` sorted decreasingly and ``k`` the largest index with
+    ``u_k > (sum_{j<=k} u_j - total)/k``, the projection is ``max(v - θ, 0)``
+    with ``θ = (sum_{j<=k} u_j - total)/k`` (Duchi et al. 2008, Figure 1).
+    """
+    d = v.shape[-1]
+    u = -jnp.sort(-v, axis=-1)
+    css = jnp.cumsum(u, axis=-1) - total
+    ks = jnp.arange(1, d + 1, dtype=v.dtype)
+    cond = u - css / ks > 0
+    k = jnp.sum(cond, axis=-1, keepdims=True)  # cond is true exactly on a prefix
+    theta = jnp.take_along_axis(css, jnp.maximum(k, 1) - 1, axis=-1) / jnp.maximum(k, 1).astype(v.dtype)
+    return jnp.maximum(v - theta, 0.0)
+
+
+def simplex(dim: int, total: float = 1.0) -> ConstraintSet:
+    """The simplex ``{w >= 0 : sum_i w_i = total}`` (``total = 1``: the experts' set ``Δ_p``).
+
+    Projection: the exact sort-based algorithm, ``O(d log d)``. Linear oracle:
+    the vertex ``total·e_i`` at ``i = argmin_i g_i``.
+    """
+    from jaxpriv import _validate
+
+    _validate.positive_int("dim", dim)
+    r = float(total)
+    if not (np.isfinite(r) and r > 0):
+        raise ValueError(f"total must be a finite number > 0, got {total!r}")
+
+    def project(w: jax.Array) -> jax.Array:
+        return _project_simplex(w, r)
+
+    def linear_oracle(g: jax.Array) -> jax.Array:
+        return r * jax.nn.one_hot(jnp.argmin(g, axis=-1), dim, dtype=g.dtype)
+
+    diameter = r * float(np.sqrt(2.0)) if dim > 1 else 0.0
+    return ConstraintSet("simplex", dim, project, linear_oracle, r, diameter)
+
+
+def l1_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
+    """The cross-polytope ``{w : ||w||_1 <= radius}``.
+
+    Projection: ``w`` itself inside the ball, else ``sign(w)·Π_{simplex(radius)}(|w|)``
+    (Duchi et al. 2008, section 4). Linear oracle: ``-radius·sign(g_i)·e_i`` at
+    ``i = argmax_i |g_i|``.
+    """
+    _check_dim_radius(dim, radius)
+    r = float(radius)
+
+    def project(w: jax.Array) -> jax.Array:
+        inside = jnp.sum(jnp.abs(w), -1, keepdims=True) <= r
+        return jnp.where(inside, w, jnp.sign(w) * _project_simplex(jnp.abs(w), r))
+
+    def linear_oracle(g: jax.Array) -> jax.Array:
+        i = jnp.argmax(jnp.abs(g), axis=-1)
+        e = jax.nn.one_hot(i, dim, dtype=g.dtype)
+        sign = jnp.where(jnp.take_along_axis(g, i[..., None], axis=-1) > 0, -1.0, 1.0).astype(g.dtype)
+        return r * sign * e
+
+    return ConstraintSet("l1_ball", dim, project, linear_oracle, r, 2.0 * r)
+
+
+SET_KINDS = ("l2_ball", "box", "simplex", "l1_ball")

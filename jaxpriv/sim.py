@@ -31,6 +31,11 @@ class Result(NamedTuple):
         cumulative pseudo-regret.
       loss: ``[..., m]``, the cumulative loss ``sum_{s<=t} f_s(w_s)``.
       best: ``[..., m]``, the comparator's cumulative loss (``loss - regret``).
+      gap: ``[..., m]`` or ``None``: for a comparator solved numerically (an
+        environment whose ``comparator`` returns ``(best, gap)``), a certified
+        bound on the solver's suboptimality, ``best - min_{w∈C} sum f_s(w) <= gap``,
+        so the exact regret lies in ``[regret, regret + gap]``; ``None`` when
+        the comparator is exact (closed form) or absent.
 
     Leading axes are ``[grid, seeds]`` for a sweep over a grid, ``[seeds]``
     for a sweep over seeds, none for a single run.
@@ -40,6 +45,7 @@ class Result(NamedTuple):
     regret: jax.Array
     loss: jax.Array
     best: jax.Array
+    gap: jax.Array | None = None
 
     def per_step_loss(self) -> jax.Array:
         """Per-step losses (exact when the checkpoints are every step)."""
@@ -160,15 +166,18 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
     _, _, info0 = jax.eval_shape(env.step, k_env, env_state, a0, jnp.int32(1))
     zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), (info0.loss, info0.regret, info0.stats))
     sums = (zeros, jax.tree.map(jnp.zeros_like, zeros))
-    buffers = jnp.zeros((3, m), jnp.float32)  # regret, loss, best
+    buffers = jnp.zeros((4, m), jnp.float32)  # regret, loss, best, comparator gap
 
     def record(env_state, sums, t, slot, buffers):
         loss, regret, stats = sums[0]
+        gap = jnp.zeros((), jnp.float32)
         if env.comparator is not None:
             best = env.comparator(env_state, stats, t)
+            if isinstance(best, tuple):  # a numerical comparator: (best, certified gap)
+                best, gap = best
         else:
             best = loss - regret
-        row = jnp.stack([loss - best, loss, best]).astype(jnp.float32)[:, None]
+        row = jnp.stack([loss - best, loss, best, gap]).astype(jnp.float32)[:, None]
         return jax.lax.dynamic_update_slice_in_dim(buffers, row, slot, axis=1)
 
     def body(carry, xs):
@@ -191,7 +200,16 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
 
     ts = jnp.arange(1, horizon + 1, dtype=jnp.int32)
     (_, _, _, buffers), _ = jax.lax.scan(body, (env_state, agent, sums, buffers), ts)
-    return buffers[0], buffers[1], buffers[2]
+    return buffers[0], buffers[1], buffers[2], (buffers[3] if _reports_gap(env, k_env, env_state, info0) else None)
+
+
+def _reports_gap(env: Env, key: PRNGKey, env_state: Any, info: Any) -> bool:
+    """Whether ``env.comparator`` returns ``(best, gap)`` (decided from shapes, at trace time)."""
+    if env.comparator is None:
+        return False
+    stats = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), info.stats)
+    out = jax.eval_shape(env.comparator, env_state, stats, jnp.int32(1))
+    return isinstance(out, tuple)
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2, 3))
@@ -226,8 +244,8 @@ def run(
     horizon = _validate.positive_int("horizon", horizon)
     ckpts = _normalise_checkpoints(horizon, checkpoints)
     params, _, _ = _prepare(learner, env, params, allow_grid=False)
-    regret, loss, best = _run_jit(learner, env, horizon, ckpts, key, params)
-    return Result(jnp.asarray(ckpts, jnp.int32), regret, loss, best)
+    regret, loss, best, gap = _run_jit(learner, env, horizon, ckpts, key, params)
+    return Result(jnp.asarray(ckpts, jnp.int32), regret, loss, best, gap)
 
 
 @partial(jax.jit, static_argnums=(0, 1, 2, 3, 4, 5))
@@ -285,8 +303,8 @@ def sweep(
     ckpts = _normalise_checkpoints(horizon, checkpoints)
     params, axes, size = _prepare(learner, env, params, allow_grid=True)
     keys = jax.random.split(key, seeds)
-    regret, loss, best = _sweep_jit(learner, env, horizon, ckpts, axes if size else None, chunk, keys, params)
-    return Result(jnp.asarray(ckpts, jnp.int32), regret, loss, best)
+    regret, loss, best, gap = _sweep_jit(learner, env, horizon, ckpts, axes if size else None, chunk, keys, params)
+    return Result(jnp.asarray(ckpts, jnp.int32), regret, loss, best, gap)
 
 
 def summarize(values: jax.Array, axis: int = -2) -> tuple[np.ndarray, np.ndarray]:
