@@ -1,0 +1,189 @@
+"""The episodic skeleton shared by AdaC-UCB and its non-private counterpart.
+
+Algorithm 7 of Azize's thesis (Algorithm 1 of the NeurIPS 2022 AdaP paper): play
+each arm once, then run episodes ``ℓ = 1, 2, ...``; episode ``ℓ`` starts at
+``t_ℓ``, plays ``a_ℓ = argmax_a I_a(t_ℓ - 1)`` until ``N_{a_ℓ}`` has doubled
+(per-arm doubling), and the index of arm ``a`` uses only the rewards of the
+last episode in which ``a`` was played (forgetting). The released statistic
+of an episode is its mean reward, plus Gaussian noise for AdaC-UCB, drawn once
+when the episode closes and reused until ``a``'s next episode closes.
+
+The pieces here (index, tie-breaking, the per-episode sample count) are shared
+with the episode-level simulator ``jaxpriv.bandits.episodic``, so both
+simulators run the same algorithm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxpriv import _validate
+from jaxpriv._base import Learner, PRNGKey
+
+INIT_COUNTS = ("samples", "half")
+TIE_BREAKS = ("random", "first")
+
+
+class EpisodicUCBState(NamedTuple):
+    """State of AdaC-UCB / episodic UCB (one seed).
+
+    The index of arm ``a`` at an episode start uses ``means[a]`` (the released,
+    possibly noisy, mean of ``a``'s last closed episode) and ``lengths[a]``
+    (that episode's number of samples).
+    """
+
+    counts: jax.Array  # shape=[K], int32, N_a(t): pulls of each arm so far
+    means: jax.Array  # shape=[K], float32, released mean of a's last closed episode
+    lengths: jax.Array  # shape=[K], int32, samples in a's last closed episode
+    arm: jax.Array  # shape=(), int32, the arm of the current episode
+    length: jax.Array  # shape=(), int32, its length N_a(t_ℓ - 1) (1 for an initial pull)
+    played: jax.Array  # shape=(), int32, rounds played in the current episode
+    total: jax.Array  # shape=(), float32, reward sum of the current episode (Kahan-compensated)
+    comp: jax.Array  # shape=(), float32, Kahan compensation of ``total``
+    episodes: jax.Array  # shape=(), int32, ℓ: episodes started after the K initial pulls
+    beta: jax.Array  # shape=(), float32, optimism parameter β
+    unit_stddev: jax.Array  # shape=(), float32, 1/sqrt(2ρ) (0 when non-private)
+
+
+def validate_static(num_arms: int, horizon: int | None, init_count: str, tie_break: str) -> int:
+    """Eager checks of the factory arguments; returns ``K``."""
+    num_arms = _validate.positive_int("num_arms", num_arms, minimum=2)
+    if horizon is not None:
+        horizon = _validate.positive_int("horizon", horizon)
+        if horizon < num_arms:
+            raise ValueError(f"horizon must be >= num_arms={num_arms} (each arm is played once), got {horizon}")
+        if horizon >= 2**31 - 1:
+            raise ValueError(f"horizon must be < 2**31 - 1 (int32 counters), got {horizon}")
+    _validate.choice("init_count", init_count, INIT_COUNTS)
+    _validate.choice("tie_break", tie_break, TIE_BREAKS)
+    return num_arms
+
+
+def index_count(lengths: jax.Array, counts: jax.Array, init_count: str) -> jax.Array:
+    """``n_a``, the sample count used in the index and the noise of arm ``a`` (float32).
+
+    ``"samples"`` (the [STD] default of spec §3.4): the number of rewards in
+    ``a``'s last episode, i.e. 1 after the initial pull and ``N_a/2`` after.
+    ``"half"``: the paper's ``½ N_a(t_ℓ - 1)`` literally, i.e. 0.5 after the
+    initial pull (more noise, still private), ``N_a/2`` after.
+    """
+    n = lengths.astype(jnp.float32)
+    if init_count == "half":
+        n = jnp.where(counts == 1, 0.5, n)
+    return jnp.maximum(n, 0.5)  # lengths = 0 only before the initial pull, where the index is unused
+
+
+def index(means: jax.Array, n: jax.Array, t: jax.Array, beta: jax.Array, unit_stddev: jax.Array) -> jax.Array:
+    """The index of eq. (5.4): ``μ̃_a + sqrt((1/(2 n_a) + 1/(ρ n_a²)) β log t_ℓ)``.
+
+    ``1/ρ = 2 unit_stddev²``; with ``unit_stddev = 0`` it is the non-private
+    index ``μ̂_a + sqrt(β log t_ℓ / (2 n_a))`` of spec §3.3.
+    """
+    rho_inv = 2.0 * unit_stddev * unit_stddev
+    log_t = jnp.log(jnp.asarray(t, jnp.float32))
+    return means + jnp.sqrt((0.5 / n + rho_inv / (n * n)) * beta * log_t)
+
+
+def choose(key: PRNGKey, values: jax.Array, tie_break: str) -> jax.Array:
+    """``argmax`` of ``values``; ties broken uniformly at random (``"random"``) or to the first."""
+    if tie_break == "first":
+        return jnp.argmax(values).astype(jnp.int32)
+    bits = jax.random.bits(key, values.shape, jnp.uint32)
+    return jnp.argmax(jnp.where(values == jnp.max(values), bits, jnp.uint32(0))).astype(jnp.int32)
+
+
+def release(key: PRNGKey, total: jax.Array, length: jax.Array, n: jax.Array, unit_stddev: jax.Array) -> jax.Array:
+    """An episode's released mean ``total/length + N(0, 1/(2ρ n²))`` (Gaussian mechanism, Δ = 1/n)."""
+    mean = total / length.astype(jnp.float32)
+    return mean + (unit_stddev / n) * jax.random.normal(key, (), jnp.float32)
+
+
+def episodic_ucb(
+    num_arms: int,
+    horizon: int | None,
+    private: bool,
+    clip_rewards: bool,
+    init_count: str,
+    tie_break: str,
+    calibrate: Callable[[Any], tuple[jax.Array, jax.Array]],
+    check: Callable[[Any], None],
+) -> Learner:
+    """The step-level learner: one scan step per round.
+
+    ``calibrate(params) -> (beta, unit_stddev)`` turns the public params into
+    the state's calibrated quantities; ``check`` validates concrete params.
+    """
+    K = validate_static(num_arms, horizon, init_count, tie_break)
+
+    def init_fn(key: PRNGKey, params) -> EpisodicUCBState:
+        del key
+        beta, unit_stddev = calibrate(params)
+        zi = jnp.zeros((), jnp.int32)
+        zf = jnp.zeros((), jnp.float32)
+        return EpisodicUCBState(
+            counts=jnp.zeros(K, jnp.int32),
+            means=jnp.zeros(K, jnp.float32),
+            lengths=jnp.zeros(K, jnp.int32),
+            arm=zi,
+            length=zi,
+            played=zi,
+            total=zf,
+            comp=zf,
+            episodes=zi,
+            beta=beta,
+            unit_stddev=unit_stddev,
+        )
+
+    def act_fn(key: PRNGKey, state: EpisodicUCBState, t: jax.Array) -> jax.Array:
+        t = jnp.asarray(t, jnp.int32)
+        n = index_count(state.lengths, state.counts, init_count)
+        best = choose(key, index(state.means, n, t, state.beta, state.unit_stddev), tie_break)
+        done = state.played >= state.length
+        return jnp.where(t <= K, t - 1, jnp.where(done, best, state.arm)).astype(jnp.int32)
+
+    def update_fn(
+        key: PRNGKey, state: EpisodicUCBState, action: jax.Array, reward: jax.Array, t: jax.Array
+    ) -> EpisodicUCBState:
+        action = jnp.asarray(action, jnp.int32)
+        r = jnp.asarray(reward, jnp.float32)
+        if clip_rewards:
+            r = jnp.clip(r, 0.0, 1.0)  # the sensitivity 1/n assumes rewards in [0, 1]
+        onehot = jnp.arange(K) == action
+        new = state.played >= state.length  # this round starts an episode
+        arm = jnp.where(new, action, state.arm)
+        counts_before = jnp.sum(jnp.where(onehot, state.counts, 0))
+        length = jnp.where(new, jnp.maximum(counts_before, 1), state.length)  # double N_a
+        played = jnp.where(new, 0, state.played) + 1
+        total = jnp.where(new, 0.0, state.total)
+        comp = jnp.where(new, 0.0, state.comp)
+        y = r - comp  # Kahan summation of the episode's rewards
+        s = total + y
+        comp = (s - total) - y
+        total = s
+        counts = state.counts + onehot.astype(jnp.int32)
+        episodes = state.episodes + (new & (jnp.asarray(t, jnp.int32) > K)).astype(jnp.int32)
+        close = played == length
+        n = index_count(length, jnp.sum(jnp.where(onehot, counts, 0)), init_count)
+        if private:
+            released = release(key, total, length, n, state.unit_stddev)
+        else:
+            del key
+            released = total / length.astype(jnp.float32)
+        upd = close & onehot
+        return state._replace(
+            counts=counts,
+            means=jnp.where(upd, released, state.means),
+            lengths=jnp.where(upd, length, state.lengths),
+            arm=arm,
+            length=length,
+            played=played,
+            total=total,
+            comp=comp,
+            episodes=episodes,
+        )
+
+    return Learner(init_fn, act_fn, update_fn, check)

@@ -1,0 +1,103 @@
+"""Episodic UCB with forgetting: the non-private counterpart of AdaC-UCB (spec §3.3)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jaxpriv import _validate
+from jaxpriv._base import Learner
+from jaxpriv.bandits import _episodic_ucb
+from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
+
+
+class UCBParams(NamedTuple):
+    """Params of ``ucb``.
+
+    Attributes:
+      beta: the optimism parameter β > 0 (the paper's experiments use β = 1).
+    """
+
+    beta: ArrayLike = 1.0
+
+
+def ucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, beta: ArrayLike) -> jax.Array:
+    """The non-private index ``μ̂_a + sqrt(β log t_ℓ / (2 n_a))`` (spec §3.3).
+
+    Args:
+      means: ``[K]``, the mean reward of each arm's last episode.
+      n: ``[K]``, the number of samples in that episode.
+      t: the start ``t_ℓ`` of the episode being decided.
+      beta: β.
+
+    Returns:
+      ``[K]`` float32 indices.
+    """
+    return _episodic_ucb.index(
+        jnp.asarray(means, jnp.float32),
+        jnp.asarray(n, jnp.float32),
+        jnp.asarray(t, jnp.float32),
+        jnp.asarray(beta, jnp.float32),
+        jnp.zeros((), jnp.float32),
+    )
+
+
+def ucb(
+    num_arms: int,
+    horizon: int | None = None,
+    *,
+    clip_rewards: bool = True,
+    init_count: str = "samples",
+    tie_break: str = "random",
+) -> Learner:
+    """UCB with adaptive episodes and forgetting, the non-private baseline of AdaC-UCB.
+
+    The skeleton of Algorithm 7 [TH p.104] (play each arm once; then episodes
+    that play ``a_ℓ = argmax_a I_a`` until ``N_{a_ℓ}`` doubles) with the index
+    of eq. (5.4) stripped of its privacy terms **[STD, spec §3.3]**:
+    ``I_a = μ̂_a + sqrt(β log(t_ℓ) / (2 n_a))``, where ``μ̂_a`` and ``n_a`` are the
+    mean and size of the last episode in which ``a`` was played (forgetting).
+    The final episode is truncated at the horizon.
+
+    Privacy: none (this is the baseline). Regret: the non-private part of
+    Theorem 5.6, ``Σ_{Δ_a>0} (8β log T/Δ_a + 2β/(β-3))`` for β > 3.
+
+    Args:
+      num_arms: ``K >= 2``.
+      horizon: optional ``T``; only validated (``T >= K``): the algorithm is anytime.
+      clip_rewards: clip rewards to ``[0, 1]`` (the range the confidence bonus assumes).
+      init_count: ``n_a`` after the initial pull: ``"samples"`` (1, [STD] spec §3.4)
+        or ``"half"`` (the paper's ``½N_a = 0.5``).
+      tie_break: ``"random"`` (uniform among the maximisers, [STD]) or ``"first"``.
+
+    Returns:
+      A ``Learner`` with params ``UCBParams``; actions are int32 arm indices,
+      the feedback is the reward of the played arm.
+
+    Examples:
+      >>> import jax, jaxpriv
+      >>> from jaxpriv.envs import BernoulliParams, bernoulli_bandit
+      >>> res = jaxpriv.run(ucb(5), bernoulli_bandit(5), jaxpriv.SimParams(UCBParams(), BernoulliParams()),
+      ...                   jax.random.key(0), horizon=1000, checkpoints=[1000])
+      >>> res.regret.shape
+      (1,)
+
+    References:
+      Azize & Basu, Concentrated Differential Privacy for Bandits, SaTML 2024, §VII
+      ("a UCB algorithm with adaptive episodes and forgetting"); A. Azize, PhD
+      thesis (2024), Algorithm 7 and eq. (5.4).
+    """
+
+    def check(params: UCBParams) -> None:
+        _validate.positive("beta", params.beta, allow_inf=False)
+
+    def calibrate(params: UCBParams) -> tuple[jax.Array, jax.Array]:
+        return jnp.asarray(params.beta, jnp.float32), jnp.zeros((), jnp.float32)
+
+    return _episodic_ucb.episodic_ucb(num_arms, horizon, False, clip_rewards, init_count, tie_break, calibrate, check)
+
+
+__all__ = ["EpisodicUCBState", "UCBParams", "ucb", "ucb_index"]
