@@ -55,9 +55,11 @@ class EnvInfo(NamedTuple):
 
     Attributes:
       loss: the loss ``f_t(a_t)`` suffered at the action (bandits: minus the reward).
-      regret: the per-step regret increment when the environment knows it
-        (bandits: pseudo-regret ``max_a mu_a - mu_{a_t}``); used when the
-        environment has no ``comparator``.
+      regret: the per-step regret against a fixed reference. Bandits: the
+        pseudo-regret ``max_a mu_a - mu_{a_t}``. Environments with a
+        ``comparator`` and ``Env.relative=True``: ``f_t(a_t) - f_t(c)`` for a
+        fixed reference point ``c`` of the environment's choosing (ignored when
+        ``relative=False``).
       stats: a pytree summed over time by the engine; the environment's
         ``comparator`` turns the sum into the best fixed loss in hindsight.
     """
@@ -74,10 +76,19 @@ class Env(NamedTuple):
       reset: ``(key, params) -> state``.
       step: ``(key, state, action, t) -> (state, feedback, EnvInfo)``; feedback
         is a gradient (full information) or a loss / reward (bandit feedback).
-      comparator: optional ``(state, stats_sum, t) -> best``: the exact
-        cumulative loss ``min_{w in C} sum_{s<=t} f_s(w)`` of the best fixed
-        point in hindsight on the realised losses, from the summed ``stats``.
-        Without it, regret is the running sum of ``EnvInfo.regret``.
+      comparator: optional ``(state, stats_sum, t) -> best`` (or ``(best, gap)``
+        for a numerical solver with a certified suboptimality ``gap``): the
+        exact ``min_{w in C} sum_{s<=t} f_s(w)`` of the best fixed point in
+        hindsight on the realised losses, from the summed ``stats``; the
+        engine's regret is then ``sum_s f_s(a_s) - best`` (eq. (1) of Smith &
+        Thakurta). Without a comparator, regret is the running sum of
+        ``EnvInfo.regret``.
+      relative: when ``True``, ``EnvInfo.regret`` is ``f_t(a_t) - f_t(c)`` and the
+        comparator returns ``min_w sum_s [f_s(w) - f_s(c)]`` for a fixed
+        reference point ``c``; regret is ``sum_s EnvInfo.regret_s - best``.
+        Same quantity, but no cancellation between two cumulative losses of
+        order ``T``: float32 stays accurate over long horizons (``c`` near the
+        optimum keeps every sum small).
       check: optional ``params -> None`` validating params eagerly.
     """
 
@@ -85,6 +96,7 @@ class Env(NamedTuple):
     step: Callable[..., tuple[State, jax.Array, EnvInfo]]
     comparator: Callable[..., jax.Array] | None = None
     check: Callable[[Params], None] | None = None
+    relative: bool = False
 
 
 def split_step_key(key: PRNGKey, t: jax.Array, num: int = 3) -> jax.Array:

@@ -175,9 +175,11 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
             best = env.comparator(env_state, stats, t)
             if isinstance(best, tuple):  # a numerical comparator: (best, certified gap)
                 best, gap = best
-        else:
-            best = loss - regret
-        row = jnp.stack([loss - best, loss, best, gap]).astype(jnp.float32)[:, None]
+            if env.relative:  # both relative to the env's reference point: no cancellation
+                regret = regret - best
+            else:
+                regret = loss - best
+        row = jnp.stack([regret, loss, loss - regret, gap]).astype(jnp.float32)[:, None]
         return jax.lax.dynamic_update_slice_in_dim(buffers, row, slot, axis=1)
 
     def body(carry, xs):
