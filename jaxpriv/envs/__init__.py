@@ -1,15 +1,33 @@
 """Environments: loss streams and bandit instances."""
 
+from jaxpriv.envs.adaptive import AdaptiveParams, AdaptiveState, adaptive_quadratic
 from jaxpriv.envs.bandits import PAPER_MEANS, BernoulliParams, BernoulliState, bernoulli_bandit
+from jaxpriv.envs.classification import (
+    ClassificationParams,
+    ClassificationState,
+    classification_stream,
+    load_breast_cancer_features,
+)
+from jaxpriv.envs.experts import ExpertsParams, ExpertsState, experts_stream
 from jaxpriv.envs.quadratic import QuadraticParams, QuadraticState, QuadraticStats, quadratic_stream
 
 __all__ = [
     "PAPER_MEANS",
+    "AdaptiveParams",
+    "AdaptiveState",
     "BernoulliParams",
     "BernoulliState",
+    "ClassificationParams",
+    "ClassificationState",
+    "ExpertsParams",
+    "ExpertsState",
     "QuadraticParams",
     "QuadraticState",
     "QuadraticStats",
+    "adaptive_quadratic",
     "bernoulli_bandit",
+    "classification_stream",
+    "experts_stream",
+    "load_breast_cancer_features",
     "quadratic_stream",
 ]

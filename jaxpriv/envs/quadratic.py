@@ -10,7 +10,9 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Env, EnvInfo, PRNGKey
-from jaxpriv.sets import ConstraintSet
+from jaxpriv.sets import ConstraintSet, require_projection
+
+Z_DISTS = ("iid", "drift", "alternating")
 
 
 class QuadraticParams(NamedTuple):
@@ -20,19 +22,23 @@ class QuadraticParams(NamedTuple):
       strong_convexity: ``H > 0``.
       center: ``[d]``, the mean of ``z_t`` before clipping.
       spread: ``>= 0``, the standard deviation of ``z_t`` around ``center`` per coordinate.
+      drift: ``>= 0``, for ``z_dist="drift"``: the per-coordinate standard deviation
+        of each step of the random walk followed by the mean (ignored otherwise).
     """
 
     strong_convexity: ArrayLike = 1.0
     center: ArrayLike = 0.0
     spread: ArrayLike = 0.3
+    drift: ArrayLike = 0.05
 
-    NDIMS = {"center": 1}
+    NDIMS = {"center": 1}  # noqa: RUF012
 
 
 class QuadraticState(NamedTuple):
     strong_convexity: jax.Array  # shape=()
-    center: jax.Array  # shape=[d]
+    center: jax.Array  # shape=[d], the current mean of z_t (moves for z_dist="drift")
     spread: jax.Array  # shape=()
+    drift: jax.Array | float = 0.0  # shape=(), step size of the mean's random walk
 
 
 class QuadraticStats(NamedTuple):
@@ -40,33 +46,65 @@ class QuadraticStats(NamedTuple):
     z_sq: jax.Array  # shape=(), ||z_t||² (summed by the engine)
 
 
-def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None) -> Env:
-    """Oblivious i.i.d. quadratic losses ``f_t(w) = (H/2)||w - z_t||²`` on a constraint set.
+def clip_norm(z: jax.Array, bound: float | jax.Array) -> jax.Array:
+    """Scale ``z`` (last axis) into the L2 ball of radius ``bound`` (how streams enforce their norm bound)."""
+    norm = jnp.sqrt(jnp.sum(z * z, -1, keepdims=True))
+    return z * jnp.minimum(1.0, bound / jnp.maximum(norm, 1e-30))
 
-    ``z_t = clip(center + spread·N(0, I), z_radius)``, drawn independently of
-    the learner (common random numbers across learners and privacy levels).
+
+def quadratic_best(constraint: ConstraintSet, strong_convexity: jax.Array, stats: QuadraticStats, t: jax.Array):
+    """``min_{w∈C} sum_{s<=t} (H/2)||w - z_s||²`` from ``S = sum z_s`` and ``Q = sum ||z_s||²``.
+
+    ``sum_s f_s(w) = (H/2)[Q - t||S/t||²] + (H t/2)||w - S/t||²``, minimised over
+    ``C`` at ``Π_C(S/t)``; written this way to limit cancellation.
+    """
+    t = jnp.asarray(t, jnp.float32)
+    mean = stats.z / t
+    best = constraint.project(mean)
+    spread = stats.z_sq - t * jnp.sum(mean * mean)
+    gap = best - mean
+    return 0.5 * strong_convexity * (jnp.maximum(spread, 0.0) + t * jnp.sum(gap * gap))
+
+
+def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z_dist: str = "iid") -> Env:
+    """Oblivious quadratic losses ``f_t(w) = (H/2)||w - z_t||²`` on a constraint set.
+
+    ``z_t`` is drawn independently of the learner (common random numbers across
+    learners and privacy levels) and clipped to the declared bound
+    ``||z_t||_2 <= z_radius`` (a draw outside it is scaled back onto it):
+
+    * ``"iid"``: ``z_t = clip(center + spread·N(0, I))``;
+    * ``"drift"``: the mean follows a random walk, ``m_1 = center``,
+      ``m_{t+1} = clip(m_t + drift·N(0, I))``, and ``z_t = clip(m_t + spread·N(0, I))``;
+    * ``"alternating"``: an oblivious adversary, ``z_t = clip((-1)^(t+1) center + spread·N(0, I))``
+      (``+center`` at odd steps, ``-center`` at even steps: the follow-the-leader
+      worst case when ``spread = 0``).
+
     The feedback is the gradient ``H (w_t - z_t)``; on a set of radius ``R``
     the losses are ``H``-strongly convex and ``L = H (R + z_radius)``-Lipschitz.
 
-    The comparator is exact: ``sum_s f_s(w) = (H/2) sum ||z_s||² - H<w, S> +
-    (H t/2)||w||²`` with ``S = sum z_s``, minimised over ``C`` at
-    ``Π_C(S/t)``.
+    The comparator is exact whatever the distribution (``quadratic_best``):
+    ``Π_C(S/t)`` with ``S = sum z_s`` the realised sum.
 
     Args:
       constraint: the set the learner plays in (used for the comparator).
       z_radius: the L2 bound of ``z_t`` (default: the set's radius).
+      z_dist: ``"iid"``, ``"drift"`` or ``"alternating"``.
 
     Returns:
       An ``Env`` with params ``QuadraticParams``.
     """
+    require_projection(constraint)
     dim = constraint.dim
     z_radius = constraint.radius if z_radius is None else float(z_radius)
     if not 0 < z_radius < float("inf"):
         raise ValueError(f"z_radius must be a finite number > 0, got {z_radius!r}")
+    z_dist = _validate.choice("z_dist", z_dist, Z_DISTS)
 
     def check(params: QuadraticParams) -> None:
         _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
         _validate.nonnegative("spread", params.spread)
+        _validate.nonnegative("drift", params.drift)
         if jnp.ndim(params.center) >= 1:
             _validate.trailing_shape("center", params.center, (dim,))
 
@@ -76,14 +114,19 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None) -
             strong_convexity=jnp.asarray(params.strong_convexity, jnp.float32),
             center=jnp.broadcast_to(jnp.asarray(params.center, jnp.float32), (dim,)),
             spread=jnp.asarray(params.spread, jnp.float32),
+            drift=jnp.asarray(params.drift, jnp.float32),
         )
 
     def step_fn(key: PRNGKey, state: QuadraticState, action: jax.Array, t: jax.Array):
-        del t
         w = jnp.asarray(action, jnp.float32)
-        z = state.center + state.spread * jax.random.normal(key, (dim,), jnp.float32)
-        norm = jnp.sqrt(jnp.sum(z * z))
-        z = z * jnp.minimum(1.0, z_radius / jnp.maximum(norm, 1e-30))
+        k_z, k_walk = jax.random.split(key)
+        mean = state.center
+        if z_dist == "alternating":
+            mean = jnp.where(jnp.asarray(t, jnp.int32) % 2 == 1, 1.0, -1.0) * mean
+        z = clip_norm(mean + state.spread * jax.random.normal(k_z, (dim,), jnp.float32), z_radius)
+        if z_dist == "drift":
+            walk = clip_norm(state.center + state.drift * jax.random.normal(k_walk, (dim,), jnp.float32), z_radius)
+            state = state._replace(center=walk)
         diff = w - z
         loss = 0.5 * state.strong_convexity * jnp.sum(diff * diff)
         grad = state.strong_convexity * diff
@@ -91,12 +134,6 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None) -
         return state, grad, info
 
     def comparator(state: QuadraticState, stats: QuadraticStats, t: jax.Array) -> jax.Array:
-        t = jnp.asarray(t, jnp.float32)
-        mean = stats.z / t
-        best = constraint.project(mean)
-        # (H/2)[sum||z||² - t||mean||²] + (H t/2)||best - mean||², written to limit cancellation.
-        spread = stats.z_sq - t * jnp.sum(mean * mean)
-        gap = best - mean
-        return 0.5 * state.strong_convexity * (jnp.maximum(spread, 0.0) + t * jnp.sum(gap * gap))
+        return quadratic_best(constraint, state.strong_convexity, stats, t)
 
     return Env(reset_fn, step_fn, comparator, check)
