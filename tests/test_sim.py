@@ -124,13 +124,13 @@ def test_sweep_over_new_privacy_values_does_not_recompile():
         (lambda: jp.run(PFTAL, ENV, _params(jnp.ones(2)), jax.random.key(0), T), "epsilon"),
         (lambda: jp.sweep(PFTAL, ENV, _params(jnp.ones((2, 2))), jax.random.key(0), T, seeds=2), "epsilon"),
         (
-            lambda: jp.run(
-                PFTAL, ENV, jp.SimParams(oco.PFTALParams(1.0, lipschitz=-1.0), ENV_P), jax.random.key(0), T
-            ),
+            lambda: jp.run(PFTAL, ENV, jp.SimParams(oco.PFTALParams(1.0, lipschitz=-1.0), ENV_P), jax.random.key(0), T),
             "lipschitz",
         ),
         (
-            lambda: jp.run(PFTAL, ENV, jp.SimParams(oco.PFTALParams(1.0), ENV_P._replace(center=jnp.ones(2))), jax.random.key(0), T),
+            lambda: jp.run(
+                PFTAL, ENV, jp.SimParams(oco.PFTALParams(1.0), ENV_P._replace(center=jnp.ones(2))), jax.random.key(0), T
+            ),
             "center",
         ),
         (
@@ -149,7 +149,16 @@ def test_sweep_over_new_privacy_values_does_not_recompile():
         (lambda: oco.pftal(0, BALL), "horizon"),
         (lambda: sets.l2_ball(0), "dim"),
         (lambda: sets.l2_ball(2, radius=-1.0), "radius"),
-        (lambda: jp.run(PFTAL, ENV, _params(1.0)._replace(learner=oco.PFTALParams(1.0, strong_convexity=0.0)), jax.random.key(0), T), "strong_convexity"),
+        (
+            lambda: jp.run(
+                PFTAL,
+                ENV,
+                _params(1.0)._replace(learner=oco.PFTALParams(1.0, strong_convexity=0.0)),
+                jax.random.key(0),
+                T,
+            ),
+            "strong_convexity",
+        ),
     ],
 )
 def test_bad_input_raises_before_compiling(make, name):
@@ -159,7 +168,9 @@ def test_bad_input_raises_before_compiling(make, name):
 
 def test_float32_under_x64_run():
     with jax.enable_x64(True):
-        r = jp.run(PFTAL, ENV, jp.SimParams(oco.PFTALParams(np.float64(1.0), lipschitz=2.0), ENV_P), jax.random.key(0), T)
+        r = jp.run(
+            PFTAL, ENV, jp.SimParams(oco.PFTALParams(np.float64(1.0), lipschitz=2.0), ENV_P), jax.random.key(0), T
+        )
         assert r.regret.dtype == jnp.float32 and r.loss.dtype == jnp.float32
 
 

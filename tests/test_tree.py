@@ -126,10 +126,18 @@ def test_accounting():
         (lambda: M.binary_tree(8, 0), "dim"),
         (lambda: M.binary_tree(8, 2, "cauchy"), "noise"),
         (lambda: M.binary_tree(8.5, 2), "horizon"),
-        (lambda: M.prefix_sums(M.binary_tree(4, 1), M.TreeParams(epsilon=0.0), np.ones((4, 1)), jax.random.key(0)), "epsilon"),
-        (lambda: M.prefix_sums(M.binary_tree(4, 1), M.TreeParams(epsilon=-1.0), np.ones((4, 1)), jax.random.key(0)), "epsilon"),
         (
-            lambda: M.prefix_sums(M.binary_tree(4, 1, "gaussian"), M.TreeParams(rho=0.0), np.ones((4, 1)), jax.random.key(0)),
+            lambda: M.prefix_sums(M.binary_tree(4, 1), M.TreeParams(epsilon=0.0), np.ones((4, 1)), jax.random.key(0)),
+            "epsilon",
+        ),
+        (
+            lambda: M.prefix_sums(M.binary_tree(4, 1), M.TreeParams(epsilon=-1.0), np.ones((4, 1)), jax.random.key(0)),
+            "epsilon",
+        ),
+        (
+            lambda: M.prefix_sums(
+                M.binary_tree(4, 1, "gaussian"), M.TreeParams(rho=0.0), np.ones((4, 1)), jax.random.key(0)
+            ),
             "rho",
         ),
         (

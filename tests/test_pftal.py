@@ -1,0 +1,99 @@
+"""OGD, FTAL and PFTAL on the strongly convex quadratic stream, end to end."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxpriv as jp
+from jaxpriv import envs, mechanisms, oco, sets, theory
+from jaxpriv.testing import mean_with_stderr
+
+D = 2
+BALL = sets.l2_ball(D)
+ENV = envs.quadratic_stream(BALL)
+H, CENTER, SPREAD = 1.0, np.array([0.3, 0.2]), 0.15  # ||z|| > 1 is a 4-sigma event: no clipping in practice
+ENV_P = envs.QuadraticParams(H, CENTER, SPREAD)
+POWERS = [2**k for k in range(6, 15)]
+
+
+def exact_mean_regret(horizon):
+    """FTAL and OGD(1/(Ht)) both play w_1 = 0 and then w_{t+1} = mean(z_1..z_t) in the interior, so
+
+    E[Regret(T)] = (H/2) E[||z_1||² + sum_{t>=2} ||z̄_{t-1} - z_t||² - sum_t ||z_t - z̄_T||²]
+                 = (H/2) (||c||² + s² (1 + H_{T-1})),   s² = d·spread², H_n the harmonic number.
+    """
+    harmonic = np.sum(1.0 / np.arange(1, horizon))
+    s2 = D * SPREAD**2
+    return 0.5 * H * (CENTER @ CENTER + s2 * (1.0 + harmonic))
+
+
+@pytest.mark.parametrize(("learner_id", "learner"), [("ftal", oco.ftal(BALL)), ("ogd", oco.ogd(BALL))])
+def test_non_private_regret_grows_like_log_t_with_the_exact_constant(learner_id, learner):
+    params = jp.SimParams(oco.FTALParams(H) if learner_id == "ftal" else oco.OGDParams(H), ENV_P)
+    r = jp.sweep(learner, ENV, params, jax.random.key(0), POWERS[-1], seeds=600, checkpoints=POWERS)
+    mean, se = mean_with_stderr(np.asarray(r.regret), axis=0)
+    expected = np.array([exact_mean_regret(t) for t in POWERS])
+    assert np.all(np.abs(mean - expected) < 5 * se + 1e-3), (mean, expected, se)
+    # log T, not sqrt T: the slope against ln T is (H/2) d spread², and the log-log slope is small.
+    slope = np.polyfit(np.log(POWERS), mean, 1)[0]
+    assert slope == pytest.approx(0.5 * H * D * SPREAD**2, rel=0.1)
+    assert np.polyfit(np.log(POWERS), np.log(mean), 1)[0] < 0.25
+
+
+def _pftal_sweep(eps, horizon, seeds, noise="gamma"):
+    learner = oco.pftal(horizon, BALL, noise)
+    lipschitz = H * (BALL.radius + 1.0)  # ||H(w - z)|| <= H (||C|| + ||z||)
+    p = jp.SimParams(oco.PFTALParams(epsilon=eps, rho=eps, lipschitz=lipschitz, strong_convexity=H), ENV_P)
+    return jp.sweep(
+        learner, ENV, p, jax.random.key(1), horizon, seeds=seeds, checkpoints=POWERS[: POWERS.index(horizon) + 1]
+    )
+
+
+def test_pftal_at_infinite_epsilon_is_ftal():
+    horizon = 2**12
+    pf = _pftal_sweep(jnp.inf, horizon, 8)
+    ft = jp.sweep(
+        oco.ftal(BALL),
+        ENV,
+        jp.SimParams(oco.FTALParams(H), ENV_P),
+        jax.random.key(1),
+        horizon,
+        seeds=8,
+        checkpoints=POWERS[:7],
+    )
+    np.testing.assert_allclose(np.asarray(pf.regret), np.asarray(ft.regret), rtol=1e-4, atol=1e-4)
+
+
+def test_pftal_regret_falls_as_epsilon_grows_and_stays_below_theorem_4():
+    horizon = 2**12
+    eps = np.array([0.3, 3.0, 30.0, np.inf], np.float32)
+    r = _pftal_sweep(jnp.asarray(eps), horizon, 200)
+    final, se = mean_with_stderr(np.asarray(r.regret[:, :, -1]), axis=1)
+    # strictly decreasing, each step by more than the combined standard errors
+    assert np.all(final[:-1] - final[1:] > 3 * np.sqrt(se[:-1] ** 2 + se[1:] ** 2)), (final, se)
+    assert final[-1] == pytest.approx(exact_mean_regret(horizon), abs=5 * se[-1] + 1e-3)
+    bound = np.asarray(
+        theory.pftal_gamma_regret_bound(horizon, D, H * (BALL.radius + 1.0), H, BALL.radius, jnp.asarray(eps))
+    )
+    assert np.all(final + 5 * se < bound), (final, bound)
+
+
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_pftal_other_noise_families_are_noisier_at_smaller_budgets(noise):
+    horizon = 2**10
+    r = _pftal_sweep(jnp.array([0.5, 50.0]), horizon, 100, noise)
+    final, se = mean_with_stderr(np.asarray(r.regret[:, :, -1]), axis=1)
+    assert final[0] - final[1] > 5 * np.hypot(se[0], se[1])
+
+
+def test_theorem_4_bound_is_the_proof_expression():
+    T, d, L, Hc, R, eps = 4096, 3, 2.0, 0.5, 1.0, 1.0
+    G = L + Hc * R
+    depth = mechanisms.tree_depth(T)
+    var = (d + 1) * (depth * G / eps) ** 2
+    harmonic = 1 + np.log(T)
+    expected = 2 * G**2 * harmonic / Hc + 2 * np.sqrt(depth * d * var) * G * harmonic / Hc
+    got = float(theory.pftal_gamma_regret_bound(T, d, L, Hc, R, eps))
+    assert got == pytest.approx(expected, rel=1e-5)
+    assert float(theory.pftal_gamma_regret_bound(T, d, L, Hc, R, jnp.inf)) == pytest.approx(2 * G**2 * harmonic / Hc)
