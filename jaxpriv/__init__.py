@@ -5,7 +5,7 @@ explicit state pytrees; ``run`` scans one experiment over the horizon and
 ``sweep`` vmaps it over seeds and a params grid in one compiled call.
 """
 
-from jaxpriv import envs, mechanisms, oco, sets, theory
+from jaxpriv import envs, mechanisms, oco, plot, sets, theory
 from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, PRNGKey
 from jaxpriv.sim import Result, SimParams, log_checkpoints, run, summarize, sweep
 
@@ -24,6 +24,7 @@ __all__ = [
     "log_checkpoints",
     "mechanisms",
     "oco",
+    "plot",
     "run",
     "sets",
     "summarize",

@@ -88,7 +88,7 @@ def _grid_axes(params: Any, allow_grid: bool, path: str = "params") -> tuple[Any
     if _is_params_node(params):
         base = getattr(type(params), "NDIMS", {})
         axes, size = [], None
-        for name, value in zip(params._fields, params):
+        for name, value in zip(params._fields, params, strict=True):
             sub = f"{path}.{name}"
             if _is_params_node(value):
                 ax, n = _grid_axes(value, allow_grid, sub)

@@ -10,7 +10,11 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey
-from jaxpriv.sets import ConstraintSet
+from jaxpriv.mechanisms import tree_depth
+from jaxpriv.sets import ConstraintSet, require_projection
+
+# Levels of the exact dyadic sums when no horizon is given: enough for every int32 clock value.
+MAX_DEPTH = 32
 
 
 class FTALParams(NamedTuple):
@@ -22,25 +26,58 @@ class FTALParams(NamedTuple):
 class FTALState(NamedTuple):
     w: jax.Array  # shape=[d], the point played next
     mean_w: jax.Array  # shape=[d], running mean of the points played
-    mean_grad: jax.Array  # shape=[d], running mean of the gradients
+    sums: jax.Array  # shape=[D, d], exact dyadic node sums of the gradients (the tree without noise)
     strong_convexity: jax.Array  # shape=()
 
 
-def ftal(constraint: ConstraintSet) -> Learner:
+def dyadic_prefix_sum(sums: jax.Array, x: jax.Array, t: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """One step of the exact binary-tree prefix sum: ``(sums, sum_{s<=t} x_s)``.
+
+    The same additions, in the same order, as ``jaxpriv.mechanisms.binary_tree``
+    with no noise: the node of level ``trailing_zeros(t)`` closes, absorbing the
+    levels below and ``x_t``; the prefix sum adds the nodes at the set bits of
+    ``t``. Rounding error grows like ``log t`` rather than ``t`` for a running sum.
+    """
+    levels = jnp.arange(sums.shape[0], dtype=jnp.int32)
+    t = jnp.asarray(t, jnp.int32)
+    low = 31 - jax.lax.clz(t & -t)
+    node = x + jnp.sum(jnp.where((levels < low)[:, None], sums, 0.0), axis=0)
+    sums = jax.lax.dynamic_update_slice_in_dim(sums, node[None], low, axis=0)
+    bits = ((t >> levels) & 1).astype(bool)[:, None]
+    return sums, jnp.sum(jnp.where(bits, sums, 0.0), axis=0)
+
+
+def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     """FTAL for ``H``-strongly convex losses: follow the leader on quadratic approximations.
 
     ``w_{t+1} = argmin_{w∈C} sum_{τ<=t} <∇_τ, w> + (H/2)||w - w_τ||²
-    = Π_C(mean(w_1..w_t) - mean(∇_1..∇_t) / H)``, the update of PFTAL
-    (Smith & Thakurta, Algorithm 1) with the exact gradient sum. Running means
-    keep float32 accurate over long horizons.
+    = Π_C(mean(w_1..w_t) - S_t / (H t))`` with ``S_t = sum_{τ<=t} ∇_τ``: the
+    update of PFTAL (Smith & Thakurta, Algorithm 1, eq. (4)) with the exact
+    gradient sum. ``S_t`` is kept as the tree's exact dyadic node sums
+    (``dyadic_prefix_sum``), so PFTAL with an infinite budget (no noise) and
+    gradients within its clipping bound ``L + H||C||`` reproduces FTAL bit for bit.
 
-    Regret: ``O((L + H||C||)²/H · log T)`` (Smith & Thakurta, Claim 10 and Fact 9;
-    Hazan, Agarwal & Kale 2007 for the α-exp-concave version).
+    Regret: ``<= 2(L + H||C||)²(1 + ln T)/H`` (Smith & Thakurta, Fact 9 and
+    Claim 10; ``jaxpriv.theory.ftal_regret_bound``); Hazan, Agarwal & Kale 2007
+    for the α-exp-concave version.
+
+    Args:
+      constraint: the set ``C`` (its projection is used); any set of ``jaxpriv.sets``.
+      horizon: ``T``; sizes the dyadic sums like PFTAL's tree (``ceil(log2 T) + 1``
+        levels). ``None``: 32 levels, enough for any horizon.
+
+    Returns:
+      A ``Learner`` with params ``FTALParams``; feedback is the gradient at the played point.
+
+    Raises:
+      ValueError: ``constraint`` has no projection, or ``horizon`` is not a positive integer.
 
     References:
       Hazan, Agarwal, Kale. Logarithmic regret algorithms for online convex
       optimization. Machine Learning 69, 2007.
     """
+    require_projection(constraint)
+    depth = MAX_DEPTH if horizon is None else tree_depth(_validate.positive_int("horizon", horizon))
 
     def check(params: FTALParams) -> None:
         _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
@@ -48,8 +85,8 @@ def ftal(constraint: ConstraintSet) -> Learner:
     def init_fn(key: PRNGKey, params: FTALParams) -> FTALState:
         del key
         w1 = constraint.project(jnp.zeros(constraint.dim, jnp.float32))
-        zeros = jnp.zeros_like(w1)
-        return FTALState(w1, zeros, zeros, jnp.asarray(params.strong_convexity, jnp.float32))
+        sums = jnp.zeros((depth, constraint.dim), jnp.float32)
+        return FTALState(w1, jnp.zeros_like(w1), sums, jnp.asarray(params.strong_convexity, jnp.float32))
 
     def act_fn(key: PRNGKey, state: FTALState, t: jax.Array) -> jax.Array:
         del key, t
@@ -57,10 +94,10 @@ def ftal(constraint: ConstraintSet) -> Learner:
 
     def update_fn(key: PRNGKey, state: FTALState, action: jax.Array, grad: jax.Array, t: jax.Array) -> FTALState:
         del key
+        sums, total = dyadic_prefix_sum(state.sums, jnp.asarray(grad, jnp.float32), t)
         tf = jnp.asarray(t, jnp.float32)
         mean_w = state.mean_w + (jnp.asarray(action, jnp.float32) - state.mean_w) / tf
-        mean_grad = state.mean_grad + (jnp.asarray(grad, jnp.float32) - state.mean_grad) / tf
-        w = constraint.project(mean_w - mean_grad / state.strong_convexity)
-        return state._replace(w=w, mean_w=mean_w, mean_grad=mean_grad)
+        w = constraint.project(mean_w - total / (state.strong_convexity * tf))
+        return state._replace(w=w, mean_w=mean_w, sums=sums)
 
     return Learner(init_fn, act_fn, update_fn, check)

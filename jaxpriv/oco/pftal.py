@@ -11,7 +11,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey
 from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree
-from jaxpriv.sets import ConstraintSet
+from jaxpriv.sets import ConstraintSet, require_projection
 
 
 class PFTALParams(NamedTuple):
@@ -56,16 +56,24 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
 
     Args:
       horizon: ``T``, fixes the depth of the tree.
-      constraint: the set ``C`` (its projection is used).
+      constraint: the set ``C`` (its projection is used); any set of ``jaxpriv.sets``.
       noise: the tree's noise family, ``"gamma"`` (the paper's), ``"laplace"`` or ``"gaussian"``.
 
     Returns:
       A ``Learner`` with params ``PFTALParams``; feedback is the gradient at the played point.
+      With ``epsilon = rho = inf`` (and gradients within the clipping bound) it
+      reproduces ``ftal(constraint, horizon)`` bit for bit.
+
+    Raises:
+      ValueError: ``constraint`` has no projection, or a static argument is invalid;
+        ``check`` raises it for ``strong_convexity <= 0``, a negative ``lipschitz``
+        or a budget ``<= 0``.
 
     References:
       Smith & Thakurta, (Nearly) Optimal Algorithms for Private Online Learning
       in Full-information and Bandit Settings, NeurIPS 2013, Algorithm 1.
     """
+    require_projection(constraint)
     tree = binary_tree(horizon, constraint.dim, noise)
     radius = constraint.radius
 

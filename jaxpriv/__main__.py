@@ -1,0 +1,5 @@
+import sys
+
+from jaxpriv.cli import main
+
+sys.exit(main())
