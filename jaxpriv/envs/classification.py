@@ -78,7 +78,11 @@ def _loss_fns(loss: str, smoothing: float):
         def slope(m):
             return -jax.nn.sigmoid(-m)
 
-        return value, slope, slope
+        def smooth(m, mu=None):  # already smooth: no Huber width
+            del mu
+            return slope(m)
+
+        return value, slope, smooth
 
     def value(m):
         return jnp.maximum(0.0, 1.0 - m)

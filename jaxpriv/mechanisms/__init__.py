@@ -10,6 +10,7 @@ from jaxpriv.mechanisms._accounting import (
     tree_depth,
     zcdp_to_dp,
 )
+from jaxpriv.mechanisms._mutual_information import mutual_information_to_stddev, stddev_to_mutual_information
 from jaxpriv.mechanisms._noise import gamma_norm
 from jaxpriv.mechanisms._tree import (
     NOISE_FAMILIES,
@@ -34,8 +35,10 @@ __all__ = [
     "gaussian_node_stddev",
     "gaussian_stddev",
     "laplace_node_scale",
+    "mutual_information_to_stddev",
     "node_variance",
     "prefix_sums",
+    "stddev_to_mutual_information",
     "tree_depth",
     "zcdp_to_dp",
 ]
