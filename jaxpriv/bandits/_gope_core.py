@@ -1,0 +1,377 @@
+"""The phase arithmetic shared by GOPE, AdaC-GOPE and their episode-level simulator.
+
+Every function here is the arithmetic of one line of Algorithm 8 of the thesis
+(spec §4.2–§4.4), written once and used by both simulators: the step-level
+policies (``gope.py``, ``adac_gope.py``: one scan step per round) and the
+episode-level fast path (``fast_gope.py``: one scan step per phase). The two
+simulators therefore run the same algorithm.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxpriv import _validate
+from jaxpriv._base import PRNGKey
+from jaxpriv.bandits import design as _design
+
+#: Design weights below this are dropped from the support ``S_ℓ`` (spec §4.5).
+SUPPORT_TOL = 1e-6
+CALIBRATIONS = ("safe", "paper")
+
+
+def normalise_actions(actions: jax.Array, action_bound: jax.Array, clip: bool) -> jax.Array:
+    """The action vectors the policy computes with: ``a / L``, shrunk into the unit ball.
+
+    With ``clip`` (the private-safe default) every row becomes
+    ``(a/L) / max(1, ‖a/L‖)``, so ``‖x‖ <= 1`` as the sensitivity analysis needs
+    (thesis Assumption 5.10); dividing by the public bound ``L`` keeps the model
+    linear (``r = <L θ*, a/L>``) for the rows with ``‖a‖ <= L``. Without
+    ``clip``: the raw rows.
+    """
+    x = jnp.asarray(actions, jnp.float32)
+    if not clip:
+        return x
+    x = x / jnp.asarray(action_bound, jnp.float32)
+    return x / jnp.maximum(1.0, jnp.linalg.norm(x, axis=-1, keepdims=True))
+
+
+def clip_reward(reward: jax.Array, clip: bool) -> jax.Array:
+    """``clip(r, -1, 1)`` (private-safe: ``|r| <= 1``, thesis Assumption 5.10) or ``r`` unchanged."""
+    r = jnp.asarray(reward, jnp.float32)
+    return jnp.clip(r, -1.0, 1.0) if clip else r
+
+
+def confidence_level(phase: jax.Array, delta: jax.Array, num_actions: int) -> jax.Array:
+    """``δ_{K,ℓ} = δ / (K ℓ (ℓ + 1))`` (thesis eq. (5.6))."""
+    ell = jnp.asarray(phase, jnp.float32)
+    return jnp.asarray(delta, jnp.float32) / (num_actions * ell * (ell + 1.0))
+
+
+def chi2_tail(dim: int, delta: jax.Array) -> jax.Array:
+    """``f(d, δ) = d + 2 sqrt(d log(2/δ)) + 2 log(2/δ)`` (thesis eq. (5.6))."""
+    log_term = jnp.log(2.0 / jnp.asarray(delta, jnp.float32))
+    return dim + 2.0 * jnp.sqrt(dim * log_term) + 2.0 * log_term
+
+
+def phase_constant(
+    phase: jax.Array, rho: jax.Array, delta: jax.Array, num_actions: int, dim: int, private: bool
+) -> jax.Array:
+    """``c_ℓ`` of thesis eq. (5.6) (the paper's eq. (4)); ``T_ℓ(a) = ⌈c_ℓ π_ℓ(a)⌉``.
+
+    ``c_ℓ = (8d/β_ℓ²) log(4/δ_{K,ℓ}) + (2d/β_ℓ) sqrt((2/ρ) f(d, δ_{K,ℓ}))`` with
+    ``β_ℓ = 2^{-ℓ}``; the second (privacy) summand is absent for GOPE
+    (``private=False``) and vanishes as ``ρ -> ∞``.
+    """
+    ell = jnp.asarray(phase, jnp.float32)
+    beta = jnp.exp2(-ell)
+    dk = confidence_level(phase, delta, num_actions)
+    c = (8.0 * dim / beta**2) * jnp.log(4.0 / dk)
+    if private:
+        c = c + (2.0 * dim / beta) * jnp.sqrt((2.0 / jnp.asarray(rho, jnp.float32)) * chi2_tail(dim, dk))
+    return c
+
+
+def allocation(weights: jax.Array, c: jax.Array, horizon: int) -> jax.Array:
+    """``T_ℓ(a) = ⌈c_ℓ π_ℓ(a)⌉`` on the support (``π(a) > SUPPORT_TOL``), capped at ``T`` (int32).
+
+    The cap only keeps int32 from overflowing: a phase longer than the horizon
+    is truncated at ``T`` anyway.
+    """
+    n = jnp.ceil(jnp.minimum(c * weights, float(horizon)))
+    return jnp.where(weights > SUPPORT_TOL, n, 0.0).astype(jnp.int32)
+
+
+def max_phases(horizon: int) -> int:
+    """A static bound on the number of phases that start within ``T`` rounds.
+
+    Phase ``ℓ`` plays at least ``c_ℓ >= 8·4^ℓ log(4/δ_{K,ℓ}) > 8·4^ℓ`` rounds
+    (``δ_{K,ℓ} < 1/4`` since ``K >= 2``), so phases up to ``L`` alone last
+    more than ``T`` once ``8·4^L >= T``.
+    """
+    return max(1, int(np.ceil(np.log(max(horizon, 2) / 8.0) / np.log(4.0))) + 1)
+
+
+class PhaseRelease(NamedTuple):
+    """What closing a phase computes (Steps 3–5 of Algorithm 8).
+
+    Attributes:
+      theta_tilde: shape=[d], ``θ̃_ℓ`` (``= θ̂_ℓ`` for GOPE).
+      theta_hat: shape=[d], ``θ̂_ℓ = V_ℓ^+ Σ_t a_t r_t`` (this phase's rewards only).
+      gram: shape=[d, d], ``V_ℓ = Σ_a T_ℓ(a) a aᵀ``.
+      g2: shape=(), ``g_ℓ² = max_{b ∈ A_ℓ} ‖b‖²_{V_ℓ^+}``.
+      noise_var: shape=(), the variance of each coordinate of ``N_ℓ``.
+      active: shape=[K] bool, ``A_{ℓ+1}``.
+    """
+
+    theta_tilde: jax.Array
+    theta_hat: jax.Array
+    gram: jax.Array
+    g2: jax.Array
+    noise_var: jax.Array
+    active: jax.Array
+
+
+def noise_variance(g2: jax.Array, c: jax.Array, rho: jax.Array, dim: int, private: bool, calibration: str) -> jax.Array:
+    """The variance of ``N_ℓ`` (the noise is ``V_ℓ^{-1/2} N_ℓ``).
+
+    ``"safe"`` (default; spec §4.6): ``(2/ρ) max(g_ℓ², d/c_ℓ)``: the Gaussian
+    mechanism for the ℓ2 sensitivity ``2 g_ℓ`` of ``φ_ℓ = V_ℓ^{-1/2} Σ a_s r_s``
+    (thesis §C.1.3), never below the algorithm box's value. ``"paper"``:
+    ``2d/(ρ c_ℓ)`` (Algorithm 8, Step 4), private only for an exact G-optimal
+    design. ``0`` for GOPE or ``ρ = ∞``.
+    """
+    if not private:
+        return jnp.zeros((), jnp.float32)
+    rho = jnp.asarray(rho, jnp.float32)
+    base = dim / c
+    if calibration == "safe":
+        base = jnp.maximum(g2, base)
+    return 2.0 * base / rho
+
+
+def close_phase(
+    key: PRNGKey,
+    x: jax.Array,
+    active: jax.Array,
+    pulls: jax.Array,
+    reward_sums: jax.Array,
+    phase: jax.Array,
+    c: jax.Array,
+    rho: jax.Array,
+    private: bool,
+    calibration: str,
+) -> PhaseRelease:
+    """Steps 3–5 of Algorithm 8: least squares on this phase, Gaussian noise, elimination.
+
+    Args:
+      key: the noise key (one draw of ``N_ℓ`` per closed phase).
+      x: ``[K, d]``, the (normalised) action vectors.
+      active: ``[K]`` bool, ``A_ℓ``.
+      pulls: ``[K]`` int32, ``T_ℓ(a)`` (the pulls of this phase).
+      reward_sums: ``[K]``, ``Σ_{t in phase, a_t = a} r_t``.
+      phase: ``ℓ``.
+      c: ``c_ℓ``.
+      rho: the zCDP budget (ignored unless ``private``).
+      private: AdaC-GOPE (``True``) or GOPE.
+      calibration: ``"safe"`` or ``"paper"``, see ``noise_variance``.
+
+    Returns:
+      A ``PhaseRelease``.
+    """
+    dim = x.shape[-1]
+    gram = _design.design_gram(x, pulls.astype(jnp.float32))
+    proj, _ = _design.span_projector(x, pulls > 0)
+    gram_pinv = _design.pinv_on_span(gram, proj)
+    stat = jnp.sum(x * reward_sums[:, None], axis=0)  # Σ_t a_t r_t
+    theta_hat = gram_pinv @ stat
+    g2 = jnp.max(jnp.where(active, _design.leverages(x, gram_pinv), 0.0))
+    noise_var = noise_variance(g2, c, rho, dim, private, calibration)
+    if private:
+        root = _design.sqrt_pinv_on_span(gram, proj)
+        noise = jnp.sqrt(noise_var) * jax.random.normal(key, (dim,), jnp.float32)
+        theta_tilde = theta_hat + root @ noise
+    else:
+        theta_tilde = theta_hat
+    est = x @ theta_tilde
+    best = jnp.max(jnp.where(active, est, -jnp.inf))
+    beta = jnp.exp2(-jnp.asarray(phase, jnp.float32))
+    new_active = active & (best - est <= 2.0 * beta)
+    return PhaseRelease(theta_tilde, theta_hat, gram, g2, noise_var, new_active)
+
+
+class PhasePlan(NamedTuple):
+    """The plan of one phase: ``c_ℓ``, the design and ``T_ℓ(a)``."""
+
+    c: jax.Array  # shape=()
+    alloc: jax.Array  # shape=[K], int32
+    design: _design.Design
+
+
+def plan_phase(
+    x: jax.Array,
+    active: jax.Array,
+    phase: jax.Array,
+    rho: jax.Array,
+    delta: jax.Array,
+    num_actions: int,
+    horizon: int,
+    private: bool,
+    design_tol: float,
+    design_iters: int,
+    run: Any = True,
+) -> PhasePlan:
+    """Steps 1–2 of Algorithm 8: G-optimal design on ``A_ℓ``, ``c_ℓ`` and ``T_ℓ(a)``."""
+    dim = x.shape[-1]
+    des = _design.g_optimal_design(x, active, tol=design_tol, max_iters=design_iters, run=run)
+    c = phase_constant(phase, rho, delta, num_actions, dim, private)
+    return PhasePlan(c, allocation(des.weights, c, horizon), des)
+
+
+def gated(pred: jax.Array, fn: Any, operand: Any) -> Any:
+    """``fn(operand)`` where ``pred`` else ``operand``, costing nothing under ``vmap`` when no ``pred`` holds.
+
+    A ``lax.while_loop`` that runs at most once: unbatched it is a conditional;
+    batched over seeds it runs the body only at steps where some seed needs
+    it (a batched ``lax.cond`` would run both branches at every step).
+    """
+
+    def body(carry):
+        _, value = carry
+        return jnp.zeros((), bool), fn(value)
+
+    return jax.lax.while_loop(lambda c: c[0], body, (jnp.asarray(pred, bool), operand))[1]
+
+
+def check_actions(actions: Any, num_actions: int, dim: int) -> None:
+    """``actions`` has trailing shape ``[K, d]``, is finite and spans ``R^d``."""
+    _validate.trailing_shape("actions", actions, (num_actions, dim))
+    v = _validate._concrete(actions)
+    if v is None:
+        return
+    if not np.all(np.isfinite(v)):
+        raise ValueError("actions must be finite")
+    for mat in v.reshape(-1, num_actions, dim):
+        if np.linalg.matrix_rank(mat, tol=1e-6 * max(np.abs(mat).max(), 1e-30)) < dim:
+            raise ValueError(f"actions must span R^{dim} (G-optimal design needs V(π) invertible), got rank < {dim}")
+
+
+def check_common(params: Any, num_actions: int, dim: int, private: bool) -> None:
+    """Concrete-params checks shared by GOPE and AdaC-GOPE."""
+    check_actions(params.actions, num_actions, dim)
+    _validate.in_open_interval("delta", params.delta, 0.0, 1.0)
+    _validate.positive("action_bound", params.action_bound, allow_inf=False)
+    if private:
+        _validate.positive("rho", params.rho)
+
+
+# --- the step-level policy (one scan step per round) ------------------------------------------------
+
+
+class GOPEState(NamedTuple):
+    """State of GOPE / AdaC-GOPE (step level).
+
+    Attributes:
+      actions: shape=[K, d], the normalised action vectors the policy computes with.
+      rho: shape=(), the zCDP budget (``inf`` for GOPE).
+      delta: shape=(), the confidence δ.
+      phase: shape=(), int32, the current phase ``ℓ`` (1-based).
+      active: shape=[K], bool, ``A_ℓ``.
+      alloc: shape=[K], int32, ``T_ℓ(a)``.
+      pulled: shape=[K], int32, the pulls of each arm so far in this phase.
+      reward_sum: shape=[K], float32, this phase's reward sums per arm (forgotten at phase end).
+      c: shape=(), ``c_ℓ``.
+      theta_tilde: shape=[d], ``θ̃`` of the last closed phase (zeros before).
+      gram: shape=[d, d], ``V`` of the last closed phase.
+      g2: shape=(), ``g²`` of the last closed phase.
+      noise_var: shape=(), the noise variance of the last closed phase.
+      num_closed: shape=(), int32, phases closed so far.
+    """
+
+    actions: jax.Array
+    rho: jax.Array
+    delta: jax.Array
+    phase: jax.Array
+    active: jax.Array
+    alloc: jax.Array
+    pulled: jax.Array
+    reward_sum: jax.Array
+    c: jax.Array
+    theta_tilde: jax.Array
+    gram: jax.Array
+    g2: jax.Array
+    noise_var: jax.Array
+    num_closed: jax.Array
+
+
+def phased_elimination(
+    num_actions: int,
+    dim: int,
+    horizon: int,
+    private: bool,
+    clip: bool = True,
+    calibration: str = "safe",
+    design_tol: float = 1e-3,
+    design_iters: int = 1000,
+):
+    """The step-level GOPE (``private=False``) or AdaC-GOPE policy; see ``gope`` / ``adac_gope``."""
+    from jaxpriv._base import Learner  # local: avoid widening the module's import surface
+
+    num_actions = _validate.positive_int("num_actions", num_actions, minimum=2)
+    dim = _validate.positive_int("dim", dim)
+    horizon = _validate.positive_int("horizon", horizon)
+    if horizon < num_actions:
+        raise ValueError(f"horizon must be >= num_actions={num_actions}, got {horizon}")
+    calibration = _validate.choice("calibration", calibration, CALIBRATIONS)
+    if not 0.0 < design_tol < 1.0:
+        raise ValueError(f"design_tol must be in (0, 1), got {design_tol!r}")
+    design_iters = _validate.positive_int("design_iters", design_iters)
+
+    def check(params: Any) -> None:
+        check_common(params, num_actions, dim, private)
+
+    def init_fn(key: PRNGKey, params: Any) -> GOPEState:
+        del key
+        x = normalise_actions(params.actions, params.action_bound, clip)
+        rho = jnp.asarray(params.rho, jnp.float32) if private else jnp.asarray(jnp.inf, jnp.float32)
+        delta = jnp.asarray(params.delta, jnp.float32)
+        active = jnp.ones((num_actions,), bool)
+        phase = jnp.ones((), jnp.int32)
+        plan = plan_phase(x, active, phase, rho, delta, num_actions, horizon, private, design_tol, design_iters)
+        return GOPEState(
+            actions=x,
+            rho=rho,
+            delta=delta,
+            phase=phase,
+            active=active,
+            alloc=plan.alloc,
+            pulled=jnp.zeros((num_actions,), jnp.int32),
+            reward_sum=jnp.zeros((num_actions,), jnp.float32),
+            c=plan.c,
+            theta_tilde=jnp.zeros((dim,), jnp.float32),
+            gram=jnp.zeros((dim, dim), jnp.float32),
+            g2=jnp.zeros((), jnp.float32),
+            noise_var=jnp.zeros((), jnp.float32),
+            num_closed=jnp.zeros((), jnp.int32),
+        )
+
+    def act_fn(key: PRNGKey, state: GOPEState, t: jax.Array) -> jax.Array:
+        del key, t
+        # Step 2: play the support's arms in index order, each T_ℓ(a) times.
+        return jnp.argmax(state.pulled < state.alloc).astype(jnp.int32)
+
+    def update_fn(key: PRNGKey, state: GOPEState, action: jax.Array, reward: jax.Array, t: jax.Array) -> GOPEState:
+        del t
+        r = clip_reward(reward, clip)
+        state = state._replace(pulled=state.pulled.at[action].add(1), reward_sum=state.reward_sum.at[action].add(r))
+        done = jnp.all(state.pulled >= state.alloc)
+
+        def close(s: GOPEState) -> GOPEState:
+            rel = close_phase(
+                key, s.actions, s.active, s.pulled, s.reward_sum, s.phase, s.c, s.rho, private, calibration
+            )
+            nxt = s.phase + 1
+            plan = plan_phase(
+                s.actions, rel.active, nxt, s.rho, s.delta, num_actions, horizon, private, design_tol, design_iters
+            )
+            return s._replace(
+                phase=nxt,
+                active=rel.active,
+                alloc=plan.alloc,
+                pulled=jnp.zeros_like(s.pulled),
+                reward_sum=jnp.zeros_like(s.reward_sum),
+                c=plan.c,
+                theta_tilde=rel.theta_tilde,
+                gram=rel.gram,
+                g2=rel.g2,
+                noise_var=rel.noise_var,
+                num_closed=s.num_closed + 1,
+            )
+
+        return gated(done, close, state)
+
+    return Learner(init_fn, act_fn, update_fn, check)
