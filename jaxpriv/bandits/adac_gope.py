@@ -28,7 +28,7 @@ class AdaCGOPEParams(NamedTuple):
     delta: ArrayLike = 0.001
     action_bound: ArrayLike = 1.0
 
-    NDIMS = {"actions": 2}
+    NDIMS = {"actions": 2}  # noqa: RUF012
 
 
 def adac_gope(

@@ -161,7 +161,7 @@ def g_optimal_design(
         return jnp.where(mask, w, -jnp.inf)
 
     def cond(carry):
-        pi, w, it = carry
+        _, w, it = carry
         return jnp.asarray(run, bool) & (it < max_iters) & (jnp.max(w) > (1.0 + tol) * r)
 
     def body(carry):

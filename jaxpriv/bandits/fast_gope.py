@@ -25,37 +25,28 @@ algorithm, two simulators. The step-level policies are the reference.
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from functools import lru_cache, partial
+from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.scipy.special import ndtr
 
 from jaxpriv import _validate
 from jaxpriv._base import PRNGKey
 from jaxpriv.bandits import _gope_core as core
-from jaxpriv.envs.linear_bandits import LinearBanditParams, unit_sphere
-from jaxpriv.sim import _canonical, _grid_axes, _normalise_checkpoints
+from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
+from jaxpriv.bandits.episodic import EpisodeResult, episode_sweep
+from jaxpriv.bandits.gope import GOPEParams, gope
+from jaxpriv.envs.linear_bandits import LinearBanditParams, linear_bandit, unit_sphere
+from jaxpriv.sim import SimParams, _normalise_checkpoints
 
-__all__ = ["FastGOPEResult", "clipped_gaussian_moments", "gope_fast", "sweep_gope_fast"]
+__all__ = ["INSTANCES", "clipped_gaussian_moments", "gaussian_reward_sums", "simulate_gope_phases"]
 
-
-class FastGOPEResult(NamedTuple):
-    """Output of the episode-level simulator.
-
-    Attributes:
-      steps: ``[m]`` int32, the checkpoints ``t``.
-      regret: ``[..., m]``, the cumulative pseudo-regret at the checkpoints.
-      num_phases: ``[...]`` int32, the phases started within ``T``.
-      num_closed: ``[...]`` int32, the phases completed (closed) within ``T``.
-    """
-
-    steps: jax.Array
-    regret: jax.Array
-    num_phases: jax.Array
-    num_closed: jax.Array
+RewardSums = Callable[[PRNGKey, jax.Array, jax.Array, jax.Array], jax.Array]
+#: How the instance is drawn: fixed (from params), θ* per run, or actions and θ* per run.
+INSTANCES = ("fixed", "random_theta", "random")
 
 
 def clipped_gaussian_moments(mean: jax.Array, stddev: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -77,10 +68,14 @@ def clipped_gaussian_moments(mean: jax.Array, stddev: jax.Array) -> tuple[jax.Ar
     return m1, var
 
 
-def _reward_sums(
-    key: PRNGKey, means: jax.Array, stddev: jax.Array, pulls: jax.Array, clip: bool, exact_pulls: int
+def gaussian_reward_sums(
+    key: PRNGKey, means: jax.Array, stddev: jax.Array, pulls: jax.Array, clip: bool = False, exact_pulls: int = 64
 ) -> jax.Array:
-    """Per-arm sums of ``pulls[a]`` rewards ``means[a] + stddev·η`` (clipped to [-1, 1] if ``clip``)."""
+    """Per-arm sums of ``pulls[a]`` rewards ``means[a] + stddev·η``, clipped to ``[-1, 1]`` if ``clip``.
+
+    Exact ``N(n μ, n σ²)`` without ``clip``; with ``clip``, exact (``n`` masked
+    draws) for ``n <= exact_pulls``, else the moment-matched Gaussian.
+    """
     n = pulls.astype(jnp.float32)
     k_clt, k_exact = jax.random.split(key)
     z = jax.random.normal(k_clt, means.shape, jnp.float32)
@@ -94,152 +89,157 @@ def _reward_sums(
     return jnp.where(pulls <= exact_pulls, exact, clt)
 
 
-def gope_fast(
+@lru_cache(maxsize=8)
+def _default_sums(clip: bool, exact_pulls: int) -> RewardSums:
+    """A stable (cached) sampler object, so the simulator cache hits and nothing recompiles."""
+    return partial(gaussian_reward_sums, clip=clip, exact_pulls=exact_pulls)
+
+
+@lru_cache(maxsize=64)
+def _gope_simulator(
     num_actions: int,
     dim: int,
     horizon: int,
+    checkpoints: tuple[int, ...],
     private: bool,
-    clip: bool = True,
-    calibration: str = "safe",
-    random_theta: bool = False,
-    checkpoints: Any = "log",
-    design_tol: float = 1e-3,
-    design_iters: int = 1000,
-    exact_pulls: int = 64,
-    reward_sums: Any = None,
-):
-    """The episode-level simulator of ``gope`` (``private=False``) or ``adac_gope``.
-
-    Args:
-      num_actions: ``K >= 2``.
-      dim: ``d``.
-      horizon: ``T >= K``.
-      private: AdaC-GOPE (``True``) or GOPE.
-      clip, calibration, design_tol, design_iters: as in ``adac_gope``.
-      random_theta: draw θ* per run on the unit sphere (as ``linear_bandit(random_theta=True)``).
-      checkpoints: ``None`` (every step: only for small ``T``), ``"log"`` or a sequence.
-      exact_pulls: with ``clip``, per-arm sums of at most this many pulls are drawn exactly.
-      reward_sums: optional replacement ``(key, means, stddev, pulls) -> sums``
-        for the reward-sum sampler (tests use it to check that a wrong
-        distribution is detected).
-
-    Returns:
-      ``(simulate, steps)``: ``simulate(key, learner_params, env_params) ->
-      (regret[m], num_phases, num_closed)`` for one run (jit/vmap it), where
-      ``learner_params`` is a ``GOPEParams`` / ``AdaCGOPEParams`` and
-      ``env_params`` a ``LinearBanditParams``; ``steps`` the checkpoints.
-    """
-    num_actions = _validate.positive_int("num_actions", num_actions, minimum=2)
-    dim = _validate.positive_int("dim", dim)
-    horizon = _validate.positive_int("horizon", horizon)
-    if horizon < num_actions:
-        raise ValueError(f"horizon must be >= num_actions={num_actions}, got {horizon}")
-    calibration = _validate.choice("calibration", calibration, core.CALIBRATIONS)
-    exact_pulls = _validate.positive_int("exact_pulls", exact_pulls)
-    steps = _normalise_checkpoints(horizon, checkpoints)
-    ckpts = np.asarray(steps, np.int64)
+    clip: bool,
+    calibration: str,
+    instance: str,
+    design_tol: float,
+    design_iters: int,
+    reward_sums: RewardSums,
+) -> Callable[[PRNGKey, SimParams], tuple[jax.Array, jax.Array, jax.Array]]:
+    ckpts = jnp.asarray(checkpoints, jnp.int32)
     num_scan = core.max_phases(horizon) + 1
-    sampler = reward_sums or partial(_reward_sums, clip=clip, exact_pulls=exact_pulls)
 
-    def simulate(key: PRNGKey, lp: Any, ep: LinearBanditParams):
-        k_env, k_run = jax.random.split(key)
+    def one(key: PRNGKey, params: SimParams):
+        lp, ep = params.learner, params.env
+        k_inst, k_run = jax.random.split(key)
         env_actions = jnp.asarray(ep.actions, jnp.float32)
-        theta = unit_sphere(k_env, (), dim) if random_theta else jnp.asarray(ep.theta, jnp.float32)
+        theta = jnp.asarray(ep.theta, jnp.float32)
+        if instance == "random":
+            k_a, k_t = jax.random.split(k_inst)
+            env_actions = unit_sphere(k_a, (num_actions,), dim)
+            theta = unit_sphere(k_t, (), dim)
+        elif instance == "random_theta":
+            theta = unit_sphere(k_inst, (), dim)
+        learner_actions = env_actions if instance == "random" else lp.actions
         means = env_actions @ theta
         gaps = jnp.max(means) - means
         stddev = jnp.asarray(ep.noise_stddev, jnp.float32)
-        x = core.normalise_actions(lp.actions, lp.action_bound, clip)
+        x = core.normalise_actions(learner_actions, lp.action_bound, clip)
         rho = jnp.asarray(lp.rho, jnp.float32) if private else jnp.asarray(jnp.inf, jnp.float32)
         delta = jnp.asarray(lp.delta, jnp.float32)
-        ck = jnp.asarray(ckpts, jnp.int32)
 
         def body(carry, ell):
-            active, t_used, reg, started_n, closed_n = carry
+            active, t_used, pulls_at, phases_at = carry
             k_sum, k_noise = jax.random.split(jax.random.fold_in(k_run, ell))
             started = t_used < horizon
             plan = core.plan_phase(
                 x, active, ell, rho, delta, num_actions, horizon, private, design_tol, design_iters, run=started
             )
             alloc = jnp.where(started, plan.alloc, 0)
-            off = jnp.cumsum(alloc) - alloc
+            off = jnp.cumsum(alloc) - alloc  # support arms are played in index order
             left = horizon - t_used
-            n = jnp.clip(left - off, 0, alloc)
+            n = jnp.clip(left - off, 0, alloc)  # the last phase is truncated at T
             complete = started & (jnp.sum(alloc) <= left)
-            by_ckpt = jnp.clip(ck[:, None] - t_used - off[None, :], 0, n[None, :]).astype(jnp.float32)
-            reg = reg + by_ckpt @ gaps
-            sums = sampler(k_sum, means, stddev, n)
+            pulls_at = pulls_at + jnp.clip(ckpts[:, None] - t_used - off[None, :], 0, n[None, :])
+            phases_at = phases_at + (started & (ckpts > t_used)).astype(jnp.int32)
+            sums = reward_sums(k_sum, means, stddev, n)
             rel = core.close_phase(k_noise, x, active, n, sums, ell, plan.c, rho, private, calibration)
             active = jnp.where(complete, rel.active, active)
-            carry = (
-                active,
-                t_used + jnp.sum(n),
-                reg,
-                started_n + started.astype(jnp.int32),
-                closed_n + complete.astype(jnp.int32),
-            )
-            return carry, None
+            return (active, t_used + jnp.sum(n), pulls_at, phases_at), None
 
+        m = ckpts.shape[0]
         init = (
             jnp.ones((num_actions,), bool),
             jnp.zeros((), jnp.int32),
-            jnp.zeros((len(steps),), jnp.float32),
-            jnp.zeros((), jnp.int32),
-            jnp.zeros((), jnp.int32),
+            jnp.zeros((m, num_actions), jnp.int32),
+            jnp.zeros((m,), jnp.int32),
         )
         phases = jnp.arange(1, num_scan + 1, dtype=jnp.int32)
-        (_, _, reg, started_n, closed_n), _ = jax.lax.scan(body, init, phases)
-        return reg, started_n, closed_n
+        (_, _, pulls_at, phases_at), _ = jax.lax.scan(body, init, phases)
+        regret = pulls_at.astype(jnp.float32) @ gaps
+        return regret, phases_at, pulls_at[-1]
 
-    return simulate, steps
+    return one
 
 
-def sweep_gope_fast(
-    simulate: Any,
-    steps: tuple[int, ...],
-    learner_params: Any,
+def simulate_gope_phases(
+    params: AdaCGOPEParams | GOPEParams,
     env_params: LinearBanditParams,
     key: PRNGKey,
+    horizon: int,
     seeds: int = 100,
-    per_seed_instance: Any = None,
-) -> FastGOPEResult:
-    """Many seeds and a grid of learner params in one compiled call (common random numbers).
+    checkpoints: Any = "log",
+    *,
+    clip: bool = True,
+    calibration: str = "safe",
+    instance: str = "fixed",
+    design_tol: float = 1e-3,
+    design_iters: int = 1000,
+    exact_pulls: int = 64,
+    chunk: int | None = None,
+    reward_sums: RewardSums | None = None,
+) -> EpisodeResult:
+    """AdaC-GOPE (``AdaCGOPEParams``) or GOPE (``GOPEParams``) on a linear bandit, phase by phase.
 
-    Swept learner leaves carry a leading grid axis (as in ``jaxpriv.sim.sweep``:
-    zipped, same seed keys at every grid point).
+    One scan step per phase (``O(log T)`` steps), vmapped over seeds and over a
+    params grid with common random numbers (``episode_sweep``). The algorithm
+    is that of ``adac_gope`` / ``gope`` with the same static options; each
+    support arm's reward sum is drawn from its distribution (module docstring:
+    exact without ``clip``) and the regret is exact.
 
     Args:
-      simulate, steps: from ``gope_fast``.
-      learner_params: ``GOPEParams`` / ``AdaCGOPEParams``, optionally with a grid axis.
-      env_params: ``LinearBanditParams`` (no grid axis).
-      key: base key; seed ``i`` uses ``split(key, seeds)[i]``.
-      seeds: number of runs.
-      per_seed_instance: optional ``key -> (actions[K, d], theta[d])``: a fresh
-        instance per seed (drawn from ``fold_in(seed_key, 1)``), used by both
-        the learner (actions) and the environment (paper §VII: arms drawn per run).
+      params: ``AdaCGOPEParams`` (private) or ``GOPEParams``; a leaf with a
+        leading grid axis (e.g. ``rho=[G]``) is swept.
+      env_params: ``LinearBanditParams`` (the true actions, θ*, noise σ).
+      key: the base key; seed ``i`` uses ``split(key, seeds)[i]``.
+      horizon: ``T >= K``.
+      seeds: the number of runs.
+      checkpoints: ``None``, ``"log"`` or a sequence of steps; ``T`` is always included.
+      clip, calibration, design_tol, design_iters: as in ``adac_gope``.
+      instance: ``"fixed"`` (the params' actions and θ*), ``"random_theta"``
+        (θ* per run on the sphere, as ``linear_bandit(random_theta=True)``) or
+        ``"random"`` (actions and θ* per run on the sphere, the paper's §VII;
+        the learner's ``actions`` are then replaced by the run's).
+      exact_pulls: with ``clip``, sums of at most this many pulls are drawn exactly.
+      chunk: run the seeds in batches of this size.
+      reward_sums: ``(key, means[K], stddev, pulls[K]) -> sums[K]`` (a test hook;
+        default ``gaussian_reward_sums``).
 
     Returns:
-      A ``FastGOPEResult`` with leading axes ``[grid, seeds]`` (or ``[seeds]``).
+      An ``EpisodeResult``: ``regret[..., m]``, ``episodes[..., m]`` (phases
+      started at or before each checkpoint), ``pulls[..., K]`` (``N_a(T)``).
     """
-    seeds = _validate.positive_int("seeds", seeds)
-    axes, size = _grid_axes(learner_params, allow_grid=True, path="learner_params")
-    lp = _canonical(learner_params)
-    ep = _canonical(env_params)
-    keys = jax.random.split(key, seeds)
-    out = _sweep_jit(simulate, axes if size else None, per_seed_instance, keys, lp, ep)
-    return FastGOPEResult(jnp.asarray(steps, jnp.int32), *out)
-
-
-@partial(jax.jit, static_argnums=(0, 1, 2))
-def _sweep_jit(simulate, axes, per_seed_instance, keys, lp, ep):
-    def one(k, p):
-        if per_seed_instance is None:
-            return simulate(k, p, ep)
-        actions, theta = per_seed_instance(jax.random.fold_in(k, 1))
-        return simulate(k, p._replace(actions=actions), ep._replace(actions=actions, theta=theta))
-
-    def over_seeds(p):
-        return jax.vmap(one, in_axes=(0, None))(keys, p)
-
-    if axes is None:
-        return over_seeds(lp)
-    return jax.vmap(over_seeds, in_axes=(axes,))(lp)
+    num_actions, dim = (int(s) for s in jnp.shape(params.actions)[-2:])
+    horizon = _validate.positive_int("horizon", horizon)
+    instance = _validate.choice("instance", instance, INSTANCES)
+    exact_pulls = _validate.positive_int("exact_pulls", exact_pulls)
+    if isinstance(params, AdaCGOPEParams):
+        private = True
+        adac_gope(num_actions, dim, horizon, clip, calibration, design_tol, design_iters).check(params)
+    elif isinstance(params, GOPEParams):
+        private = False
+        gope(num_actions, dim, horizon, clip, design_tol, design_iters).check(params)
+    else:
+        raise ValueError(f"params must be AdaCGOPEParams or GOPEParams, got {type(params).__name__}")
+    linear_bandit(num_actions, dim, random_theta=instance != "fixed").check(env_params)
+    if reward_sums is None:
+        reward_sums = _default_sums(clip, exact_pulls)
+    ckpts = _normalise_checkpoints(horizon, checkpoints)
+    one = _gope_simulator(
+        num_actions,
+        dim,
+        horizon,
+        ckpts,
+        private,
+        clip,
+        calibration,
+        instance,
+        float(design_tol),
+        int(design_iters),
+        reward_sums,
+    )
+    regret, episodes, pulls = episode_sweep(one, SimParams(params, env_params), key, seeds, chunk)
+    return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, episodes, pulls)

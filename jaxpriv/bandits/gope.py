@@ -26,7 +26,7 @@ class GOPEParams(NamedTuple):
     delta: ArrayLike = 0.001
     action_bound: ArrayLike = 1.0
 
-    NDIMS = {"actions": 2}
+    NDIMS = {"actions": 2}  # noqa: RUF012
 
 
 def gope(

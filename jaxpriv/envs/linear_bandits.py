@@ -45,7 +45,7 @@ class LinearBanditParams(NamedTuple):
     theta: ArrayLike
     noise_stddev: ArrayLike = 1.0
 
-    NDIMS = {"actions": 2, "theta": 1}
+    NDIMS = {"actions": 2, "theta": 1}  # noqa: RUF012
 
 
 class LinearBanditState(NamedTuple):
@@ -154,7 +154,7 @@ class ContextualBanditParams(NamedTuple):
     context_stddev: ArrayLike = float(np.sqrt(0.1))
     noise_stddev: ArrayLike = 1.0
 
-    NDIMS = {"theta": 1, "context_mean": 1}
+    NDIMS = {"theta": 1, "context_mean": 1}  # noqa: RUF012
 
 
 class ContextualBanditState(NamedTuple):
