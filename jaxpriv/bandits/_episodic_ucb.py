@@ -155,7 +155,7 @@ def episodic_ucb(
         onehot = jnp.arange(K) == action
         new = state.played >= state.length  # this round starts an episode
         arm = jnp.where(new, action, state.arm)
-        counts_before = jnp.sum(jnp.where(onehot, state.counts, 0))
+        counts_before = jnp.sum(jnp.where(onehot, state.counts, 0), dtype=jnp.int32)
         length = jnp.where(new, jnp.maximum(counts_before, 1), state.length)  # double N_a
         played = jnp.where(new, 0, state.played) + 1
         total = jnp.where(new, 0.0, state.total)
@@ -167,7 +167,7 @@ def episodic_ucb(
         counts = state.counts + onehot.astype(jnp.int32)
         episodes = state.episodes + (new & (jnp.asarray(t, jnp.int32) > K)).astype(jnp.int32)
         close = played == length
-        n = index_count(length, jnp.sum(jnp.where(onehot, counts, 0)), init_count)
+        n = index_count(length, jnp.sum(jnp.where(onehot, counts, 0), dtype=jnp.int32), init_count)
         if private:
             released = release(key, total, length, n, state.unit_stddev)
         else:

@@ -117,7 +117,6 @@ def _ucb_simulator(
     num_arms: int,
     horizon: int,
     checkpoints: tuple[int, ...],
-    private: bool,
     init_count: str,
     tie_break: str,
     reward_sum: RewardSum,
@@ -128,7 +127,7 @@ def _ucb_simulator(
 
     def one(key: PRNGKey, params: SimParams):
         beta = jnp.asarray(params.learner.beta, jnp.float32)
-        unit_stddev = gaussian_stddev(params.learner.rho, 1.0) if private else jnp.zeros((), jnp.float32)
+        unit_stddev = gaussian_stddev(params.learner.rho, 1.0)  # 0 at rho = inf: non-private
         means = jnp.broadcast_to(jnp.asarray(params.env.means, jnp.float32), (K,))
         gaps = jnp.max(means) - means
         arms = jnp.arange(K, dtype=jnp.int32)
@@ -141,15 +140,12 @@ def _ucb_simulator(
             scores = _episodic_ucb.index(released_means, n_idx, t + 1, beta, unit_stddev)  # t_ℓ = t + 1
             arm = jnp.where(is_init, i, _episodic_ucb.choose(k_tie, scores, tie_break))
             onehot = arms == arm
-            c_arm = jnp.sum(jnp.where(onehot, counts, 0))
+            c_arm = jnp.sum(jnp.where(onehot, counts, 0), dtype=jnp.int32)
             length = jnp.where(is_init, 1, jnp.maximum(c_arm, 1))  # per-arm doubling
             n_eff = jnp.clip(horizon - t, 0, length)  # the last episode is truncated at T
             total = reward_sum(k_sum, n_eff, jnp.sum(jnp.where(onehot, means, 0.0))).astype(jnp.float32)
             n_rel = _episodic_ucb.index_count(length, c_arm + length, init_count)
-            if private:
-                released = _episodic_ucb.release(k_noise, total, length, n_rel, unit_stddev)
-            else:
-                released = total / length.astype(jnp.float32)
+            released = _episodic_ucb.release(k_noise, total, length, n_rel, unit_stddev)
             upd = onehot & (n_eff == length)
             pulls_at = pulls_at + jnp.where(onehot[None, :], jnp.clip(ckpts - t, 0, n_eff)[:, None], 0)
             started = (~is_init) & (n_eff > 0)
@@ -227,15 +223,16 @@ def simulate_ucb_episodes(
     if horizon >= _sampling.MAX_COUNT:
         raise ValueError(f"horizon must be < 2**24 (exact float32 Binomial counts), got {horizon}")
     if isinstance(params, AdaCUCBParams):
-        learner, private = adac_ucb(num_arms, horizon, init_count=init_count, tie_break=tie_break), True
+        adac_ucb(num_arms, horizon, init_count=init_count, tie_break=tie_break).check(params)
     elif isinstance(params, UCBParams):
-        learner, private = ucb(num_arms, horizon, init_count=init_count, tie_break=tie_break), False
+        ucb(num_arms, horizon, init_count=init_count, tie_break=tie_break).check(params)
+        # The non-private index and release are AdaC-UCB's at rho = inf (no noise, no privacy
+        # term, bit for bit), so both share one compiled simulator.
+        params = AdaCUCBParams(rho=jnp.full(jnp.shape(params.beta), jnp.inf, jnp.float32), beta=params.beta)
     else:
         raise ValueError(f"params must be AdaCUCBParams or UCBParams, got {type(params).__name__}")
-    env = bernoulli_bandit(num_arms)
-    learner.check(params)
-    env.check(means)
+    bernoulli_bandit(num_arms).check(means)
     ckpts = _normalise_checkpoints(horizon, checkpoints)
-    one = _ucb_simulator(num_arms, horizon, ckpts, private, init_count, tie_break, reward_sum)
+    one = _ucb_simulator(num_arms, horizon, ckpts, init_count, tie_break, reward_sum)
     regret, episodes, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk)
     return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, episodes, pulls)
