@@ -1,0 +1,151 @@
+"""Constraint sets: exact projections (idempotent, feasible, variational inequality) and linear oracles."""
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from jaxpriv import sets
+
+DIM = 4
+SETS = {
+    "l2_ball": sets.l2_ball(DIM, 1.5),
+    "box": sets.box(DIM, -0.5, 1.0),
+    "simplex": sets.simplex(DIM),
+    "l1_ball": sets.l1_ball(DIM, 1.5),
+}
+TOL = 1e-5  # float32 rounding of O(1) quantities
+
+
+def membership_violation(c: sets.ConstraintSet, w: np.ndarray) -> np.ndarray:
+    """How far each row of ``w`` is outside ``c`` (0 inside), from the set's definition, not its projection."""
+    w = np.asarray(w, np.float64)
+    if c.name == "l2_ball":
+        return np.maximum(np.linalg.norm(w, axis=-1) - c.radius, 0.0)
+    if c.name == "box":
+        return np.max(np.maximum(w - 1.0, 0.0) + np.maximum(-0.5 - w, 0.0), axis=-1)
+    if c.name == "simplex":
+        return np.abs(w.sum(-1) - 1.0) + np.maximum(-w, 0.0).max(-1)
+    if c.name == "l1_ball":
+        return np.maximum(np.abs(w).sum(-1) - c.radius, 0.0)
+    raise AssertionError(c.name)
+
+
+def vertices(c: sets.ConstraintSet) -> np.ndarray:
+    """All vertices of a polytope, by enumeration (small dimension)."""
+    eye = np.eye(DIM)
+    if c.name == "box":
+        return np.array(list(itertools.product([-0.5, 1.0], repeat=DIM)))
+    if c.name == "simplex":
+        return eye
+    if c.name == "l1_ball":
+        return c.radius * np.concatenate([eye, -eye])
+    raise AssertionError(c.name)
+
+
+def points_in(c: sets.ConstraintSet, seed: int, n: int) -> np.ndarray:
+    """Random points of ``c``: random convex combinations of vertices, or scaled directions for the ball."""
+    rng = np.random.default_rng(seed)
+    if c.name == "l2_ball":
+        g = rng.standard_normal((n, DIM))
+        r = rng.uniform(size=(n, 1)) ** (1 / DIM)
+        return c.radius * r * g / np.linalg.norm(g, axis=1, keepdims=True)
+    v = vertices(c)
+    return rng.dirichlet(np.ones(len(v)), n) @ v
+
+
+def variational_gap(c: sets.ConstraintSet, x: np.ndarray, p: np.ndarray, u: np.ndarray) -> float:
+    """``max <x - p, u - p>`` over pairs: ``<= 0`` iff ``p`` is the projection of ``x`` (given ``p ∈ C``)."""
+    return float(np.max(np.einsum("nd,mnd->mn", x - p, u[:, None, :] - p[None, :, :])))
+
+
+@pytest.mark.parametrize("name", list(SETS))
+def test_projection_is_idempotent_feasible_and_satisfies_the_variational_inequality(name):
+    c = SETS[name]
+    x = 2.0 * np.asarray(jax.random.normal(jax.random.key(0), (400, DIM)))
+    x[:50] *= 0.1  # some points already inside
+    p = np.asarray(jax.jit(c.project)(jnp.asarray(x, jnp.float32)), np.float64)
+    assert membership_violation(c, p).max() < TOL
+    again = np.asarray(jax.jit(c.project)(jnp.asarray(p, jnp.float32)), np.float64)
+    np.testing.assert_allclose(again, p, atol=TOL)
+    u = points_in(c, 1, 200)
+    assert variational_gap(c, x, p, u) < 1e-4
+    # Power: the same check rejects a feasible point that is not the projection.
+    other = points_in(c, 2, len(p))
+    wrong = np.asarray(jax.jit(c.project)(jnp.asarray(0.5 * p + 0.5 * other, jnp.float32)), np.float64)
+    moved = np.linalg.norm(wrong - p, axis=1) > 0.05
+    assert moved.sum() > 100
+    for i in np.flatnonzero(moved)[:20]:  # <x - q, p - q> >= ||p - q||² when q != p = Π(x)
+        assert variational_gap(c, x[i : i + 1], wrong[i : i + 1], p[i : i + 1]) > 1e-3
+
+
+@pytest.mark.parametrize("name", list(SETS))
+def test_projection_is_batched_and_matches_a_per_point_vmap(name):
+    c = SETS[name]
+    x = jax.random.normal(jax.random.key(2), (3, 5, DIM))
+    np.testing.assert_allclose(c.project(x), jax.vmap(jax.vmap(c.project))(x), rtol=1e-6, atol=1e-6)
+
+
+def test_simplex_and_l1_projections_agree_with_optax():
+    x = 2.0 * jax.random.normal(jax.random.key(3), (300, DIM))
+    simplex = jax.jit(jax.vmap(optax.projections.projection_simplex))(x)
+    np.testing.assert_allclose(SETS["simplex"].project(x), simplex, atol=TOL)
+    l1 = jax.jit(jax.vmap(lambda v: optax.projections.projection_l1_ball(v, 1.5)))(x)
+    np.testing.assert_allclose(SETS["l1_ball"].project(x), l1, atol=TOL)
+
+
+@pytest.mark.parametrize("name", ["box", "simplex", "l1_ball"])
+def test_linear_oracle_returns_a_minimising_vertex(name):
+    c = SETS[name]
+    g = np.asarray(jax.random.normal(jax.random.key(4), (500, DIM)), np.float64)
+    v = vertices(c)
+    best = (g @ v.T).min(axis=1)
+    lmo = np.asarray(c.linear_oracle(jnp.asarray(g, jnp.float32)), np.float64)
+    assert membership_violation(c, lmo).max() < TOL
+    np.testing.assert_allclose(np.sum(g * lmo, axis=1), best, atol=1e-5)
+
+
+def test_l2_ball_linear_oracle_beats_every_sampled_point():
+    c = SETS["l2_ball"]
+    g = np.asarray(jax.random.normal(jax.random.key(5), (50, DIM)), np.float64)
+    lmo = np.asarray(c.linear_oracle(jnp.asarray(g, jnp.float32)), np.float64)
+    np.testing.assert_allclose(np.sum(g * lmo, 1), -c.radius * np.linalg.norm(g, axis=1), rtol=1e-5)
+    u = points_in(c, 6, 2000)
+    assert np.all(np.sum(g * lmo, 1)[:, None] <= g @ u.T + 1e-5)
+
+
+@pytest.mark.parametrize("name", list(SETS))
+def test_radius_and_diameter(name):
+    c = SETS[name]
+    pts = np.concatenate([points_in(c, 7, 2000)] + ([vertices(c)] if name != "l2_ball" else []))
+    assert np.linalg.norm(pts, axis=1).max() <= c.radius + TOL
+    if name != "l2_ball":
+        v = vertices(c)
+        np.testing.assert_allclose(np.linalg.norm(v, axis=1).max(), c.radius, rtol=1e-6)
+        diam = max(np.linalg.norm(a - b) for a in v for b in v)
+        np.testing.assert_allclose(diam, c.diameter, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("make", "arg"),
+    [
+        (lambda: sets.box(0), "dim"),
+        (lambda: sets.box(2, 1.0, 1.0), "low"),
+        (lambda: sets.simplex(2, total=0.0), "total"),
+        (lambda: sets.l1_ball(2, radius=-1.0), "radius"),
+        (lambda: sets.l2_ball(2.5), "dim"),
+    ],
+)
+def test_bad_static_arguments_raise_value_error_naming_them(make, arg):
+    with pytest.raises(ValueError, match=arg):
+        make()
+
+
+def test_require_projection_rejects_a_set_known_only_by_its_linear_oracle():
+    lmo_only = SETS["simplex"]._replace(name="polytope", project=None)
+    with pytest.raises(ValueError, match="constraint"):
+        sets.require_projection(lmo_only)
+    assert sets.require_projection(SETS["box"]) is SETS["box"]
