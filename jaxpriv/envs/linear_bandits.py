@@ -243,11 +243,12 @@ def contextual_linear_bandit(num_actions: int, dim: int, random_theta: bool = Fa
 
     def step_fn(key: PRNGKey, state: ContextualBanditState, action: jax.Array, t: jax.Array):
         del t
-        k_noise, k_ctx = jax.random.split(key)
+        # One normal draw for the reward noise and the next action set (one PRNG call per round).
+        z = jax.random.normal(key, (num_actions * dim + 1,), jnp.float32)
         means = state.actions @ state.theta
         vec = state.actions[action]
-        reward = means[action] + state.noise_stddev * jax.random.normal(k_noise, (), jnp.float32)
-        nxt = draw_actions(k_ctx, state.context_mean, state.context_stddev)
+        reward = means[action] + state.noise_stddev * z[0]
+        nxt = state.context_mean + state.context_stddev * z[1:].reshape(num_actions, dim)
         info = EnvInfo(loss=-reward, regret=jnp.max(means) - means[action], stats=())
         return state._replace(actions=nxt), ContextualFeedback(reward, vec, nxt), info
 

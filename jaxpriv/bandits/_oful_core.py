@@ -1,0 +1,232 @@
+"""The rarely-switching OFUL skeleton shared by RS-OFUL and AdaC-OFUL (spec §5).
+
+Algorithm 9 of the thesis: keep ``V_t = λI + Σ_{s<=t} a_s a_sᵀ`` and
+``Σ_{s<=t} a_s r_s``; when ``det V_t > (1 + C) det V_τ`` (determinant doubling
+for ``C = 1``) switch: ``τ = t``, recompute the centre
+``θ̃_τ = V_τ^{-1}(Σ a_s r_s + Σ_{m<=ℓ} Y_m)`` (all past data; AdaC-OFUL adds one
+fresh ``Y_ℓ ~ N(0, (2/ρ) I)`` per switch, the noise accumulates) and the
+radius ``β̃_τ``. Between switches the centre and ellipsoid are frozen, and the
+action is ``argmax_{a ∈ A_t} <θ̃_τ, a> + β̃_τ ‖a‖_{V_τ^{-1}}``, recomputed for
+each new action set.
+
+The switch test of round ``t + 1`` (which uses ``V_t``) runs at the end of
+``update`` at round ``t``; this is the same test at the same time as the
+thesis's "at the start of round ``t + 1``".
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from jaxpriv import _validate
+from jaxpriv._base import Learner, PRNGKey
+from jaxpriv.bandits._gope_core import clip_reward, gated, normalise_actions
+
+
+def small_logdet(gram: jax.Array) -> jax.Array:
+    """``log det V`` of a symmetric positive definite ``V`` by an unrolled Cholesky.
+
+    For the small ``d`` of these bandits an unrolled factorisation of scalar
+    ``jnp`` ops fuses into the scan body and vectorises over seeds, where a
+    LAPACK call per step and per seed costs far more.
+    """
+    dim = gram.shape[-1]
+    if dim > 8:
+        return 2.0 * jnp.sum(jnp.log(jnp.diagonal(jnp.linalg.cholesky(gram))))
+    rows = [[gram[i, j] for j in range(dim)] for i in range(dim)]
+    low = [[None] * dim for _ in range(dim)]
+    logdet = jnp.zeros((), gram.dtype)
+    for j in range(dim):
+        diag = rows[j][j] - sum((low[j][k] ** 2 for k in range(j)), jnp.zeros((), gram.dtype))
+        diag = jnp.sqrt(jnp.maximum(diag, 1e-30))
+        low[j][j] = diag
+        logdet = logdet + 2.0 * jnp.log(diag)
+        for i in range(j + 1, dim):
+            acc = rows[i][j] - sum((low[i][k] * low[j][k] for k in range(j)), jnp.zeros((), gram.dtype))
+            low[i][j] = acc / diag
+    return logdet
+
+
+def oful_radius(
+    logdet: ArrayLike,
+    regularization: ArrayLike,
+    delta: ArrayLike,
+    theta_bound: ArrayLike,
+    noise_bound: ArrayLike,
+    dim: int,
+) -> jax.Array:
+    """``β = R sqrt(2 log(1/δ) + log(det V / λ^d)) + sqrt(λ) S`` (AYPS11 Thm 2; thesis Thm C.13).
+
+    Args:
+      logdet: ``log det V``.
+      regularization: ``λ``.
+      delta: ``δ``.
+      theta_bound: ``S >= ‖θ*‖``.
+      noise_bound: ``R``, the sub-Gaussian scale of the reward noise.
+      dim: ``d``.
+    """
+    lam = jnp.asarray(regularization, jnp.float32)
+    inner = 2.0 * jnp.log(1.0 / jnp.asarray(delta, jnp.float32)) + jnp.asarray(logdet, jnp.float32)
+    inner = inner - dim * jnp.log(lam)
+    return jnp.asarray(noise_bound, jnp.float32) * jnp.sqrt(jnp.maximum(inner, 0.0)) + jnp.sqrt(lam) * jnp.asarray(
+        theta_bound, jnp.float32
+    )
+
+
+def privacy_radius(
+    num_noisy: ArrayLike, rho: ArrayLike, delta: ArrayLike, horizon: int, dim: int, min_eigenvalue: ArrayLike
+) -> jax.Array:
+    """The enlargement ``sqrt((2ℓ/ρ) f(d, δ/T)) / sqrt(λ_min(V_τ))`` (spec §5.2, [STD] robust choice).
+
+    ``Σ_{m<=ℓ} Y_m ~ N(0, (2ℓ/ρ) I)`` has ``‖·‖² <= (2ℓ/ρ)(d + 2 sqrt(d log(T/δ)) + 2 log(T/δ))``
+    w.p. ``>= 1 - δ/T`` (χ² tail, thesis Lemma C.28), and
+    ``‖N‖_{V^{-1}} <= ‖N‖ / sqrt(λ_min(V))``. ``0`` at ``ρ = ∞`` or before the first switch.
+    """
+    log_term = jnp.log(horizon / jnp.asarray(delta, jnp.float32))
+    f = dim + 2.0 * jnp.sqrt(dim * log_term) + 2.0 * log_term
+    var = 2.0 * jnp.asarray(num_noisy, jnp.float32) / jnp.asarray(rho, jnp.float32)
+    return jnp.sqrt(var * f) / jnp.sqrt(jnp.asarray(min_eigenvalue, jnp.float32))
+
+
+class OFULState(NamedTuple):
+    """State of RS-OFUL / AdaC-OFUL.
+
+    Attributes:
+      actions: shape=[K, d], the (normalised) action set of the coming round (zeros before round 1).
+      gram: shape=[d, d], ``V_t = λI + Σ a_s a_sᵀ``.
+      stat: shape=[d], ``Σ a_s r_s``.
+      noise_sum: shape=[d], ``Σ_{m<=ℓ} Y_m`` (zeros for RS-OFUL).
+      logdet_tau: shape=(), ``log det V_τ``.
+      theta_tilde: shape=[d], the frozen centre ``θ̃_τ``.
+      gram_inv_tau: shape=[d, d], ``V_τ^{-1}``.
+      radius: shape=(), ``β̃_τ``.
+      num_switches: shape=(), int32, ``ℓ``: switches (noisy updates) so far.
+      rho, delta, regularization, log_switch, theta_bound, noise_bound, action_bound: shape=(),
+        calibrated params (``log_switch = log(1 + C)``; ``theta_bound`` is ``S·L`` in the
+        normalised coordinates when ``clip``).
+    """
+
+    actions: jax.Array
+    gram: jax.Array
+    stat: jax.Array
+    noise_sum: jax.Array
+    logdet_tau: jax.Array
+    theta_tilde: jax.Array
+    gram_inv_tau: jax.Array
+    radius: jax.Array
+    num_switches: jax.Array
+    rho: jax.Array
+    delta: jax.Array
+    regularization: jax.Array
+    log_switch: jax.Array
+    theta_bound: jax.Array
+    noise_bound: jax.Array
+    action_bound: jax.Array
+
+
+def rarely_switching_oful(num_actions: int, dim: int, horizon: int, private: bool, clip: bool = True) -> Learner:
+    """RS-OFUL (``private=False``) or AdaC-OFUL; see ``oful.rs_oful`` / ``adac_oful.adac_oful``."""
+    num_actions = _validate.positive_int("num_actions", num_actions, minimum=2)
+    dim = _validate.positive_int("dim", dim)
+    horizon = _validate.positive_int("horizon", horizon)
+    if horizon < num_actions:
+        raise ValueError(f"horizon must be >= num_actions={num_actions}, got {horizon}")
+    eye = jnp.eye(dim, dtype=jnp.float32)
+
+    def check(params: Any) -> None:
+        _validate.in_open_interval("delta", params.delta, 0.0, 1.0)
+        _validate.positive("regularization", params.regularization, allow_inf=False)
+        _validate.positive("switch_factor", params.switch_factor, allow_inf=False)
+        _validate.positive("theta_bound", params.theta_bound, allow_inf=False)
+        _validate.nonnegative("noise_bound", params.noise_bound)
+        _validate.positive("action_bound", params.action_bound, allow_inf=False)
+        if private:
+            _validate.positive("rho", params.rho)
+
+    def init_fn(key: PRNGKey, params: Any) -> OFULState:
+        del key
+        lam = jnp.asarray(params.regularization, jnp.float32)
+        delta = jnp.asarray(params.delta, jnp.float32)
+        bound = jnp.asarray(params.theta_bound, jnp.float32)
+        if clip:  # the policy works with a/L, where r = <L θ*, a/L>
+            bound = bound * jnp.asarray(params.action_bound, jnp.float32)
+        noise_bound = jnp.asarray(params.noise_bound, jnp.float32)
+        logdet0 = dim * jnp.log(lam)
+        return OFULState(
+            actions=jnp.zeros((num_actions, dim), jnp.float32),
+            gram=lam * eye,
+            stat=jnp.zeros((dim,), jnp.float32),
+            noise_sum=jnp.zeros((dim,), jnp.float32),
+            logdet_tau=logdet0,
+            theta_tilde=jnp.zeros((dim,), jnp.float32),
+            gram_inv_tau=eye / lam,
+            radius=oful_radius(logdet0, lam, delta, bound, noise_bound, dim),
+            num_switches=jnp.zeros((), jnp.int32),
+            rho=jnp.asarray(params.rho, jnp.float32) if private else jnp.asarray(jnp.inf, jnp.float32),
+            delta=delta,
+            regularization=lam,
+            log_switch=jnp.log1p(jnp.asarray(params.switch_factor, jnp.float32)),
+            theta_bound=bound,
+            noise_bound=noise_bound,
+            action_bound=jnp.asarray(params.action_bound, jnp.float32),
+        )
+
+    def act_fn(key: PRNGKey, state: OFULState, t: jax.Array) -> jax.Array:
+        x = state.actions
+        width = jnp.sqrt(jnp.maximum(jnp.einsum("kd,de,ke->k", x, state.gram_inv_tau, x), 0.0))
+        scores = x @ state.theta_tilde + state.radius * width
+        blind = jax.random.randint(key, (), 0, num_actions, jnp.int32)  # round 1: A_1 not seen yet
+        return jnp.where(t == 1, blind, jnp.argmax(scores).astype(jnp.int32))
+
+    def update_fn(key: PRNGKey, state: OFULState, action: jax.Array, feedback: Any, t: jax.Array) -> OFULState:
+        del action, t
+        a = normalise_actions(feedback.action_vector, state.action_bound, clip)
+        r = clip_reward(feedback.reward, clip)
+        gram = state.gram + jnp.outer(a, a)
+        gram = 0.5 * (gram + gram.T)
+        state = state._replace(
+            gram=gram,
+            stat=state.stat + a * r,
+            actions=normalise_actions(feedback.next_actions, state.action_bound, clip),
+        )
+        logdet = small_logdet(gram)
+        switch = logdet > state.log_switch + state.logdet_tau
+
+        def do_switch(s: OFULState) -> OFULState:
+            num = s.num_switches + 1
+            noise_sum = s.noise_sum
+            if private:
+                stddev = jnp.sqrt(2.0 / s.rho)  # Gaussian mechanism, ℓ2 sensitivity 2
+                noise_sum = noise_sum + stddev * jax.random.normal(key, (dim,), jnp.float32)
+            c = jnp.linalg.cholesky(s.gram)
+            theta = jax.scipy.linalg.cho_solve((c, True), s.stat + noise_sum)
+            inv = jax.scipy.linalg.cho_solve((c, True), eye)
+            ld = 2.0 * jnp.sum(jnp.log(jnp.diagonal(c)))
+            radius = oful_radius(ld, s.regularization, s.delta, s.theta_bound, s.noise_bound, dim)
+            if private:
+                lam_min = jnp.linalg.eigvalsh(s.gram)[0]
+                radius = radius + privacy_radius(num, s.rho, s.delta, horizon, dim, lam_min)
+            return s._replace(
+                noise_sum=noise_sum,
+                logdet_tau=ld,
+                theta_tilde=theta,
+                gram_inv_tau=0.5 * (inv + inv.T),
+                radius=radius,
+                num_switches=num,
+            )
+
+        return gated(switch, do_switch, state)
+
+    return Learner(init_fn, act_fn, update_fn, check)
+
+
+def switch_count_bound(
+    horizon: int, dim: int, regularization: float, switch_factor: float, action_bound: float
+) -> float:
+    """``ℓ(T) <= d log(1 + T L²/(λd)) / log(1 + C)`` switches (thesis p.226), plus the last one."""
+    return float(dim * np.log1p(horizon * action_bound**2 / (regularization * dim)) / np.log1p(switch_factor) + 1)
