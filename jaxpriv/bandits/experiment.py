@@ -1,0 +1,346 @@
+"""Reproduce Section VII of Azize & Basu (SaTML 2024): private vs non-private bandits over ρ and T.
+
+For each setting (spec §6.1–6.4) the private algorithm and its non-private
+counterpart are run on shared seeds, over the union of the paper's ρ grids,
+for the longest horizon; the algorithms are anytime, so the regret at every
+shorter horizon is read off checkpoints of the same runs. Two figures per
+setting, as in the paper's Figure 4 (thesis Figs 5.4–5.6):
+
+* ``<setting>_regret_gap.png``: ``Reg_priv(T) - Reg_nonpriv(T)`` against ρ
+  (log axis), one curve per horizon ``T``;
+* ``<setting>_price_of_privacy.png``: ``PoP(t) = (Reg_priv - Reg_nonpriv)/Reg_nonpriv``
+  against ``t`` (log axis), one curve per ρ;
+
+plus the raw results (``<setting>_results.npz``: per-seed regret at every
+checkpoint) and ``<setting>_settings.json`` (the scale, grids, key, versions,
+wall time and a summary table).
+
+Settings are registered by name (``register_setting``); this module registers
+``"finite"`` (AdaC-UCB vs episodic UCB on the Bernoulli bandit, simulated
+episode by episode). ``reproduce(name, out_dir)`` runs the reduced scale,
+``full_scale=True`` the paper's (100 runs, ``T`` up to ``10⁷``).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxpriv._base import PRNGKey
+from jaxpriv.bandits.adac_ucb import AdaCUCBParams
+from jaxpriv.bandits.episodic import simulate_ucb_episodes
+from jaxpriv.bandits.ucb import UCBParams
+from jaxpriv.envs.bandits import PAPER_MEANS
+from jaxpriv.sim import log_checkpoints
+
+
+class Scale(NamedTuple):
+    """The grids of one scale of a setting.
+
+    Attributes:
+      rhos: the ρ values of the left panel (regret gap against ρ).
+      horizons: the horizons ``T`` of the left panel's curves.
+      pop_rhos: the ρ values of the right panel's curves (price of privacy against t).
+      pop_horizon: the right panel's largest ``t``.
+      runs: the number of seeds (shared by the private and the non-private runs).
+    """
+
+    rhos: tuple[float, ...]
+    horizons: tuple[int, ...]
+    pop_rhos: tuple[float, ...]
+    pop_horizon: int
+    runs: int
+
+
+class SettingRuns(NamedTuple):
+    """What a setting's simulator returns (NumPy arrays).
+
+    Attributes:
+      steps: ``[m]``, the checkpoints ``t``.
+      private: ``[G, S, m]``, cumulative pseudo-regret of the private algorithm, one row per ρ.
+      nonprivate: ``[S, m]``, cumulative pseudo-regret of the non-private counterpart (same seeds).
+    """
+
+    steps: np.ndarray
+    private: np.ndarray
+    nonprivate: np.ndarray
+
+
+#: ``simulate(key, rhos[G], horizon, checkpoints, seeds) -> SettingRuns``.
+Simulator = Callable[[PRNGKey, np.ndarray, int, tuple[int, ...], int], SettingRuns]
+
+
+class Setting(NamedTuple):
+    """One of the paper's experimental settings.
+
+    Attributes:
+      name: the registry key (``"finite"``, ``"linear"``, ``"contextual"``).
+      title: a figure title.
+      private_name: the private algorithm's name (legend / JSON).
+      nonprivate_name: the non-private counterpart's name.
+      full: the paper's scale (spec §6.4).
+      reduced: a scale that runs on a 2-core CPU in a minute or two.
+      simulate: the simulator (see ``Simulator``).
+      config: JSON-serialisable constants of the setting (means, β, δ, ...).
+    """
+
+    name: str
+    title: str
+    private_name: str
+    nonprivate_name: str
+    full: Scale
+    reduced: Scale
+    simulate: Simulator
+    config: dict[str, Any]
+
+
+SETTINGS: dict[str, Setting] = {}
+
+
+def register_setting(setting: Setting, replace: bool = False) -> Setting:
+    """Add a setting to the registry used by ``reproduce``; returns it."""
+    if setting.name in SETTINGS and not replace:
+        raise ValueError(f"setting {setting.name!r} is already registered")
+    SETTINGS[setting.name] = setting
+    return setting
+
+
+class Reproduction(NamedTuple):
+    """The outputs of ``reproduce``.
+
+    Attributes:
+      setting: the setting's name.
+      files: paths of the two figures, the ``.npz`` and the ``.json``.
+      summary: the JSON record (scale, versions, wall time, gap and PoP tables).
+    """
+
+    setting: str
+    files: dict[str, Path]
+    summary: dict[str, Any]
+
+
+def _versions() -> dict[str, str]:
+    import jaxpriv  # the package imports this module: import lazily
+
+    return {
+        "jaxpriv": jaxpriv.__version__,
+        "jax": jax.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "backend": jax.default_backend(),
+        "device": str(jax.devices()[0].device_kind),
+    }
+
+
+def _plot(
+    path_gap: Path,
+    path_pop: Path,
+    setting: Setting,
+    scale: Scale,
+    rhos: np.ndarray,
+    steps: np.ndarray,
+    gap: np.ndarray,
+    gap_se: np.ndarray,
+    pop: np.ndarray,
+) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # no pyplot: no global backend state
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.2, 3.8), dpi=120)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    left = np.array([np.argmin(np.abs(rhos - r)) for r in scale.rhos])
+    for T in scale.horizons:
+        j = int(np.searchsorted(steps, T))
+        ax.errorbar(
+            rhos[left], gap[left, j], yerr=2 * gap_se[left, j], marker="o", ms=3, capsize=2, label=f"T = {T:.0e}"
+        )
+    ax.axhline(0.0, color="0.6", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("ρ (zCDP budget)")
+    ax.set_ylabel("Reg_priv(T) − Reg_nonpriv(T)")
+    ax.set_title(f"{setting.private_name} − {setting.nonprivate_name}", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.suptitle(setting.title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path_gap)
+
+    fig = Figure(figsize=(5.2, 3.8), dpi=120)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    cols = steps <= scale.pop_horizon
+    for r in scale.pop_rhos:
+        g = int(np.argmin(np.abs(rhos - r)))
+        ax.plot(steps[cols], pop[g, cols], label=f"ρ = {r:g}")
+    ax.axhline(0.0, color="0.6", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("t")
+    ax.set_ylabel("PoP = (Reg_priv − Reg_nonpriv) / Reg_nonpriv", fontsize=8)
+    ax.set_title(f"{setting.private_name} vs {setting.nonprivate_name}", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.suptitle(setting.title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path_pop)
+
+
+def reproduce(
+    setting: str,
+    out_dir: str | Path,
+    full_scale: bool = False,
+    seeds: int | None = None,
+    key: int = 0,
+) -> Reproduction:
+    """Run one setting of the paper's Section VII and write its figures and raw results.
+
+    Args:
+      setting: a registered setting: ``"finite"`` (AdaC-UCB vs episodic UCB), and
+        ``"linear"`` / ``"contextual"`` where registered.
+      out_dir: the output folder (created if needed).
+      full_scale: the paper's scale (100 runs, ``T`` up to ``10⁷``) instead of the reduced one.
+      seeds: override the number of runs.
+      key: the integer seed of ``jax.random.key``; private and non-private runs share it.
+
+    Returns:
+      A ``Reproduction`` with the written paths and the JSON summary.
+
+    Examples:
+      >>> from jaxpriv.bandits.experiment import reproduce
+      >>> out = reproduce("finite", "/tmp/jaxpriv_finite", seeds=4)  # doctest: +SKIP
+      >>> sorted(out.files)  # doctest: +SKIP
+      ['json', 'npz', 'pop', 'regret_gap']
+    """
+    if setting not in SETTINGS:
+        raise ValueError(f"setting must be one of {tuple(sorted(SETTINGS))}, got {setting!r}")
+    spec = SETTINGS[setting]
+    scale = spec.full if full_scale else spec.reduced
+    runs = scale.runs if seeds is None else int(seeds)
+    if runs < 2:
+        raise ValueError(f"seeds must be an integer >= 2, got {seeds!r}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+
+    rhos = np.array(sorted(set(scale.rhos) | set(scale.pop_rhos)), np.float64)
+    horizon = max(max(scale.horizons), scale.pop_horizon)
+    checkpoints = tuple(sorted(set(log_checkpoints(horizon, 60)) | set(scale.horizons) | {scale.pop_horizon}))
+
+    start = time.perf_counter()
+    res = spec.simulate(jax.random.key(key), rhos, horizon, checkpoints, runs)
+    wall = time.perf_counter() - start
+
+    steps = np.asarray(res.steps, np.int64)
+    priv = np.asarray(res.private, np.float64)
+    base = np.asarray(res.nonprivate, np.float64)
+    gap = priv.mean(1) - base.mean(0)[None]
+    gap_se = np.sqrt(priv.var(1, ddof=1) / runs + base.var(0, ddof=1)[None] / runs)
+    base_mean = base.mean(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pop = np.where(base_mean[None] > 0, gap / base_mean[None], np.nan)
+
+    files = {
+        "regret_gap": out / f"{setting}_regret_gap.png",
+        "pop": out / f"{setting}_price_of_privacy.png",
+        "npz": out / f"{setting}_results.npz",
+        "json": out / f"{setting}_settings.json",
+    }
+    _plot(files["regret_gap"], files["pop"], spec, scale, rhos, steps, gap, gap_se, pop)
+    np.savez_compressed(
+        files["npz"],
+        steps=steps,
+        rhos=rhos,
+        private_regret=priv.astype(np.float32),
+        nonprivate_regret=base.astype(np.float32),
+        horizons=np.asarray(scale.horizons),
+        pop_rhos=np.asarray(scale.pop_rhos),
+    )
+
+    def col(t: int) -> int:
+        return int(np.searchsorted(steps, t))
+
+    summary = {
+        "setting": setting,
+        "title": spec.title,
+        "private": spec.private_name,
+        "nonprivate": spec.nonprivate_name,
+        "full_scale": bool(full_scale),
+        "runs": runs,
+        "key": int(key),
+        "rhos": [float(r) for r in rhos],
+        "horizons": [int(t) for t in scale.horizons],
+        "pop_rhos": [float(r) for r in scale.pop_rhos],
+        "pop_horizon": int(scale.pop_horizon),
+        "config": spec.config,
+        "versions": _versions(),
+        "wall_time_s": wall,
+        "nonprivate_regret": {str(T): float(base_mean[col(T)]) for T in scale.horizons},
+        "regret_gap": {
+            f"rho={r:g}": {str(T): [float(gap[g, col(T)]), float(gap_se[g, col(T)])] for T in scale.horizons}
+            for g, r in enumerate(rhos)
+        },
+        "price_of_privacy": {
+            f"rho={r:g}": {str(T): float(pop[g, col(T)]) for T in sorted(set(scale.horizons) | {scale.pop_horizon})}
+            for g, r in enumerate(rhos)
+        },
+    }
+    files["json"].write_text(json.dumps(summary, indent=2))
+    return Reproduction(setting, files, summary)
+
+
+# --- the finite-armed setting (spec §6.1) ---------------------------------------------------------------
+
+FINITE_BETA = 1.0  # the paper's experiments (thesis p.125)
+
+
+def _simulate_finite(
+    key: PRNGKey, rhos: np.ndarray, horizon: int, checkpoints: tuple[int, ...], seeds: int
+) -> SettingRuns:
+    """AdaC-UCB over the ρ grid and episodic UCB, episode by episode, on the same seed keys."""
+    priv = simulate_ucb_episodes(
+        AdaCUCBParams(rho=jnp.asarray(rhos, jnp.float32), beta=FINITE_BETA),
+        PAPER_MEANS,
+        key,
+        horizon,
+        seeds,
+        checkpoints,
+    )
+    base = simulate_ucb_episodes(UCBParams(beta=FINITE_BETA), PAPER_MEANS, key, horizon, seeds, checkpoints)
+    return SettingRuns(np.asarray(priv.steps), np.asarray(priv.regret), np.asarray(base.regret))
+
+
+FINITE = register_setting(
+    Setting(
+        name="finite",
+        title="Bernoulli bandit, μ = (0.75, 0.625, 0.5, 0.375, 0.25)",
+        private_name="AdaC-UCB",
+        nonprivate_name="UCB (adaptive episodes, forgetting)",
+        full=Scale(
+            rhos=(0.01, 0.1, 1.0, 10.0, 100.0, 500.0, 1000.0),
+            horizons=(10**5, 10**6, 10**7),
+            pop_rhos=(0.1, 0.5, 1.0),
+            pop_horizon=10**7,
+            runs=100,
+        ),
+        reduced=Scale(
+            rhos=(0.01, 0.1, 1.0, 10.0, 100.0, 500.0, 1000.0),
+            horizons=(10**4, 10**5, 10**6),
+            pop_rhos=(0.1, 0.5, 1.0),
+            pop_horizon=10**6,
+            runs=100,
+        ),
+        simulate=_simulate_finite,
+        config={
+            "means": list(PAPER_MEANS),
+            "beta": FINITE_BETA,
+            "simulator": "episode-level (exact Binomial episode sums), jaxpriv.bandits.episodic",
+            "index": "eq. (5.4), log(t_l); noise once per closed episode; n_a = samples in the last episode",
+            "clip_rewards": "Bernoulli rewards lie in [0, 1]: clipping is a no-op",
+        },
+    )
+)
