@@ -10,7 +10,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey
-from jaxpriv.mechanisms import tree_depth
+from jaxpriv.mechanisms import clip_l2, tree_depth
 from jaxpriv.sets import ConstraintSet, require_projection
 
 # Levels of the exact dyadic sums when no horizon is given: enough for every int32 clock value.
@@ -94,7 +94,10 @@ def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
 
     def update_fn(key: PRNGKey, state: FTALState, action: jax.Array, grad: jax.Array, t: jax.Array) -> FTALState:
         del key
-        sums, total = dyadic_prefix_sum(state.sums, jnp.asarray(grad, jnp.float32), t)
+        # The tree's clipping step with an infinite bound (a multiplication by 1): the same
+        # operations as PFTAL's, so compilers contract them identically (bitwise equality).
+        grad = clip_l2(jnp.asarray(grad, jnp.float32), jnp.float32(jnp.inf))
+        sums, total = dyadic_prefix_sum(state.sums, grad, t)
         tf = jnp.asarray(t, jnp.float32)
         mean_w = state.mean_w + (jnp.asarray(action, jnp.float32) - state.mean_w) / tf
         w = constraint.project(mean_w - total / (state.strong_convexity * tf))
