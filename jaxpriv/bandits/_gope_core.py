@@ -296,7 +296,7 @@ def phased_elimination(
     clip: bool = True,
     calibration: str = "safe",
     design_tol: float = 1e-3,
-    design_iters: int = 1000,
+    design_iters: int = 5000,
 ):
     """The step-level GOPE (``private=False``) or AdaC-GOPE policy; see ``gope`` / ``adac_gope``."""
     from jaxpriv._base import Learner  # local: avoid widening the module's import surface

@@ -38,7 +38,7 @@ def adac_gope(
     clip: bool = True,
     calibration: str = "safe",
     design_tol: float = 1e-3,
-    design_iters: int = 1000,
+    design_iters: int = 5000,
 ) -> Learner:
     """AdaC-GOPE (thesis Algorithm 8, the paper's Algorithm 2): ρ-zCDP linear bandits, finite arms.
 

@@ -122,7 +122,7 @@ def g_optimal_design(
     actions: ArrayLike,
     mask: ArrayLike | None = None,
     tol: float = 1e-3,
-    max_iters: int = 1000,
+    max_iters: int = 5000,
     run: ArrayLike = True,
 ) -> Design:
     """A G-optimal design on the active arms by Frank–Wolfe with exact line search.

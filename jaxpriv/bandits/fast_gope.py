@@ -177,7 +177,7 @@ def simulate_gope_phases(
     calibration: str = "safe",
     instance: str = "fixed",
     design_tol: float = 1e-3,
-    design_iters: int = 1000,
+    design_iters: int = 5000,
     exact_pulls: int = 64,
     chunk: int | None = None,
     reward_sums: RewardSums | None = None,

@@ -35,7 +35,7 @@ def gope(
     horizon: int,
     clip: bool = True,
     design_tol: float = 1e-3,
-    design_iters: int = 1000,
+    design_iters: int = 5000,
 ) -> Learner:
     """GOPE: phased elimination with G-optimal designs, the baseline of AdaC-GOPE.
 
