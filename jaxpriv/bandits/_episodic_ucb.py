@@ -89,11 +89,19 @@ def index(means: jax.Array, n: jax.Array, t: jax.Array, beta: jax.Array, unit_st
 
 
 def choose(key: PRNGKey, values: jax.Array, tie_break: str) -> jax.Array:
-    """``argmax`` of ``values``; ties broken uniformly at random (``"random"``) or to the first."""
+    """``argmax`` of ``values``; ties broken uniformly at random (``"random"``) or to the first.
+
+    The random rule uses one uniform draw ``u``: among the ``m`` maximisers it
+    picks the ``floor(u m)``-th, which is uniform over them.
+    """
     if tie_break == "first":
         return jnp.argmax(values).astype(jnp.int32)
-    bits = jax.random.bits(key, values.shape, jnp.uint32)
-    return jnp.argmax(jnp.where(values == jnp.max(values), bits, jnp.uint32(0))).astype(jnp.int32)
+    is_max = values == jnp.max(values)
+    num = jnp.sum(is_max, dtype=jnp.int32)
+    u = jax.random.uniform(key, (), jnp.float32)
+    j = jnp.minimum(jnp.floor(u * num.astype(jnp.float32)).astype(jnp.int32), num - 1)
+    rank = jnp.cumsum(is_max, dtype=jnp.int32) - 1  # rank of each maximiser among them
+    return jnp.argmax(is_max & (rank == j)).astype(jnp.int32)
 
 
 def release(key: PRNGKey, total: jax.Array, length: jax.Array, n: jax.Array, unit_stddev: jax.Array) -> jax.Array:

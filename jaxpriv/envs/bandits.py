@@ -41,10 +41,13 @@ class BernoulliState(NamedTuple):
 def bernoulli_bandit(num_arms: int) -> Env:
     """The Bernoulli ``K``-armed bandit: arm ``a`` pays ``1`` with probability ``μ_a``, else ``0``.
 
-    Each step draws the rewards of *all* arms from the step key and reveals the
-    chosen arm's, so the reward stream does not depend on the actions: common
-    random numbers across learners and privacy levels. The per-step regret is
-    the pseudo-regret ``Δ_{a_t} = max_b μ_b - μ_{a_t}``.
+    Each step draws the rewards of *all* arms from the step key, as
+    ``r_a = 1[u < μ_a]`` for one uniform ``u``, and reveals the chosen arm's,
+    so the reward stream does not depend on the actions: common random numbers
+    across learners and privacy levels. Each arm's reward is Bernoulli(μ_a)
+    and independent across rounds; the arms are coupled within a round, which
+    a bandit learner (one arm observed per round) cannot see. The per-step
+    regret is the pseudo-regret ``Δ_{a_t} = max_b μ_b - μ_{a_t}``.
 
     Args:
       num_arms: ``K >= 2``.
@@ -80,7 +83,12 @@ def bernoulli_bandit(num_arms: int) -> Env:
 
     def step_fn(key: PRNGKey, state: BernoulliState, action: jax.Array, t: jax.Array):
         del t
-        rewards = jax.random.bernoulli(key, state.means).astype(jnp.float32)  # all arms: CRN
+        # One uniform decides every arm's reward (u < μ_a): all arms' rewards come from the step
+        # key, so the stream does not depend on the action (common random numbers), and each arm's
+        # reward is Bernoulli(μ_a). The learner sees one arm per round, so the coupling across
+        # arms is invisible to it; one draw instead of K keeps the step cheap.
+        u = jax.random.uniform(key, (), jnp.float32)
+        rewards = (u < state.means).astype(jnp.float32)
         reward = rewards[action]
         info = EnvInfo(loss=-reward, regret=state.gaps[action], stats=())
         return state, reward, info
