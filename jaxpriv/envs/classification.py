@@ -209,7 +209,7 @@ def classification_stream(
             i = jax.random.randint(key, (), 0, feats_j.shape[0])
             return feats_j[i], labels_j[i]
         k_x, k_flip = jax.random.split(key)
-        x = radius * clip_norm(jax.random.normal(k_x, (dim,), jnp.float32) / np.sqrt(dim), 1.0)
+        x = radius * clip_norm(jax.random.normal(k_x, (dim,), jnp.float32) / float(np.sqrt(dim)), 1.0)
         y = jnp.where(jnp.dot(state.direction, x) >= 0, 1.0, -1.0)
         flip = jax.random.bernoulli(k_flip, state.label_noise)
         return x, jnp.where(flip, -y, y)
@@ -238,7 +238,7 @@ def classification_stream(
 
         def solver_step(k, carry):
             w, opt_state = carry
-            grad = mean_grad(w, lambda m: smooth_slope(m, mu_at(k)))
+            grad = mean_grad(w, lambda m: smooth_slope(m, mu_at(k))).astype(jnp.float32)
             updates, opt_state = opt.update(grad, opt_state, w)
             return constraint.project(optax.apply_updates(w, updates)), opt_state
 
