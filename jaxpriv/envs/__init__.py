@@ -9,6 +9,16 @@ from jaxpriv.envs.classification import (
     load_breast_cancer_features,
 )
 from jaxpriv.envs.experts import ExpertsParams, ExpertsState, experts_stream
+from jaxpriv.envs.linear_bandits import (
+    ContextualBanditParams,
+    ContextualBanditState,
+    ContextualFeedback,
+    LinearBanditParams,
+    LinearBanditState,
+    contextual_linear_bandit,
+    linear_bandit,
+    sample_linear_instance,
+)
 from jaxpriv.envs.quadratic import QuadraticParams, QuadraticState, QuadraticStats, quadratic_stream
 
 __all__ = [
@@ -19,15 +29,23 @@ __all__ = [
     "BernoulliState",
     "ClassificationParams",
     "ClassificationState",
+    "ContextualBanditParams",
+    "ContextualBanditState",
+    "ContextualFeedback",
     "ExpertsParams",
     "ExpertsState",
+    "LinearBanditParams",
+    "LinearBanditState",
     "QuadraticParams",
     "QuadraticState",
     "QuadraticStats",
     "adaptive_quadratic",
     "bernoulli_bandit",
     "classification_stream",
+    "contextual_linear_bandit",
     "experts_stream",
+    "linear_bandit",
     "load_breast_cancer_features",
     "quadratic_stream",
+    "sample_linear_instance",
 ]
