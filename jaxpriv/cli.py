@@ -1,4 +1,4 @@
-"""Command line: ``jaxpriv demo`` (also ``python -m jaxpriv demo``)."""
+"""Command line: ``jaxpriv demo`` and ``jaxpriv bandits`` (also ``python -m jaxpriv ...``)."""
 
 from __future__ import annotations
 
@@ -115,6 +115,21 @@ def demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def bandits(args: argparse.Namespace) -> int:
+    """The zCDP bandit experiments of Azize & Basu (Section VII): figures and raw results per setting."""
+    from jaxpriv.bandits import experiment
+
+    out = Path(args.out) if args.out else Path("jaxpriv-out") / time.strftime("bandits-%Y%m%d-%H%M%S")
+    names = sorted(experiment.SETTINGS) if args.setting == "all" else [args.setting]
+    scale = "full (the paper's)" if args.full_scale else "reduced"
+    for i, name in enumerate(names, 1):
+        print(f"[{i}/{len(names)}] setting {name!r}, {scale} scale ...", flush=True)
+        t0 = time.perf_counter()
+        rep = experiment.reproduce(name, out, full_scale=args.full_scale, seeds=args.seeds, key=args.seed)
+        print(f"    {time.perf_counter() - t0:.1f} s: " + ", ".join(str(p) for p in rep.files.values()), flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jaxpriv", description="Private online learning and bandits in JAX.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -133,9 +148,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chunk", type=int, default=None, help="run seeds in batches of this size")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=demo)
+    from jaxpriv.bandits import experiment
+
+    b = sub.add_parser("bandits", help="zCDP bandits (Azize & Basu, Section VII): regret gap vs rho, price of privacy")
+    b.add_argument("--setting", choices=[*sorted(experiment.SETTINGS), "all"], default="all")
+    b.add_argument("--full-scale", action="store_true", help="the paper's scale: 100 runs, T up to 1e7")
+    b.add_argument("--seeds", type=int, default=None, help="override the number of runs")
+    b.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/bandits-<time>)")
+    b.add_argument("--seed", type=int, default=0)
+    b.set_defaults(func=bandits)
     args = parser.parse_args(argv)
     for name in ("horizon", "seeds", "dim"):
-        if getattr(args, name, 1) < 1:
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
             parser.error(f"--{name} must be >= 1")
     return args.func(args)
 
