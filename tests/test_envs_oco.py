@@ -60,7 +60,10 @@ def test_quadratic_comparator_agrees_with_brute_force(c, z_dist):
     T = 40
     _, _, losses, stats, _ = rollout(env, p, [np.zeros(2)] * T)
     zs = stats.z
-    best = float(env.comparator(env.reset(jax.random.key(0), p), jax.tree.map(lambda s: s.sum(0), stats), T))
+    state = env.reset(jax.random.key(0), p)
+    relative = float(env.comparator(state, jax.tree.map(lambda s: s.sum(0), stats), T))
+    ref = np.asarray(state.reference, np.float64)  # Env.relative: min_w sum f_s(w) - f_s(c)
+    best = relative + 0.5 * H * np.sum((ref - zs) ** 2)
     w = grid_points(c)
     objective = 0.5 * H * (np.sum(zs**2) - 2 * w @ zs.sum(0) + T * np.sum(w**2, 1))
     brute = objective.min()

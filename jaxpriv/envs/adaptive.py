@@ -10,7 +10,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Env, EnvInfo, PRNGKey
-from jaxpriv.envs.quadratic import QuadraticStats, clip_norm, quadratic_best
+from jaxpriv.envs.quadratic import QuadraticStats, clip_norm, quadratic_best_relative
 from jaxpriv.sets import ConstraintSet, require_projection
 
 
@@ -38,6 +38,7 @@ class AdaptiveState(NamedTuple):
     push: jax.Array  # shape=()
     spread: jax.Array  # shape=()
     mean_w: jax.Array  # shape=[d], running mean of the learner's points w_1..w_{t-1}
+    reference: jax.Array  # shape=[d], c = Π_C(center), the fixed point of the relative regret
 
 
 def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None) -> Env:
@@ -53,7 +54,8 @@ def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None)
     Targets are clipped to ``||z_t||_2 <= z_radius`` (as documented: scaled back
     onto the ball). The losses are ``H``-strongly convex and
     ``L = H (||C|| + z_radius)``-Lipschitz on ``C``. The comparator is exact
-    on the realised targets (the same closed form as ``quadratic_stream``).
+    on the realised targets (the same closed form as ``quadratic_stream``, in the
+    engine's ``relative`` mode with the fixed point ``c = Π_C(center)``).
 
     Args:
       constraint: the set the learner plays in.
@@ -83,6 +85,7 @@ def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None)
             push=jnp.asarray(params.push, jnp.float32),
             spread=jnp.asarray(params.spread, jnp.float32),
             mean_w=jnp.zeros((dim,), jnp.float32),
+            reference=constraint.project(jnp.broadcast_to(jnp.asarray(params.center, jnp.float32), (dim,))),
         )
 
     def step_fn(key: PRNGKey, state: AdaptiveState, action: jax.Array, t: jax.Array):
@@ -93,10 +96,12 @@ def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None)
         loss = 0.5 * state.strong_convexity * jnp.sum(diff * diff)
         grad = state.strong_convexity * diff
         mean_w = state.mean_w + (w - state.mean_w) / jnp.asarray(t, jnp.float32)
-        info = EnvInfo(loss=loss, regret=jnp.zeros((), jnp.float32), stats=QuadraticStats(z, jnp.sum(z * z)))
+        c = state.reference
+        relative = 0.5 * state.strong_convexity * jnp.sum((w - c) * (w + c - 2.0 * z))  # f_t(w) - f_t(c)
+        info = EnvInfo(loss=loss, regret=relative, stats=QuadraticStats(z, jnp.sum(z * z)))
         return state._replace(mean_w=mean_w), grad, info
 
     def comparator(state: AdaptiveState, stats: QuadraticStats, t: jax.Array) -> jax.Array:
-        return quadratic_best(constraint, state.strong_convexity, stats, t)
+        return quadratic_best_relative(constraint, state.strong_convexity, stats, t, state.reference)
 
-    return Env(reset_fn, step_fn, comparator, check)
+    return Env(reset_fn, step_fn, comparator, check, relative=True)

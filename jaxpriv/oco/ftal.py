@@ -25,7 +25,7 @@ class FTALParams(NamedTuple):
 
 class FTALState(NamedTuple):
     w: jax.Array  # shape=[d], the point played next
-    mean_w: jax.Array  # shape=[d], running mean of the points played
+    points: jax.Array  # shape=[D, d], exact dyadic node sums of the points played
     sums: jax.Array  # shape=[D, d], exact dyadic node sums of the gradients (the tree without noise)
     strong_convexity: jax.Array  # shape=()
 
@@ -47,13 +47,22 @@ def dyadic_prefix_sum(sums: jax.Array, x: jax.Array, t: jax.Array) -> tuple[jax.
     return sums, jnp.sum(jnp.where(bits, sums, 0.0), axis=0)
 
 
+def leader_point(total_w: jax.Array, total_grad: jax.Array, strong_convexity: jax.Array, t: jax.Array) -> jax.Array:
+    """The unconstrained leader ``(sum w_τ - sum ∇_τ / H) / t`` of eq. (4)/(5), before projection.
+
+    Both sums are dyadic (rounding error ``O(log t)`` ulps) and are subtracted
+    before the division, so float32 stays accurate over long horizons.
+    """
+    return (total_w - total_grad / strong_convexity) / jnp.asarray(t, jnp.float32)
+
+
 def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     """FTAL for ``H``-strongly convex losses: follow the leader on quadratic approximations.
 
     ``w_{t+1} = argmin_{w∈C} sum_{τ<=t} <∇_τ, w> + (H/2)||w - w_τ||²
-    = Π_C(mean(w_1..w_t) - S_t / (H t))`` with ``S_t = sum_{τ<=t} ∇_τ``: the
+    = Π_C((W_t - S_t / H) / t)`` with ``W_t = sum_{τ<=t} w_τ``, ``S_t = sum_{τ<=t} ∇_τ``: the
     update of PFTAL (Smith & Thakurta, Algorithm 1, eq. (4)) with the exact
-    gradient sum. ``S_t`` is kept as the tree's exact dyadic node sums
+    gradient sum. ``S_t`` (and ``W_t``) are kept as the tree's exact dyadic node sums
     (``dyadic_prefix_sum``), so PFTAL with an infinite budget (no noise) and
     gradients within its clipping bound ``L + H||C||`` reproduces FTAL bit for bit.
 
@@ -86,7 +95,7 @@ def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         del key
         w1 = constraint.project(jnp.zeros(constraint.dim, jnp.float32))
         sums = jnp.zeros((depth, constraint.dim), jnp.float32)
-        return FTALState(w1, jnp.zeros_like(w1), sums, jnp.asarray(params.strong_convexity, jnp.float32))
+        return FTALState(w1, sums, sums, jnp.asarray(params.strong_convexity, jnp.float32))
 
     def act_fn(key: PRNGKey, state: FTALState, t: jax.Array) -> jax.Array:
         del key, t
@@ -98,9 +107,8 @@ def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         # operations as PFTAL's, so compilers contract them identically (bitwise equality).
         grad = clip_l2(jnp.asarray(grad, jnp.float32), jnp.float32(jnp.inf))
         sums, total = dyadic_prefix_sum(state.sums, grad, t)
-        tf = jnp.asarray(t, jnp.float32)
-        mean_w = state.mean_w + (jnp.asarray(action, jnp.float32) - state.mean_w) / tf
-        w = constraint.project(mean_w - total / (state.strong_convexity * tf))
-        return state._replace(w=w, mean_w=mean_w, sums=sums)
+        points, total_w = dyadic_prefix_sum(state.points, jnp.asarray(action, jnp.float32), t)
+        w = constraint.project(leader_point(total_w, total, state.strong_convexity, t))
+        return state._replace(w=w, points=points, sums=sums)
 
     return Learner(init_fn, act_fn, update_fn, check)

@@ -10,7 +10,8 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey
-from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree
+from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree, tree_depth
+from jaxpriv.oco.ftal import dyadic_prefix_sum, leader_point
 from jaxpriv.sets import ConstraintSet, require_projection
 
 
@@ -32,7 +33,7 @@ class PFTALParams(NamedTuple):
 
 class PFTALState(NamedTuple):
     w: jax.Array  # shape=[d], the point played next
-    mean_w: jax.Array  # shape=[d], running mean of the points played so far
+    points: jax.Array  # shape=[D, d], exact dyadic node sums of the points played so far
     strong_convexity: jax.Array  # shape=()
     tree: TreeState  # private sums of the gradients
 
@@ -42,8 +43,9 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
 
     Line 4 of Algorithm 1, ``argmin_{w∈C} <v_t, w> + (H/2) sum_{τ<=t} ||w - w_τ||²``,
     is an isotropic quadratic, so it is exactly the projection
-    ``w_{t+1} = Π_C(mean(w_1..w_t) - v_t / (H t))``, where ``v_t`` is the
-    tree's private prefix sum of the gradients ``∇f_τ(w_τ)``.
+    ``w_{t+1} = Π_C((W_t - v_t / H) / t)``, where ``v_t`` is the tree's private
+    prefix sum of the gradients ``∇f_τ(w_τ)`` and ``W_t`` the (public) sum of the
+    points played, kept as exact dyadic sums (float32-accurate over long horizons).
 
     Privacy: the gradients are clipped to ``Δ = L + H||C||_2`` (the bound used
     in the proof of Theorem 3, Appendix B.1) before they enter the tree, so
@@ -75,6 +77,7 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
     """
     require_projection(constraint)
     tree = binary_tree(horizon, constraint.dim, noise)
+    depth = tree_depth(horizon)
     radius = constraint.radius
 
     def tree_params(params: PFTALParams) -> TreeParams:
@@ -95,7 +98,7 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
         w1 = constraint.project(jnp.zeros(constraint.dim, jnp.float32))
         return PFTALState(
             w=w1,
-            mean_w=jnp.zeros_like(w1),
+            points=jnp.zeros((depth, constraint.dim), jnp.float32),
             strong_convexity=jnp.asarray(params.strong_convexity, jnp.float32),
             tree=tree.init(key, tree_params(params)),
         )
@@ -106,9 +109,8 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
 
     def update_fn(key: PRNGKey, state: PFTALState, action: jax.Array, grad: jax.Array, t: jax.Array) -> PFTALState:
         tree_state, v = tree.step(key, state.tree, grad, t)
-        tf = jnp.asarray(t, jnp.float32)
-        mean_w = state.mean_w + (jnp.asarray(action, jnp.float32) - state.mean_w) / tf
-        w = constraint.project(mean_w - v / (state.strong_convexity * tf))
-        return state._replace(w=w, mean_w=mean_w, tree=tree_state)
+        points, total_w = dyadic_prefix_sum(state.points, jnp.asarray(action, jnp.float32), t)
+        w = constraint.project(leader_point(total_w, v, state.strong_convexity, t))
+        return state._replace(w=w, points=points, tree=tree_state)
 
     return Learner(init_fn, act_fn, update_fn, check)
