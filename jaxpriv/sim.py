@@ -59,7 +59,8 @@ def log_checkpoints(horizon: int, num: int = 100) -> tuple[int, ...]:
     return tuple(int(p) for p in np.union1d(pts, [1, horizon]))
 
 
-def _normalise_checkpoints(horizon: int, checkpoints: Any) -> tuple[int, ...]:
+def normalize_checkpoints(horizon: int, checkpoints: Any) -> tuple[int, ...]:
+    """Checkpoint steps as a sorted tuple: ``None`` = every step, ``"log"``, or a sequence (``T`` added)."""
     if checkpoints is None:
         return tuple(range(1, horizon + 1))
     if isinstance(checkpoints, str):
@@ -79,7 +80,7 @@ def _is_params_node(x: Any) -> bool:
     return isinstance(x, tuple) and hasattr(x, "_fields")
 
 
-def _grid_axes(params: Any, allow_grid: bool, path: str = "params") -> tuple[Any, int | None]:
+def grid_axes(params: Any, allow_grid: bool, path: str = "params") -> tuple[Any, int | None]:
     """The ``in_axes`` pytree of ``params`` (0 for a swept leaf) and the grid size.
 
     A leaf is swept when it has one more dimension than its base: scalars by
@@ -91,7 +92,7 @@ def _grid_axes(params: Any, allow_grid: bool, path: str = "params") -> tuple[Any
         for name, value in zip(params._fields, params, strict=True):
             sub = f"{path}.{name}"
             if _is_params_node(value):
-                ax, n = _grid_axes(value, allow_grid, sub)
+                ax, n = grid_axes(value, allow_grid, sub)
             elif value is None:
                 ax, n = None, None
             else:
@@ -117,7 +118,9 @@ def _leaf_axis(value: Any, base_ndim: int, allow_grid: bool, path: str) -> tuple
     raise ValueError(f"{path} must have {allowed} dimensions, got shape {np.shape(value)}")
 
 
-def _canonical(params: Any) -> Any:
+def canonical_params(params: Any) -> Any:
+    """Params leaves as float32 arrays (int32 for integer leaves): one compiled function per shape."""
+
     def cast(v):
         v = jnp.asarray(v)
         return v.astype(jnp.int32) if jnp.issubdtype(v.dtype, jnp.integer) else v.astype(jnp.float32)
@@ -128,12 +131,12 @@ def _canonical(params: Any) -> Any:
 def _prepare(learner: Learner, env: Env, params: SimParams, allow_grid: bool):
     if not isinstance(params, SimParams):
         raise ValueError("params must be a jaxpriv.SimParams(learner=..., env=...)")
-    axes, size = _grid_axes(params, allow_grid)
+    axes, size = grid_axes(params, allow_grid)
     if learner.check is not None:
         learner.check(params.learner)
     if env.check is not None:
         env.check(params.env)
-    return _canonical(params), axes, size
+    return canonical_params(params), axes, size
 
 
 # --- one run ---------------------------------------------------------------------------------------
@@ -244,15 +247,18 @@ def run(
       A ``Result`` with arrays of shape ``[m]``.
     """
     horizon = _validate.positive_int("horizon", horizon)
-    ckpts = _normalise_checkpoints(horizon, checkpoints)
+    ckpts = normalize_checkpoints(horizon, checkpoints)
     params, _, _ = _prepare(learner, env, params, allow_grid=False)
     regret, loss, best, gap = _run_jit(learner, env, horizon, ckpts, key, params)
     return Result(jnp.asarray(ckpts, jnp.int32), regret, loss, best, gap)
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2, 3, 4, 5))
-def _sweep_jit(learner, env, horizon, checkpoints, axes, chunk, keys, params):
-    one = partial(_run, learner, env, horizon, checkpoints)
+def map_seeds_and_grid(one: Any, axes: Any, chunk: int | None, keys: jax.Array, params: Any) -> Any:
+    """``one(key, params)`` vmapped over ``keys`` (in batches of ``chunk``) and over the grid axes of ``params``.
+
+    The same ``keys`` serve every grid point (common random numbers). ``axes`` is
+    the ``in_axes`` pytree of ``params`` from ``grid_axes`` (``None``: no grid).
+    """
 
     def over_seeds(p):
         if chunk is None or chunk >= keys.shape[0]:
@@ -262,6 +268,11 @@ def _sweep_jit(learner, env, horizon, checkpoints, axes, chunk, keys, params):
     if axes is None:
         return over_seeds(params)
     return jax.vmap(over_seeds, in_axes=(axes,))(params)
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2, 3, 4, 5))
+def _sweep_jit(learner, env, horizon, checkpoints, axes, chunk, keys, params):
+    return map_seeds_and_grid(partial(_run, learner, env, horizon, checkpoints), axes, chunk, keys, params)
 
 
 def sweep(
@@ -302,7 +313,7 @@ def sweep(
     seeds = _validate.positive_int("seeds", seeds)
     if chunk is not None:
         chunk = _validate.positive_int("chunk", chunk)
-    ckpts = _normalise_checkpoints(horizon, checkpoints)
+    ckpts = normalize_checkpoints(horizon, checkpoints)
     params, axes, size = _prepare(learner, env, params, allow_grid=True)
     keys = jax.random.split(key, seeds)
     regret, loss, best, gap = _sweep_jit(learner, env, horizon, ckpts, axes if size else None, chunk, keys, params)

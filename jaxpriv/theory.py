@@ -102,8 +102,12 @@ def ogd_regret_bound(
 
 
 def _unit_noise_norm(noise: str, budget: ArrayLike, depth: int, dim: int) -> jax.Array:
-    """``c`` with ``sqrt(D d σ²_node) = c Δ``: the bound on ``E||n||`` of one release per unit sensitivity."""
-    return jnp.sqrt(depth * dim * _accounting.node_variance(noise, budget, 1.0, depth, dim))
+    """``c`` with ``sqrt(D d σ²_node) = c Δ``: the bound on ``E||n||`` of one release per unit L2 sensitivity.
+
+    The Laplace tree is calibrated to the L1 bound ``sqrt(d) Δ`` (see ``oco.pftal``).
+    """
+    factor = dim if noise == "laplace" else 1.0
+    return jnp.sqrt(factor * depth * dim * _accounting.node_variance(noise, budget, 1.0, depth, dim))
 
 
 def regularized_pftal_regret_bound(

@@ -97,3 +97,10 @@ def test_theorem_4_bound_is_the_proof_expression():
     got = float(theory.pftal_gamma_regret_bound(T, d, L, Hc, R, eps))
     assert got == pytest.approx(expected, rel=1e-5)
     assert float(theory.pftal_gamma_regret_bound(T, d, L, Hc, R, jnp.inf)) == pytest.approx(2 * G**2 * harmonic / Hc)
+
+
+@pytest.mark.parametrize(("noise", "factor"), [("gamma", 1.0), ("gaussian", 1.0), ("laplace", np.sqrt(D))])
+def test_pftal_clips_to_the_sensitivity_in_its_family_norm(noise, factor):
+    learner = oco.pftal(64, BALL, noise)
+    state = learner.init(jax.random.key(0), oco.PFTALParams(1.0, 1.0, lipschitz=2.0, strong_convexity=0.5))
+    assert float(state.tree.sensitivity) == pytest.approx(factor * (2.0 + 0.5 * BALL.radius), rel=1e-6)

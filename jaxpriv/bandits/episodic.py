@@ -24,7 +24,7 @@ numbers, chunking); each algorithm family provides a per-seed simulator.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import jax
@@ -38,7 +38,7 @@ from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb
 from jaxpriv.bandits.ucb import UCBParams, ucb
 from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
 from jaxpriv.mechanisms._accounting import gaussian_stddev
-from jaxpriv.sim import SimParams, _canonical, _grid_axes, _normalise_checkpoints
+from jaxpriv.sim import SimParams, canonical_params, grid_axes, map_seeds_and_grid, normalize_checkpoints
 
 RewardSum = Callable[[PRNGKey, jax.Array, jax.Array], jax.Array]
 
@@ -67,16 +67,7 @@ def bernoulli_reward_sum(key: PRNGKey, n: jax.Array, mean: jax.Array) -> jax.Arr
     return _sampling.binomial(key, n, mean)
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
-def _sweep_jit(one: Callable, axes: Any, chunk: int | None, keys: jax.Array, params: Any):
-    def over_seeds(p):
-        if chunk is None or chunk >= keys.shape[0]:
-            return jax.vmap(one, in_axes=(0, None))(keys, p)
-        return jax.lax.map(lambda k: one(k, p), keys, batch_size=chunk)
-
-    if axes is None:
-        return over_seeds(params)
-    return jax.vmap(over_seeds, in_axes=(axes,))(params)
+_sweep_jit = jax.jit(map_seeds_and_grid, static_argnums=(0, 1, 2))
 
 
 def episode_sweep(
@@ -107,9 +98,9 @@ def episode_sweep(
     seeds = _validate.positive_int("seeds", seeds)
     if chunk is not None:
         chunk = _validate.positive_int("chunk", chunk)
-    axes, size = _grid_axes(params, allow_grid=True)
+    axes, size = grid_axes(params, allow_grid=True)
     keys = jax.random.split(key, seeds)
-    return _sweep_jit(one, axes if size else None, chunk, keys, _canonical(params))
+    return _sweep_jit(one, axes if size else None, chunk, keys, canonical_params(params))
 
 
 @lru_cache(maxsize=64)
@@ -232,7 +223,7 @@ def simulate_ucb_episodes(
     else:
         raise ValueError(f"params must be AdaCUCBParams or UCBParams, got {type(params).__name__}")
     bernoulli_bandit(num_arms).check(means)
-    ckpts = _normalise_checkpoints(horizon, checkpoints)
+    ckpts = normalize_checkpoints(horizon, checkpoints)
     one = _ucb_simulator(num_arms, horizon, ckpts, init_count, tie_break, reward_sum)
     regret, episodes, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk)
     return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, episodes, pulls)

@@ -40,7 +40,7 @@ from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
 from jaxpriv.bandits.episodic import EpisodeResult, episode_sweep
 from jaxpriv.bandits.gope import GOPEParams, gope
 from jaxpriv.envs.linear_bandits import LinearBanditParams, linear_bandit, unit_sphere
-from jaxpriv.sim import SimParams, _normalise_checkpoints
+from jaxpriv.sim import SimParams, normalize_checkpoints
 
 __all__ = ["INSTANCES", "clipped_gaussian_moments", "gaussian_reward_sums", "simulate_gope_phases"]
 
@@ -227,7 +227,7 @@ def simulate_gope_phases(
     linear_bandit(num_actions, dim, random_theta=instance != "fixed").check(env_params)
     if reward_sums is None:
         reward_sums = _default_sums(clip, exact_pulls)
-    ckpts = _normalise_checkpoints(horizon, checkpoints)
+    ckpts = normalize_checkpoints(horizon, checkpoints)
     one = _gope_simulator(
         num_actions,
         dim,

@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
@@ -49,9 +50,10 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
 
     Privacy: the gradients are clipped to ``Δ = L + H||C||_2`` (the bound used
     in the proof of Theorem 3, Appendix B.1) before they enter the tree, so
-    the whole sequence of points is ε-DP (``"gamma"``, ``"laplace"``; for the
-    Laplace family Δ bounds the L1 norm) or ρ-zCDP (``"gaussian"``) with
-    respect to changing one loss function, against adaptive adversaries.
+    the whole sequence of points is ε-DP (``"gamma"``, ``"laplace"``) or
+    ρ-zCDP (``"gaussian"``) with respect to changing one loss function, against
+    adaptive adversaries. The Laplace family bounds the L1 norm, so there
+    ``Δ = sqrt(d) (L + H||C||_2)`` (the L1 norm of any vector of that L2 norm).
 
     Regret (Theorem 4): ``E[Regret(T)] = O(p (L + H||C||)² log^{2.5} T / (εH))``;
     ``jaxpriv.theory.pftal_regret_bound`` evaluates it with the proof's constants.
@@ -79,12 +81,14 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
     tree = binary_tree(horizon, constraint.dim, noise)
     depth = tree_depth(horizon)
     radius = constraint.radius
+    # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) (L + H||C||).
+    norm_factor = float(np.sqrt(constraint.dim)) if noise == "laplace" else 1.0
 
     def tree_params(params: PFTALParams) -> TreeParams:
         sensitivity = jnp.asarray(params.lipschitz, jnp.float32) + jnp.asarray(
             params.strong_convexity, jnp.float32
         ) * jnp.float32(radius)
-        return TreeParams(params.epsilon, params.rho, sensitivity)
+        return TreeParams(params.epsilon, params.rho, norm_factor * sensitivity)
 
     def check(params: PFTALParams) -> None:
         _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
