@@ -10,6 +10,7 @@ from jaxpriv.mechanisms._accounting import (
     tree_depth,
     zcdp_to_dp,
 )
+from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, trailing_zeros
 from jaxpriv.mechanisms._mutual_information import mutual_information_to_stddev, stddev_to_mutual_information
 from jaxpriv.mechanisms._noise import gamma_norm
 from jaxpriv.mechanisms._tree import (
@@ -24,12 +25,15 @@ from jaxpriv.mechanisms._tree import (
 
 __all__ = [
     "NOISE_FAMILIES",
+    "DyadicSums",
     "TreeParams",
     "TreeState",
     "binary_tree",
     "clip_l1",
     "clip_l2",
     "dp_to_zcdp",
+    "dyadic_init",
+    "dyadic_step",
     "gamma_node_scale",
     "gamma_norm",
     "gaussian_node_stddev",
@@ -39,6 +43,7 @@ __all__ = [
     "node_variance",
     "prefix_sums",
     "stddev_to_mutual_information",
+    "trailing_zeros",
     "tree_depth",
     "zcdp_to_dp",
 ]

@@ -12,6 +12,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import Mechanism, PRNGKey
 from jaxpriv.mechanisms import _accounting, _noise
+from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
 
 NOISE_FAMILIES = ("gamma", "laplace", "gaussian")
 
@@ -32,15 +33,14 @@ class TreeParams(NamedTuple):
 
 
 class TreeState(NamedTuple):
-    """State of a tree over ``D = ceil(log2 T) + 1`` levels.
+    """State of a tree over ``D = ceil(log2 T) + 1`` levels (see ``DyadicSums``).
 
-    Row ``i`` holds the most recently closed node of level ``i`` (a dyadic block
-    of ``2^i`` inputs). Rows below the level that closes next always belong to
-    the current block, so they are never reset.
+    Row ``i`` of ``sums.exact`` holds the most recently closed node of level
+    ``i`` (a dyadic block of ``2^i`` inputs); ``sums.suffix`` holds the partial
+    sums of the noisy released nodes, so each step costs ``O(d)`` amortised.
     """
 
-    exact: jax.Array  # shape=[D, d], exact node sums
-    noisy: jax.Array  # shape=[D, d], node sums plus their node noise
+    sums: DyadicSums  # exact node sums [D, d] and suffix sums of the noisy nodes [D + 1, d]
     scale: jax.Array  # shape=(), per-node noise scale (Gamma/Laplace scale, Gaussian σ)
     sensitivity: jax.Array  # shape=(), clipping bound Δ
 
@@ -116,7 +116,6 @@ def binary_tree(horizon: int, dim: int, noise: str = "gamma", dtype=jnp.float32)
     depth = _accounting.tree_depth(horizon)
     sampler = _noise.SAMPLERS[noise]
     clip = clip_l1 if noise == "laplace" else clip_l2
-    levels = jnp.arange(depth, dtype=jnp.int32)
 
     def init_fn(key: PRNGKey, params: TreeParams) -> TreeState:
         del key
@@ -126,26 +125,17 @@ def binary_tree(horizon: int, dim: int, noise: str = "gamma", dtype=jnp.float32)
             scale = _accounting.laplace_node_scale(params.epsilon, params.sensitivity, depth)
         else:
             scale = _accounting.gaussian_node_stddev(params.rho, params.sensitivity, depth)
-        zeros = jnp.zeros((depth, dim), dtype)
         return TreeState(
-            exact=zeros,
-            noisy=zeros,
+            sums=dyadic_init(depth, dim, dtype),
             scale=jnp.asarray(scale, dtype),
             sensitivity=jnp.asarray(params.sensitivity, dtype),
         )
 
     def step_fn(key: PRNGKey, state: TreeState, x: ArrayLike, t: jax.Array) -> tuple[TreeState, jax.Array]:
         x = clip(jnp.asarray(x, dtype), state.sensitivity)
-        t = jnp.asarray(t, jnp.int32)
-        low = 31 - jax.lax.clz(t & -t)  # trailing zeros of t: the level that closes
-        below = (levels < low)[:, None]
-        node = x + jnp.sum(jnp.where(below, state.exact, 0.0), axis=0)
-        noisy_node = node + state.scale * sampler(key, (dim,), dtype)
-        exact = jax.lax.dynamic_update_slice_in_dim(state.exact, node[None], low, axis=0)
-        noisy = jax.lax.dynamic_update_slice_in_dim(state.noisy, noisy_node[None], low, axis=0)
-        bits = ((t >> levels) & 1).astype(bool)[:, None]
-        release = jnp.sum(jnp.where(bits, noisy, 0.0), axis=0)
-        return state._replace(exact=exact, noisy=noisy), release
+        noise = state.scale * sampler(key, (dim,), dtype)  # fresh noise for the node that closes at t
+        sums, release = dyadic_step(state.sums, x, t, noise)
+        return state._replace(sums=sums), release
 
     return Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise))
 

@@ -10,7 +10,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey
-from jaxpriv.mechanisms import clip_l2, tree_depth
+from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, dyadic_step, tree_depth
 from jaxpriv.sets import ConstraintSet, require_projection
 
 # Levels of the exact dyadic sums when no horizon is given: enough for every int32 clock value.
@@ -25,26 +25,19 @@ class FTALParams(NamedTuple):
 
 class FTALState(NamedTuple):
     w: jax.Array  # shape=[d], the point played next
-    points: jax.Array  # shape=[D, d], exact dyadic node sums of the points played
-    sums: jax.Array  # shape=[D, d], exact dyadic node sums of the gradients (the tree without noise)
+    points: DyadicSums  # exact dyadic sums of the points played
+    sums: DyadicSums  # exact dyadic sums of the gradients (the tree without noise)
     strong_convexity: jax.Array  # shape=()
 
 
-def dyadic_prefix_sum(sums: jax.Array, x: jax.Array, t: jax.Array) -> tuple[jax.Array, jax.Array]:
+def dyadic_prefix_sum(sums: DyadicSums, x: jax.Array, t: jax.Array) -> tuple[DyadicSums, jax.Array]:
     """One step of the exact binary-tree prefix sum: ``(sums, sum_{s<=t} x_s)``.
 
     The same additions, in the same order, as ``jaxpriv.mechanisms.binary_tree``
-    with no noise: the node of level ``trailing_zeros(t)`` closes, absorbing the
-    levels below and ``x_t``; the prefix sum adds the nodes at the set bits of
-    ``t``. Rounding error grows like ``log t`` rather than ``t`` for a running sum.
+    with no noise (``jaxpriv.mechanisms.dyadic_step``). Rounding error grows
+    like ``log t`` rather than ``t`` for a running sum; work is ``O(d)`` amortised.
     """
-    levels = jnp.arange(sums.shape[0], dtype=jnp.int32)
-    t = jnp.asarray(t, jnp.int32)
-    low = 31 - jax.lax.clz(t & -t)
-    node = x + jnp.sum(jnp.where((levels < low)[:, None], sums, 0.0), axis=0)
-    sums = jax.lax.dynamic_update_slice_in_dim(sums, node[None], low, axis=0)
-    bits = ((t >> levels) & 1).astype(bool)[:, None]
-    return sums, jnp.sum(jnp.where(bits, sums, 0.0), axis=0)
+    return dyadic_step(sums, x, t)
 
 
 def leader_point(total_w: jax.Array, total_grad: jax.Array, strong_convexity: jax.Array, t: jax.Array) -> jax.Array:
@@ -94,7 +87,7 @@ def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     def init_fn(key: PRNGKey, params: FTALParams) -> FTALState:
         del key
         w1 = constraint.project(jnp.zeros(constraint.dim, jnp.float32))
-        sums = jnp.zeros((depth, constraint.dim), jnp.float32)
+        sums = dyadic_init(depth, constraint.dim)
         return FTALState(w1, sums, sums, jnp.asarray(params.strong_convexity, jnp.float32))
 
     def act_fn(key: PRNGKey, state: FTALState, t: jax.Array) -> jax.Array:

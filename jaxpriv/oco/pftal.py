@@ -11,7 +11,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey
-from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree, tree_depth
+from jaxpriv.mechanisms import DyadicSums, TreeParams, TreeState, binary_tree, dyadic_init, tree_depth
 from jaxpriv.oco.ftal import dyadic_prefix_sum, leader_point
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -34,7 +34,7 @@ class PFTALParams(NamedTuple):
 
 class PFTALState(NamedTuple):
     w: jax.Array  # shape=[d], the point played next
-    points: jax.Array  # shape=[D, d], exact dyadic node sums of the points played so far
+    points: DyadicSums  # exact dyadic sums of the points played so far
     strong_convexity: jax.Array  # shape=()
     tree: TreeState  # private sums of the gradients
 
@@ -102,7 +102,7 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
         w1 = constraint.project(jnp.zeros(constraint.dim, jnp.float32))
         return PFTALState(
             w=w1,
-            points=jnp.zeros((depth, constraint.dim), jnp.float32),
+            points=dyadic_init(depth, constraint.dim),
             strong_convexity=jnp.asarray(params.strong_convexity, jnp.float32),
             tree=tree.init(key, tree_params(params)),
         )
