@@ -203,3 +203,25 @@ def test_float32_accurate_at_2_pow_20():
         reference = cum_loss[t - 1] - best
         assert float(r.regret[i]) == pytest.approx(reference, rel=0.02), (t, float(r.regret[i]), reference)
         assert float(r.loss[i]) == pytest.approx(cum_loss[t - 1], rel=1e-5)
+
+
+def test_vmap_over_run_matches_sweep():
+    keys = jax.random.split(jax.random.key(5), 4)
+    vm = jax.vmap(lambda k: jp.run(PFTAL, ENV, _params(1.0), k, T).regret)(keys)
+    sw = jp.sweep(PFTAL, ENV, _params(1.0), jax.random.key(5), T, seeds=4, checkpoints=None)
+    np.testing.assert_allclose(np.asarray(vm), np.asarray(sw.regret), rtol=1e-5, atol=1e-4)
+
+
+def test_regret_is_differentiable_in_a_hyperparameter():
+    # OGD's step size 1/(H t) on the quadratic stream: d regret / d H by autodiff vs central differences.
+    ogd = oco.ogd(BALL)
+
+    def final_regret(h):
+        p = jp.SimParams(oco.OGDParams(strong_convexity=h), ENV_P)
+        return jp.run(ogd, ENV, p, jax.random.key(8), T).regret[-1]
+
+    grad = float(jax.grad(final_regret)(jnp.float32(1.5)))
+    eps = 1e-2
+    fd = (float(final_regret(jnp.float32(1.5 + eps))) - float(final_regret(jnp.float32(1.5 - eps)))) / (2 * eps)
+    assert grad == pytest.approx(fd, rel=2e-2, abs=1e-3)
+    assert abs(grad) > 1e-3
