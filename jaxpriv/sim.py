@@ -253,6 +253,22 @@ def run(
     return Result(jnp.asarray(ckpts, jnp.int32), regret, loss, best, gap)
 
 
+def seed_keys(key: PRNGKey, seeds: int) -> jax.Array:
+    """``split(key, seeds)``, sharded along the seed axis over the devices present.
+
+    With several devices (GPUs, TPU cores, or CPU devices from
+    ``--xla_force_host_platform_device_count``) and ``seeds`` divisible by their
+    number, the compiled sweep is partitioned over the seed axis; the numbers do
+    not change. With one device this is ``split(key, seeds)``.
+    """
+    keys = jax.random.split(key, seeds)
+    n = jax.device_count()
+    if n > 1 and seeds % n == 0:
+        mesh = jax.sharding.Mesh(np.asarray(jax.devices()), ("seeds",))
+        keys = jax.device_put(keys, jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("seeds")))
+    return keys
+
+
 def map_seeds_and_grid(one: Any, axes: Any, chunk: int | None, keys: jax.Array, params: Any) -> Any:
     """``one(key, params)`` vmapped over ``keys`` (in batches of ``chunk``) and over the grid axes of ``params``.
 
@@ -315,7 +331,7 @@ def sweep(
         chunk = _validate.positive_int("chunk", chunk)
     ckpts = normalize_checkpoints(horizon, checkpoints)
     params, axes, size = _prepare(learner, env, params, allow_grid=True)
-    keys = jax.random.split(key, seeds)
+    keys = seed_keys(key, seeds)
     regret, loss, best, gap = _sweep_jit(learner, env, horizon, ckpts, axes if size else None, chunk, keys, params)
     return Result(jnp.asarray(ckpts, jnp.int32), regret, loss, best, gap)
 

@@ -38,7 +38,7 @@ from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb
 from jaxpriv.bandits.ucb import UCBParams, ucb
 from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
 from jaxpriv.mechanisms._accounting import gaussian_stddev
-from jaxpriv.sim import SimParams, canonical_params, grid_axes, map_seeds_and_grid, normalize_checkpoints
+from jaxpriv.sim import SimParams, canonical_params, grid_axes, map_seeds_and_grid, normalize_checkpoints, seed_keys
 
 RewardSum = Callable[[PRNGKey, jax.Array, jax.Array], jax.Array]
 
@@ -99,7 +99,7 @@ def episode_sweep(
     if chunk is not None:
         chunk = _validate.positive_int("chunk", chunk)
     axes, size = grid_axes(params, allow_grid=True)
-    keys = jax.random.split(key, seeds)
+    keys = seed_keys(key, seeds)
     return _sweep_jit(one, axes if size else None, chunk, keys, canonical_params(params))
 
 
