@@ -54,11 +54,24 @@ def pftal_regret_bound(
 def pftal_gamma_regret_bound(
     horizon: int, dim: int, lipschitz: ArrayLike, strong_convexity: ArrayLike, radius: ArrayLike, epsilon: ArrayLike
 ) -> jax.Array:
-    """``pftal_regret_bound`` for the paper's Gamma-norm tree at privacy ε (sensitivity ``L + H||C||``)."""
+    """``pftal_regret_bound`` for ``oco.pftal``'s Gamma-norm tree at privacy ε.
+
+    The tree is calibrated to the replace-one sensitivity ``2L`` of the clipped
+    gradients (see ``oco.pftal``): ``σ²_node = (d+1)(2DL/ε)²``.
+    """
     depth = _accounting.tree_depth(horizon)
-    sens = jnp.asarray(lipschitz, jnp.float32) + jnp.asarray(strong_convexity, jnp.float32) * radius
-    var = _accounting.node_variance("gamma", epsilon, sens, depth, dim)
+    var = _accounting.node_variance("gamma", epsilon, tree_sensitivity("gamma", dim, lipschitz), depth, dim)
     return pftal_regret_bound(horizon, dim, lipschitz, strong_convexity, radius, var, depth)
+
+
+def tree_sensitivity(noise: str, dim: int, clip: ArrayLike) -> jax.Array:
+    """The sensitivity PFTAL's tree is calibrated to for inputs clipped to L2 norm ``clip``.
+
+    Replace-one neighbours: ``2·clip``; the Laplace family measures it in the
+    L1 norm, ``2 sqrt(d) clip`` (see ``oco.pftal``).
+    """
+    factor = 2.0 * (dim**0.5 if noise == "laplace" else 1.0)
+    return factor * jnp.asarray(clip, jnp.float32)
 
 
 def _harmonic_bound(horizon: ArrayLike) -> jax.Array:
@@ -104,10 +117,10 @@ def ogd_regret_bound(
 def _unit_noise_norm(noise: str, budget: ArrayLike, depth: int, dim: int) -> jax.Array:
     """``c`` with ``sqrt(D d σ²_node) = c Δ``: the bound on ``E||n||`` of one release per unit L2 sensitivity.
 
-    The Laplace tree is calibrated to the L1 bound ``sqrt(d) Δ`` (see ``oco.pftal``).
+    The tree is calibrated to ``tree_sensitivity`` (replace-one; L1 for Laplace).
     """
-    factor = dim if noise == "laplace" else 1.0
-    return jnp.sqrt(factor * depth * dim * _accounting.node_variance(noise, budget, 1.0, depth, dim))
+    sens = tree_sensitivity(noise, dim, 1.0)
+    return jnp.sqrt(depth * dim * _accounting.node_variance(noise, budget, sens, depth, dim))
 
 
 def regularized_pftal_regret_bound(
@@ -142,7 +155,8 @@ def regularized_pftal_regret_bound(
     h = jnp.asarray(strong_convexity, jnp.float32)
     r = jnp.asarray(radius, jnp.float32)
     lip_h = jnp.asarray(lipschitz, jnp.float32) + h * r
-    var = _accounting.node_variance(noise, budget, lip_h + h * r, depth, dim)
+    # E||n|| <= c G with G = L + 2H||C|| >= the tree's clip L + H||C|| (conservative, as in Theorem 11's H).
+    var = _accounting.node_variance(noise, budget, tree_sensitivity(noise, dim, lip_h + h * r), depth, dim)
     bias = 0.5 * h * jnp.asarray(horizon, jnp.float32) * r * r
     return pftal_regret_bound(horizon, dim, lip_h, h, r, var, depth) + bias
 

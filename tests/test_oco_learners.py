@@ -118,7 +118,7 @@ def test_regularized_pftal_uses_theorem_11s_strength_and_feeds_the_regularised_g
     state = learner.init(jax.random.key(0), oco.RegularizedPFTALParams(epsilon=2.0, lipschitz=1.5))
     h = theory.regularized_pftal_strength(T, 3, 1.5, 2.0, 2.0)
     np.testing.assert_allclose(state.strong_convexity, h, rtol=1e-6)
-    np.testing.assert_allclose(state.tree.sensitivity, 1.5 + 2 * float(h) * 2.0, rtol=1e-6)  # L + 2H||C||
+    np.testing.assert_allclose(state.tree.sensitivity, 1.5 + float(h) * 2.0, rtol=1e-6)  # clip at ||∇h|| <= L + H||C||
     # At ε = ∞ it is PFTAL run on h_t = f_t + (H/2)||w||²: quadratic f gives a quadratic h with
     # H' = H_f + H and z' = H_f z / H'; compare the points through the losses on f.
     fixed = learner.init(jax.random.key(0), oco.RegularizedPFTALParams(lipschitz=1.0, strong_convexity=0.5))

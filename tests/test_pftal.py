@@ -91,7 +91,7 @@ def test_theorem_4_bound_is_the_proof_expression():
     T, d, L, Hc, R, eps = 4096, 3, 2.0, 0.5, 1.0, 1.0
     G = L + Hc * R
     depth = mechanisms.tree_depth(T)
-    var = (d + 1) * (depth * G / eps) ** 2
+    var = (d + 1) * (depth * 2 * L / eps) ** 2  # the tree's replace-one sensitivity 2L
     harmonic = 1 + np.log(T)
     expected = 2 * G**2 * harmonic / Hc + 2 * np.sqrt(depth * d * var) * G * harmonic / Hc
     got = float(theory.pftal_gamma_regret_bound(T, d, L, Hc, R, eps))
@@ -100,7 +100,23 @@ def test_theorem_4_bound_is_the_proof_expression():
 
 
 @pytest.mark.parametrize(("noise", "factor"), [("gamma", 1.0), ("gaussian", 1.0), ("laplace", np.sqrt(D))])
-def test_pftal_clips_to_the_sensitivity_in_its_family_norm(noise, factor):
-    learner = oco.pftal(64, BALL, noise)
-    state = learner.init(jax.random.key(0), oco.PFTALParams(1.0, 1.0, lipschitz=2.0, strong_convexity=0.5))
-    assert float(state.tree.sensitivity) == pytest.approx(factor * (2.0 + 0.5 * BALL.radius), rel=1e-6)
+def test_pftal_clips_gradients_at_l_and_calibrates_to_replace_one_sensitivity(noise, factor):
+    T = 64
+    learner = oco.pftal(T, BALL, noise)
+    state = learner.init(jax.random.key(0), oco.PFTALParams(2.0, 0.5, lipschitz=1.5, strong_convexity=0.5))
+    clip = factor * 1.5  # L (L1 norm for the Laplace family)
+    assert float(state.tree.sensitivity) == pytest.approx(clip, rel=1e-6)
+    depth = mechanisms.tree_depth(T)
+    expected = {
+        "gamma": depth * 2 * clip / 2.0,  # Gamma scale D s / ε with s = 2 clip
+        "laplace": depth * 2 * clip / 2.0,
+        "gaussian": 2 * clip * np.sqrt(depth / (2 * 0.5)),  # σ = s sqrt(D / (2ρ))
+    }[noise]
+    assert float(state.tree.scale) == pytest.approx(expected, rel=1e-6)
+    # A gradient far beyond L enters the tree clipped to norm L: at ε = ∞, w_2 = Π_C(-clip(g) / H).
+    h = 5.0
+    free = learner.init(jax.random.key(0), oco.PFTALParams(jnp.inf, jnp.inf, lipschitz=1.5, strong_convexity=h))
+    g = np.array([30.0, 40.0])
+    new = learner.update(jax.random.key(1), free, free.w, jnp.asarray(g, jnp.float32), jnp.int32(1))
+    norm = np.abs(g).sum() if noise == "laplace" else np.linalg.norm(g)
+    np.testing.assert_allclose(np.asarray(new.w), -g * (clip / norm) / h, rtol=1e-5)

@@ -40,7 +40,7 @@ def test_ftal_and_pftal_on_a_strongly_convex_stream_grow_polylogarithmically():
     for i, e in enumerate([1.0, 10.0]):
         mean, se = mean_with_stderr(np.asarray(r.regret[i]))
         assert loglog_slope(mean) < 0.3, mean
-        var = mechanisms.node_variance("gamma", e, 3.0, DEPTH, 3)  # the tree of depth D(T_MAX)
+        var = mechanisms.node_variance("gamma", e, 4.0, DEPTH, 3)  # depth D(T_MAX), replace-one sensitivity 2L
         bound = np.array([float(theory.pftal_regret_bound(T, 3, 2.0, 1.0, 1.0, var, DEPTH)) for T in HORIZONS])
         assert np.all(mean + 3 * se < bound), (mean, bound)
 

@@ -14,6 +14,7 @@ from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, tra
 from jaxpriv.mechanisms._mutual_information import mutual_information_to_stddev, stddev_to_mutual_information
 from jaxpriv.mechanisms._noise import gamma_norm
 from jaxpriv.mechanisms._tree import (
+    NEIGHBOURING,
     NOISE_FAMILIES,
     TreeParams,
     TreeState,
@@ -24,6 +25,7 @@ from jaxpriv.mechanisms._tree import (
 )
 
 __all__ = [
+    "NEIGHBOURING",
     "NOISE_FAMILIES",
     "DyadicSums",
     "TreeParams",

@@ -66,7 +66,12 @@ def check_tree_params(params: TreeParams, noise: str) -> None:
     _validate.nonnegative("sensitivity", params.sensitivity)
 
 
-def binary_tree(horizon: int, dim: int, noise: str = "gamma", dtype=jnp.float32) -> Mechanism:
+NEIGHBOURING = ("add_remove", "replace")
+
+
+def binary_tree(
+    horizon: int, dim: int, noise: str = "gamma", neighbouring: str = "add_remove", dtype=jnp.float32
+) -> Mechanism:
     """Tree-based aggregation: private prefix sums ``v_t ≈ sum_{s<=t} x_s`` of a vector stream.
 
     At step ``t`` (1-based) the node of level ``i = trailing_zeros(t)`` closes:
@@ -74,17 +79,25 @@ def binary_tree(horizon: int, dim: int, noise: str = "gamma", dtype=jnp.float32)
     release is the sum of the noisy nodes at the set bits of ``t``, so its
     noise is ``popcount(t)`` independent node draws.
 
-    Privacy (event level, replace-one neighbouring streams, adaptively chosen
-    inputs; Smith & Thakurta 2013, Appendix B.1): every input is clipped to
-    norm Δ and enters at most ``D = ceil(log2 T) + 1`` nodes, each released
-    with a ``1/D`` share of the budget:
+    Privacy (event level, adaptively chosen inputs; Smith & Thakurta 2013,
+    Appendix B.1): every input is clipped to norm Δ and enters at most
+    ``D = ceil(log2 T) + 1`` nodes, each released with a ``1/D`` share of the
+    budget. The neighbouring relation fixes the sensitivity ``s`` of one input:
 
-    * ``"gamma"``: ε-DP, L2 sensitivity Δ; node noise with density
-      ``∝ exp(-ε||n||_2 / (DΔ))`` (Algorithm 2, line 9): per-coordinate
-      variance ``(d+1)(DΔ/ε)²``.
-    * ``"laplace"``: ε-DP, L1 sensitivity Δ; i.i.d. ``Lap(DΔ/ε)`` per
-      coordinate: variance ``2(DΔ/ε)²``.
-    * ``"gaussian"``: ρ-zCDP, L2 sensitivity Δ; ``N(0, DΔ²/(2ρ) I)`` per node.
+    * ``neighbouring="add_remove"`` (default): streams differ by one input
+      replaced with zero (added or removed); ``s = Δ``.
+    * ``neighbouring="replace"``: streams differ by one input replaced with any
+      other input of norm ``<= Δ``; ``s = 2Δ``. (With ``"add_remove"``
+      calibration, a replace-one change is only 2ε-DP / 4ρ-zCDP.)
+
+    Node noise for that sensitivity ``s``:
+
+    * ``"gamma"``: ε-DP, L2 norm; node noise with density
+      ``∝ exp(-ε||n||_2 / (D s))`` (Algorithm 2, line 9): per-coordinate
+      variance ``(d+1)(D s/ε)²``.
+    * ``"laplace"``: ε-DP, L1 norm; i.i.d. ``Lap(D s/ε)`` per coordinate:
+      variance ``2(D s/ε)²``.
+    * ``"gaussian"``: ρ-zCDP, L2 norm; ``N(0, D s²/(2ρ) I)`` per node.
 
     An infinite budget gives zero noise and the exact prefix sums.
 
@@ -92,6 +105,7 @@ def binary_tree(horizon: int, dim: int, noise: str = "gamma", dtype=jnp.float32)
       horizon: ``T >= 1``, the number of inputs; fixes ``D``.
       dim: ``d >= 1``, the dimension of each input.
       noise: ``"gamma"``, ``"laplace"`` or ``"gaussian"``.
+      neighbouring: ``"add_remove"`` (sensitivity Δ) or ``"replace"`` (2Δ).
       dtype: dtype of the state and of the releases.
 
     Returns:
@@ -113,18 +127,21 @@ def binary_tree(horizon: int, dim: int, noise: str = "gamma", dtype=jnp.float32)
     horizon = _validate.positive_int("horizon", horizon)
     dim = _validate.positive_int("dim", dim)
     noise = _validate.choice("noise", noise, NOISE_FAMILIES)
+    neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)
+    factor = 2.0 if neighbouring == "replace" else 1.0  # sensitivity of one input, per unit clip bound
     depth = _accounting.tree_depth(horizon)
     sampler = _noise.SAMPLERS[noise]
     clip = clip_l1 if noise == "laplace" else clip_l2
 
     def init_fn(key: PRNGKey, params: TreeParams) -> TreeState:
         del key
+        sens = factor * jnp.asarray(params.sensitivity, dtype)
         if noise == "gamma":
-            scale = _accounting.gamma_node_scale(params.epsilon, params.sensitivity, depth)
+            scale = _accounting.gamma_node_scale(params.epsilon, sens, depth)
         elif noise == "laplace":
-            scale = _accounting.laplace_node_scale(params.epsilon, params.sensitivity, depth)
+            scale = _accounting.laplace_node_scale(params.epsilon, sens, depth)
         else:
-            scale = _accounting.gaussian_node_stddev(params.rho, params.sensitivity, depth)
+            scale = _accounting.gaussian_node_stddev(params.rho, sens, depth)
         return TreeState(
             sums=dyadic_init(depth, dim, dtype),
             scale=jnp.asarray(scale, dtype),

@@ -48,12 +48,15 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
     prefix sum of the gradients ``∇f_τ(w_τ)`` and ``W_t`` the (public) sum of the
     points played, kept as exact dyadic sums (float32-accurate over long horizons).
 
-    Privacy: the gradients are clipped to ``Δ = L + H||C||_2`` (the bound used
-    in the proof of Theorem 3, Appendix B.1) before they enter the tree, so
-    the whole sequence of points is ε-DP (``"gamma"``, ``"laplace"``) or
-    ρ-zCDP (``"gaussian"``) with respect to changing one loss function, against
-    adaptive adversaries. The Laplace family bounds the L1 norm, so there
-    ``Δ = sqrt(d) (L + H||C||_2)`` (the L1 norm of any vector of that L2 norm).
+    Privacy (replace-one neighbouring loss sequences, as in the paper, against
+    adaptive adversaries): the tree is fed ``∇f_t(w_t)``, clipped to
+    ``||·||_2 <= L`` (``||·||_1 <= sqrt(d) L`` for the Laplace family), and
+    calibrated to the replace-one sensitivity ``2L`` of one clipped gradient
+    (``binary_tree(..., neighbouring="replace")``): the whole sequence of points
+    is ε-DP (``"gamma"``, ``"laplace"``) or ρ-zCDP (``"gaussian"``). The paper
+    (proof of Theorem 3, Appendix B.1) calibrates to ``L + H||C||``, a bound on
+    the norm of one surrogate gradient; that covers a replaced loss (a change of
+    up to ``2L``) only when ``L <= H||C||``, so we use the exact ``2L`` instead.
 
     Regret (Theorem 4): ``E[Regret(T)] = O(p (L + H||C||)² log^{2.5} T / (εH))``;
     ``jaxpriv.theory.pftal_regret_bound`` evaluates it with the proof's constants.
@@ -78,17 +81,13 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
       in Full-information and Bandit Settings, NeurIPS 2013, Algorithm 1.
     """
     require_projection(constraint)
-    tree = binary_tree(horizon, constraint.dim, noise)
+    tree = binary_tree(horizon, constraint.dim, noise, neighbouring="replace")
     depth = tree_depth(horizon)
-    radius = constraint.radius
-    # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) (L + H||C||).
+    # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) L.
     norm_factor = float(np.sqrt(constraint.dim)) if noise == "laplace" else 1.0
 
     def tree_params(params: PFTALParams) -> TreeParams:
-        sensitivity = jnp.asarray(params.lipschitz, jnp.float32) + jnp.asarray(
-            params.strong_convexity, jnp.float32
-        ) * jnp.float32(radius)
-        return TreeParams(params.epsilon, params.rho, norm_factor * sensitivity)
+        return TreeParams(params.epsilon, params.rho, norm_factor * jnp.asarray(params.lipschitz, jnp.float32))
 
     def check(params: PFTALParams) -> None:
         _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)

@@ -90,6 +90,8 @@ def regularized_pftal(horizon: int, constraint: ConstraintSet, noise: str = "gam
         if h is not None and np.any(~np.isnan(h) & ~((h > 0) & np.isfinite(h))):
             raise ValueError(f"strong_convexity must be in (0, inf) or nan (Theorem 11's H), got {h!r}")
         _validate.nonnegative("lipschitz", params.lipschitz)
+        if h is not None and np.any(np.isnan(h)):  # Theorem 11's H is proportional to L
+            _validate.positive("lipschitz", params.lipschitz, allow_inf=False)
         if noise == "gaussian":
             _validate.positive("rho", params.rho)
         else:
