@@ -65,6 +65,15 @@ def in_open_interval(name: str, value: Any, lo: float, hi: float) -> None:
         raise ValueError(f"{name} must be in ({lo}, {hi}), got {value!r}")
 
 
+def in_closed_interval(name: str, value: Any, lo: float, hi: float) -> None:
+    """All entries inside ``[lo, hi]``."""
+    v = _concrete(value)
+    if v is None:
+        return
+    if np.any(np.isnan(v) | (v < lo) | (v > hi)):
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {value!r}")
+
+
 def trailing_shape(name: str, value: Any, shape: tuple[int, ...]) -> None:
     """The trailing dimensions of ``value`` equal ``shape`` (a leading grid axis is allowed)."""
     s = np.shape(value)

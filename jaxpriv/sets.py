@@ -42,7 +42,9 @@ def _check_dim_radius(dim: int, radius: float) -> None:
     from jaxpriv import _validate
 
     _validate.positive_int("dim", dim)
-    if not (isinstance(radius, (int, float)) and 0 < radius < float("inf")):
+    if isinstance(radius, bool) or not (
+        isinstance(radius, (int, float, np.integer, np.floating)) and 0 < radius < np.inf
+    ):
         raise ValueError(f"radius must be a finite number > 0, got {radius!r}")
 
 

@@ -10,7 +10,8 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Env, EnvInfo, PRNGKey
-from jaxpriv.envs.quadratic import QuadraticStats, clip_norm, quadratic_best_relative
+from jaxpriv.envs.quadratic import QuadraticStats, quadratic_best_relative
+from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
 
 
@@ -91,7 +92,7 @@ def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None)
     def step_fn(key: PRNGKey, state: AdaptiveState, action: jax.Array, t: jax.Array):
         w = jnp.asarray(action, jnp.float32)
         noise = state.spread * jax.random.normal(key, (dim,), jnp.float32)
-        z = clip_norm(state.center - state.push * state.mean_w + noise, z_radius)
+        z = clip_l2(state.center - state.push * state.mean_w + noise, z_radius)
         diff = w - z
         loss = 0.5 * state.strong_convexity * jnp.sum(diff * diff)
         grad = state.strong_convexity * diff

@@ -17,7 +17,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Env, EnvInfo, PRNGKey
-from jaxpriv.envs.quadratic import clip_norm
+from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
 
 LOSSES = ("logistic", "hinge")
@@ -191,8 +191,7 @@ def classification_stream(
     ts = jnp.arange(1, horizon + 1, dtype=jnp.int32)
 
     def check(params: ClassificationParams) -> None:
-        _validate.nonnegative("label_noise", params.label_noise)
-        _validate.nonnegative("label_noise", 0.5 - np.asarray(params.label_noise, np.float64))
+        _validate.in_closed_interval("label_noise", params.label_noise, 0.0, 0.5)
         if jnp.ndim(params.direction) >= 1:
             _validate.trailing_shape("direction", params.direction, (dim,))
 
@@ -209,7 +208,7 @@ def classification_stream(
             i = jax.random.randint(key, (), 0, feats_j.shape[0])
             return feats_j[i], labels_j[i]
         k_x, k_flip = jax.random.split(key)
-        x = radius * clip_norm(jax.random.normal(k_x, (dim,), jnp.float32) / float(np.sqrt(dim)), 1.0)
+        x = radius * clip_l2(jax.random.normal(k_x, (dim,), jnp.float32) / float(np.sqrt(dim)), 1.0)
         y = jnp.where(jnp.dot(state.direction, x) >= 0, 1.0, -1.0)
         flip = jax.random.bernoulli(k_flip, state.label_noise)
         return x, jnp.where(flip, -y, y)

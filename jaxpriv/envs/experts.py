@@ -70,8 +70,7 @@ def experts_stream(num_experts: int, pattern: str = "iid") -> Env:
     constraint = simplex(p)
 
     def check(params: ExpertsParams) -> None:
-        _validate.nonnegative("means", params.means)
-        _validate.nonnegative("means", 1.0 - jnp.asarray(params.means, jnp.float32))
+        _validate.in_closed_interval("means", params.means, 0.0, 1.0)
         if jnp.ndim(params.means) >= 1:
             _validate.trailing_shape("means", params.means, (p,))
 

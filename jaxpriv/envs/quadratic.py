@@ -10,6 +10,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Env, EnvInfo, PRNGKey
+from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
 
 Z_DISTS = ("iid", "drift", "alternating")
@@ -45,12 +46,6 @@ class QuadraticState(NamedTuple):
 class QuadraticStats(NamedTuple):
     z: jax.Array  # shape=[d], z_t (summed by the engine)
     z_sq: jax.Array  # shape=(), ||z_t||² (summed by the engine)
-
-
-def clip_norm(z: jax.Array, bound: float | jax.Array) -> jax.Array:
-    """Scale ``z`` (last axis) into the L2 ball of radius ``bound`` (how streams enforce their norm bound)."""
-    norm = jnp.sqrt(jnp.sum(z * z, -1, keepdims=True))
-    return z * jnp.minimum(1.0, bound / jnp.maximum(norm, 1e-30))
 
 
 def quadratic_best(constraint: ConstraintSet, strong_convexity: jax.Array, stats: QuadraticStats, t: jax.Array):
@@ -148,9 +143,9 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z
         mean = state.center
         if z_dist == "alternating":
             mean = jnp.where(jnp.asarray(t, jnp.int32) % 2 == 1, 1.0, -1.0) * mean
-        z = clip_norm(mean + state.spread * jax.random.normal(k_z, (dim,), jnp.float32), z_radius)
+        z = clip_l2(mean + state.spread * jax.random.normal(k_z, (dim,), jnp.float32), z_radius)
         if z_dist == "drift":
-            walk = clip_norm(state.center + state.drift * jax.random.normal(k_walk, (dim,), jnp.float32), z_radius)
+            walk = clip_l2(state.center + state.drift * jax.random.normal(k_walk, (dim,), jnp.float32), z_radius)
             state = state._replace(center=walk)
         diff = w - z
         loss = 0.5 * state.strong_convexity * jnp.sum(diff * diff)

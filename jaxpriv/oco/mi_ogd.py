@@ -11,7 +11,8 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate, theory
 from jaxpriv._base import Learner, PRNGKey
-from jaxpriv.mechanisms import clip_l2, mutual_information_to_stddev
+from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, dyadic_step, mutual_information_to_stddev, tree_depth
+from jaxpriv.oco.ftal import MAX_DEPTH
 from jaxpriv.sets import ConstraintSet, require_projection
 
 
@@ -38,6 +39,7 @@ class MIOGDState(NamedTuple):
     learning_rate: jax.Array  # shape=(), η
     stddev: jax.Array  # shape=(), σ of the encryption layer's Gaussian noise
     lipschitz: jax.Array  # shape=(), the clipping bound L
+    sums: DyadicSums  # exact dyadic sums of the noisy gradients: θ_t = -sum (float32-accurate for long T)
 
 
 def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
@@ -78,6 +80,7 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     if horizon is not None:
         horizon = _validate.positive_int("horizon", horizon)
     dim, radius = constraint.dim, constraint.radius
+    depth = MAX_DEPTH if horizon is None else tree_depth(horizon)
 
     def check(params: MIOGDParams) -> None:
         _validate.positive("mutual_information", params.mutual_information)
@@ -98,17 +101,18 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         if horizon is not None:
             eta = jnp.where(jnp.isnan(eta), theory.mi_ogd_learning_rate(horizon, dim, lip, radius, stddev), eta)
         theta = jnp.zeros((dim,), jnp.float32)
-        return MIOGDState(constraint.project(theta), theta, eta, stddev, lip)
+        return MIOGDState(constraint.project(theta), theta, eta, stddev, lip, dyadic_init(depth, dim))
 
     def act_fn(key: PRNGKey, state: MIOGDState, t: jax.Array) -> jax.Array:
         del key, t
         return state.w
 
     def update_fn(key: PRNGKey, state: MIOGDState, action: jax.Array, grad: jax.Array, t: jax.Array) -> MIOGDState:
-        del action, t
+        del action
         z = clip_l2(jnp.asarray(grad, jnp.float32), state.lipschitz)
         noisy = z + state.stddev * jax.random.normal(key, (dim,), jnp.float32)
-        theta = state.theta - noisy
-        return state._replace(w=constraint.project(state.learning_rate * theta), theta=theta)
+        sums, total = dyadic_step(state.sums, noisy, t)
+        theta = -total
+        return state._replace(w=constraint.project(state.learning_rate * theta), theta=theta, sums=sums)
 
     return Learner(init_fn, act_fn, update_fn, check)
