@@ -9,6 +9,11 @@ from jax.typing import ArrayLike
 from jaxpriv.mechanisms import _accounting
 
 
+def _harmonic_bound(horizon: ArrayLike) -> jax.Array:
+    """``sum_{t<=T} 1/t <= 1 + ln T``."""
+    return 1.0 + jnp.log(jnp.asarray(horizon, jnp.float32))
+
+
 def pftal_regret_bound(
     horizon: ArrayLike,
     dim: int,
@@ -46,7 +51,7 @@ def pftal_regret_bound(
     t = jnp.asarray(horizon, jnp.float32)
     h = jnp.asarray(strong_convexity, jnp.float32)
     g = jnp.asarray(lipschitz, jnp.float32) + h * jnp.asarray(radius, jnp.float32)
-    harmonic = 1.0 + jnp.log(t)
+    harmonic = _harmonic_bound(t)
     noise_norm = jnp.sqrt(depth * dim * jnp.asarray(node_variance, jnp.float32))
     return 2.0 * g * g * harmonic / h + 2.0 * noise_norm * g * harmonic / h
 
@@ -72,11 +77,6 @@ def tree_sensitivity(noise: str, dim: int, clip: ArrayLike) -> jax.Array:
     """
     factor = 2.0 * (dim**0.5 if noise == "laplace" else 1.0)
     return factor * jnp.asarray(clip, jnp.float32)
-
-
-def _harmonic_bound(horizon: ArrayLike) -> jax.Array:
-    """``sum_{t<=T} 1/t <= 1 + ln T``."""
-    return 1.0 + jnp.log(jnp.asarray(horizon, jnp.float32))
 
 
 def ftal_regret_bound(

@@ -99,7 +99,7 @@ def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None)
         mean_w = state.mean_w + (w - state.mean_w) / jnp.asarray(t, jnp.float32)
         c = state.reference
         relative = 0.5 * state.strong_convexity * jnp.sum((w - c) * (w + c - 2.0 * z))  # f_t(w) - f_t(c)
-        info = EnvInfo(loss=loss, regret=relative, stats=QuadraticStats(z, jnp.sum(z * z)))
+        info = EnvInfo(loss=loss, regret=relative, stats=QuadraticStats(z))
         return state._replace(mean_w=mean_w), grad, info
 
     def comparator(state: AdaptiveState, stats: QuadraticStats, t: jax.Array) -> jax.Array:

@@ -45,21 +45,6 @@ class QuadraticState(NamedTuple):
 
 class QuadraticStats(NamedTuple):
     z: jax.Array  # shape=[d], z_t (summed by the engine)
-    z_sq: jax.Array  # shape=(), ||z_t||² (summed by the engine)
-
-
-def quadratic_best(constraint: ConstraintSet, strong_convexity: jax.Array, stats: QuadraticStats, t: jax.Array):
-    """``min_{w∈C} sum_{s<=t} (H/2)||w - z_s||²`` from ``S = sum z_s`` and ``Q = sum ||z_s||²``.
-
-    ``sum_s f_s(w) = (H/2)[Q - t||S/t||²] + (H t/2)||w - S/t||²``, minimised over
-    ``C`` at ``Π_C(S/t)``; written this way to limit cancellation.
-    """
-    t = jnp.asarray(t, jnp.float32)
-    mean = stats.z / t
-    best = constraint.project(mean)
-    spread = stats.z_sq - t * jnp.sum(mean * mean)
-    gap = best - mean
-    return 0.5 * strong_convexity * (jnp.maximum(spread, 0.0) + t * jnp.sum(gap * gap))
 
 
 def quadratic_best_relative(
@@ -152,7 +137,7 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z
         grad = state.strong_convexity * diff
         c = state.reference
         relative = 0.5 * state.strong_convexity * jnp.sum((w - c) * (w + c - 2.0 * z))  # f_t(w) - f_t(c)
-        info = EnvInfo(loss=loss, regret=relative, stats=QuadraticStats(z, jnp.sum(z * z)))
+        info = EnvInfo(loss=loss, regret=relative, stats=QuadraticStats(z))
         return state, grad, info
 
     def comparator(state: QuadraticState, stats: QuadraticStats, t: jax.Array) -> jax.Array:
