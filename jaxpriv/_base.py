@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 PRNGKey = jax.Array
 Params = Any
@@ -27,11 +28,16 @@ class Mechanism(NamedTuple):
       step: ``(key, state, x, t) -> (state, release)``.
       check: optional ``params -> None``; raises ``ValueError`` on bad params.
         Called by the engine on concrete values, before anything is compiled.
+      horizon: the number of steps ``T`` the mechanism was built (and calibrated)
+        for, or ``None`` when it has no horizon. Drivers (``prefix_sums``,
+        ``run``, ``sweep``) refuse a longer stream before compiling; stepped by
+        hand at ``t > T`` the release is NaN (``poison_past_horizon``).
     """
 
     init: Callable[..., State]
     step: Callable[..., tuple[State, jax.Array]]
     check: Callable[[Params], None] | None = None
+    horizon: int | None = None
 
 
 class Learner(NamedTuple):
@@ -42,12 +48,16 @@ class Learner(NamedTuple):
       act: ``(key, state, t) -> action``; the point ``w_t`` or the arm played at ``t``.
       update: ``(key, state, action, feedback, t) -> state``.
       check: optional ``params -> None`` validating params eagerly.
+      horizon: the ``T`` the learner was built for (its tree's capacity, a
+        calibration that depends on ``T``), or ``None`` for an anytime learner.
+        ``run`` / ``sweep`` refuse a longer horizon before compiling.
     """
 
     init: Callable[..., State]
     act: Callable[..., jax.Array]
     update: Callable[..., State]
     check: Callable[[Params], None] | None = None
+    horizon: int | None = None
 
 
 class EnvInfo(NamedTuple):
@@ -90,6 +100,8 @@ class Env(NamedTuple):
         order ``T``: float32 stays accurate over long horizons (``c`` near the
         optimum keeps every sum small).
       check: optional ``params -> None`` validating params eagerly.
+      horizon: the longest run the environment supports (e.g. the prefix its
+        comparator regenerates), or ``None``; ``run`` / ``sweep`` refuse a longer one.
     """
 
     reset: Callable[..., State]
@@ -97,6 +109,7 @@ class Env(NamedTuple):
     comparator: Callable[..., jax.Array] | None = None
     check: Callable[[Params], None] | None = None
     relative: bool = False
+    horizon: int | None = None
 
 
 def split_step_key(key: PRNGKey, t: jax.Array, num: int = 3) -> jax.Array:
@@ -107,3 +120,92 @@ def split_step_key(key: PRNGKey, t: jax.Array, num: int = 3) -> jax.Array:
 def as_float(x: Any, dtype: Any = jnp.float32) -> jax.Array:
     """Pin a value to ``dtype`` at a component boundary (keeps float32 under x64)."""
     return jnp.asarray(x, dtype)
+
+
+def check_horizon(horizon: int, component: Any, what: str, label: str = "horizon") -> None:
+    """Raise ``ValueError`` when ``horizon`` exceeds the horizon ``component`` declares.
+
+    ``what`` names the component in the message (``"learner"``, ``"mechanism"``, ...);
+    ``label`` names the requested length (``"horizon"``, ``"stream length"``).
+    """
+    built = getattr(component, "horizon", None)
+    if built is not None and horizon > built:
+        raise ValueError(
+            f"{label} {horizon} exceeds the {what}'s horizon {built}: it was built for T={built} "
+            f"steps and would silently give wrong numbers past it; build it with horizon >= {horizon}"
+        )
+
+
+def poison_past_horizon(x: jax.Array, t: jax.Array, horizon: int | None) -> jax.Array:
+    """``x`` where ``1 <= t <= horizon``, NaN elsewhere (a release past the horizon is never plausible).
+
+    The engine refuses a run longer than a component's horizon before compiling;
+    this is the compiled-code guard for a component stepped by hand. An integer
+    ``x`` (an arm index) becomes ``-1`` instead, which every bandit environment
+    of jaxpriv answers with a NaN reward and regret.
+    """
+    if horizon is None:
+        return x
+    x = jnp.asarray(x)
+    inside = (jnp.asarray(t) >= 1) & (jnp.asarray(t) <= horizon)
+    fill = -1 if jnp.issubdtype(x.dtype, jnp.integer) else jnp.nan
+    return jnp.where(inside, x, jnp.asarray(fill, x.dtype))
+
+
+def nan_unless_valid_arm(values: Any, action: jax.Array, num_arms: int) -> Any:
+    """``values`` (a pytree of floats) when ``0 <= action < num_arms``, NaN otherwise.
+
+    JAX clamps out-of-range indices, so an invalid arm would otherwise read a
+    plausible reward; the bandit environments use this to answer NaN instead.
+    """
+    valid = (jnp.asarray(action) >= 0) & (jnp.asarray(action) < num_arms)
+    return jax.tree.map(lambda v: jnp.where(valid, v, jnp.nan), values)
+
+
+def zero_nonfinite(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The non-finite rule of jaxpriv's private mechanisms: ``(x or 0, 1 if x had a non-finite entry)``.
+
+    A private mechanism replaces an input that has any NaN or ±inf entry by the
+    zero vector (the whole input, not only the bad entries) before clipping.
+    Zero lies inside every sensitivity bound, so the privacy guarantee holds
+    unchanged (the replaced input is just another admissible input), and the
+    releases at later steps are those of the same stream with that input set
+    to zero. The mechanism counts such inputs in a state field named
+    ``nonfinite`` (int32); the engine reports the total in ``Result.nonfinite_inputs``.
+    """
+    bad = ~jnp.all(jnp.isfinite(x))
+    return jnp.where(bad, jnp.zeros_like(x), x), bad.astype(jnp.int32)
+
+
+def count_nonfinite(state: Any) -> jax.Array:
+    """The sum of every ``nonfinite`` field in a state pytree (int32): inputs a private mechanism zeroed."""
+    total = jnp.zeros((), jnp.int32)
+    for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
+        last = path[-1] if path else None
+        if isinstance(last, jax.tree_util.GetAttrKey) and last.name == "nonfinite":
+            total = total + jnp.sum(jnp.asarray(leaf, jnp.int32))
+    return total
+
+
+def as_key(key: Any) -> jax.Array:
+    """A PRNG key from ``key``: a JAX key is returned as is; an integer ``n`` becomes ``jax.random.key(n)``.
+
+    Legacy ``uint32[2]`` keys pass through; anything else raises ``ValueError``.
+    """
+    if isinstance(key, bool):
+        raise ValueError(f"key must be a jax.random.key(...) or an integer seed, got {key!r}")
+    if isinstance(key, (int, np.integer)):
+        return jax.random.key(int(key))
+    if isinstance(key, jax.Array) or isinstance(key, np.ndarray):
+        if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+            if key.ndim != 0:
+                raise ValueError(f"key must be a single key, got a key array of shape {key.shape}")
+            return key
+        if key.dtype == jnp.uint32 and key.shape == (2,):  # a legacy jax.random.PRNGKey
+            return key
+        if key.ndim == 0 and jnp.issubdtype(key.dtype, jnp.integer):
+            return jax.random.key(int(key))
+    raise ValueError(
+        f"key must be a jax.random.key(...) or an integer seed, got {type(key).__name__}"
+        + (f" of shape {key.shape}, dtype {key.dtype}" if hasattr(key, "shape") else "")
+    )

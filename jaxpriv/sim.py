@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, Learner, PRNGKey, split_step_key
+from jaxpriv._base import Env, Learner, PRNGKey, as_key, check_horizon, count_nonfinite, split_step_key
 
 
 class SimParams(NamedTuple):
@@ -36,6 +36,14 @@ class Result(NamedTuple):
         bound on the solver's suboptimality, ``best - min_{w∈C} sum f_s(w) <= gap``,
         so the exact regret lies in ``[regret, regret + gap]``; ``None`` when
         the comparator is exact (closed form) or absent.
+      nonfinite_inputs: ``[...]`` int32, inputs with a NaN / ±inf entry that the
+        learner's private mechanisms replaced by zero over the run (the sum of
+        every ``nonfinite`` field of the final learner state;
+        ``jaxpriv._base.zero_nonfinite``). 0 in a healthy run.
+      nonfinite_steps: ``[...]`` int32, steps whose loss, regret or comparator
+        statistics from the environment were NaN / ±inf. Such a step is left out
+        of every sum (the learner's loss and the comparator's alike), so the
+        reported regret is that of the finite steps; 0 in a healthy run.
 
     Leading axes are ``[grid, seeds]`` for a sweep over a grid, ``[seeds]``
     for a sweep over seeds, none for a single run.
@@ -46,6 +54,8 @@ class Result(NamedTuple):
     loss: jax.Array
     best: jax.Array
     gap: jax.Array | None = None
+    nonfinite_inputs: jax.Array | None = None
+    nonfinite_steps: jax.Array | None = None
 
     def per_step_loss(self) -> jax.Array:
         """Per-step losses (exact when the checkpoints are every step)."""
@@ -128,9 +138,11 @@ def canonical_params(params: Any) -> Any:
     return jax.tree.map(cast, params)
 
 
-def _prepare(learner: Learner, env: Env, params: SimParams, allow_grid: bool):
+def _prepare(learner: Learner, env: Env, params: SimParams, allow_grid: bool, horizon: int):
     if not isinstance(params, SimParams):
         raise ValueError("params must be a jaxpriv.SimParams(learner=..., env=...)")
+    check_horizon(horizon, learner, "learner")
+    check_horizon(horizon, env, "environment")
     axes, size = grid_axes(params, allow_grid)
     if learner.check is not None:
         learner.check(params.learner)
@@ -170,6 +182,7 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
     zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), (info0.loss, info0.regret, info0.stats))
     sums = (zeros, jax.tree.map(jnp.zeros_like, zeros))
     buffers = jnp.zeros((4, m), jnp.float32)  # regret, loss, best, comparator gap
+    bad_steps = jnp.zeros((), jnp.int32)
 
     def record(env_state, sums, t, slot, buffers):
         loss, regret, stats = sums[0]
@@ -186,7 +199,7 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
         return jax.lax.dynamic_update_slice_in_dim(buffers, row, slot, axis=1)
 
     def body(carry, xs):
-        env_state, agent, sums, buffers = carry
+        env_state, agent, sums, buffers, bad_steps = carry
         t = xs
         slot = jnp.minimum(jnp.searchsorted(ckpts, t), m - 1)  # t is shared by all seeds: a scalar
         k_act, k_env_t, k_upd = split_step_key(k_steps, t)
@@ -194,6 +207,9 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
         env_state, feedback, info = env.step(k_env_t, env_state, action, t)
         agent = learner.update(k_upd, agent, action, feedback, t)
         step_vals = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), (info.loss, info.regret, info.stats))
+        finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(v)) for v in jax.tree.leaves(step_vals)]))
+        step_vals = jax.tree.map(lambda v: jnp.where(finite, v, 0.0), step_vals)  # a bad step leaves every sum
+        bad_steps = bad_steps + (~finite).astype(jnp.int32)
         sums = _kahan_add(sums, step_vals)
         buffers = jax.lax.cond(
             ckpts[slot] == t,
@@ -201,11 +217,13 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
             lambda b: b,
             buffers,
         )
-        return (env_state, agent, sums, buffers), None
+        return (env_state, agent, sums, buffers, bad_steps), None
 
     ts = jnp.arange(1, horizon + 1, dtype=jnp.int32)
-    (_, _, _, buffers), _ = jax.lax.scan(body, (env_state, agent, sums, buffers), ts)
-    return buffers[0], buffers[1], buffers[2], (buffers[3] if _reports_gap(env, k_env, env_state, info0) else None)
+    carry = (env_state, agent, sums, buffers, bad_steps)
+    (_, agent, _, buffers, bad_steps), _ = jax.lax.scan(body, carry, ts)
+    gap = buffers[3] if _reports_gap(env, k_env, env_state, info0) else None
+    return buffers[0], buffers[1], buffers[2], gap, count_nonfinite(agent), bad_steps
 
 
 def _reports_gap(env: Env, key: PRNGKey, env_state: Any, info: Any) -> bool:
@@ -236,10 +254,11 @@ def run(
       learner: a ``Learner``.
       env: an ``Env``.
       params: ``SimParams(learner=..., env=...)``; every leaf at its base shape.
-      key: a PRNG key. It is split into environment, learner and step keys; the
-        step keys are ``fold_in(k_steps, t)``, so results do not depend on
-        chunking or batching.
-      horizon: ``T >= 1``.
+      key: a PRNG key, or an integer seed (``jax.random.key(seed)``). It is
+        split into environment, learner and step keys; the step keys are
+        ``fold_in(k_steps, t)``, so results do not depend on chunking or batching.
+      horizon: ``T >= 1``; at most the learner's and the environment's declared
+        ``horizon`` (a ``ValueError`` naming both numbers otherwise).
       checkpoints: ``None`` (every step), ``"log"`` (about 100 log-spaced
         steps) or a sequence of steps; ``T`` is always included.
 
@@ -247,10 +266,11 @@ def run(
       A ``Result`` with arrays of shape ``[m]``.
     """
     horizon = _validate.positive_int("horizon", horizon)
+    key = as_key(key)
     ckpts = normalize_checkpoints(horizon, checkpoints)
-    params, _, _ = _prepare(learner, env, params, allow_grid=False)
-    regret, loss, best, gap = _run_jit(learner, env, horizon, ckpts, key, params)
-    return Result(jnp.asarray(ckpts, jnp.int32), regret, loss, best, gap)
+    params, _, _ = _prepare(learner, env, params, allow_grid=False, horizon=horizon)
+    out = _run_jit(learner, env, horizon, ckpts, key, params)
+    return Result(jnp.asarray(ckpts, jnp.int32), *out)
 
 
 def seed_keys(key: PRNGKey, seeds: int) -> jax.Array:
@@ -314,8 +334,8 @@ def sweep(
     Args:
       learner, env: the components.
       params: ``SimParams``; swept leaves carry a leading grid axis.
-      key: the base key; seed ``i`` uses ``split(key, seeds)[i]``.
-      horizon: ``T >= 1``.
+      key: the base key (or an integer seed); seed ``i`` uses ``split(key, seeds)[i]``.
+      horizon: ``T >= 1``, at most the components' declared horizons.
       seeds: the number of independent runs.
       checkpoints: as in ``run``; default ``"log"``.
       chunk: run the seeds in batches of this size (bounded memory); the
@@ -330,10 +350,10 @@ def sweep(
     if chunk is not None:
         chunk = _validate.positive_int("chunk", chunk)
     ckpts = normalize_checkpoints(horizon, checkpoints)
-    params, axes, size = _prepare(learner, env, params, allow_grid=True)
-    keys = seed_keys(key, seeds)
-    regret, loss, best, gap = _sweep_jit(learner, env, horizon, ckpts, axes if size else None, chunk, keys, params)
-    return Result(jnp.asarray(ckpts, jnp.int32), regret, loss, best, gap)
+    params, axes, size = _prepare(learner, env, params, allow_grid=True, horizon=horizon)
+    keys = seed_keys(as_key(key), seeds)
+    out = _sweep_jit(learner, env, horizon, ckpts, axes if size else None, chunk, keys, params)
+    return Result(jnp.asarray(ckpts, jnp.int32), *out)
 
 
 def summarize(values: jax.Array, axis: int = -2) -> tuple[np.ndarray, np.ndarray]:

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey
+from jaxpriv._base import Learner, PRNGKey, zero_nonfinite
 
 INIT_COUNTS = ("samples", "half")
 TIE_BREAKS = ("random", "first")
@@ -47,6 +47,7 @@ class EpisodicUCBState(NamedTuple):
     episodes: jax.Array  # shape=(), int32, ℓ: episodes started after the K initial pulls
     beta: jax.Array  # shape=(), float32, optimism parameter β
     unit_stddev: jax.Array  # shape=(), float32, 1/sqrt(2ρ) (0 when non-private)
+    nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
 def validate_static(num_arms: int, horizon: int | None, init_count: str, tie_break: str) -> int:
@@ -144,6 +145,7 @@ def episodic_ucb(
             episodes=zi,
             beta=beta,
             unit_stddev=unit_stddev,
+            nonfinite=zi,
         )
 
     def act_fn(key: PRNGKey, state: EpisodicUCBState, t: jax.Array) -> jax.Array:
@@ -157,7 +159,7 @@ def episodic_ucb(
         key: PRNGKey, state: EpisodicUCBState, action: jax.Array, reward: jax.Array, t: jax.Array
     ) -> EpisodicUCBState:
         action = jnp.asarray(action, jnp.int32)
-        r = jnp.asarray(reward, jnp.float32)
+        r, bad = zero_nonfinite(jnp.asarray(reward, jnp.float32))  # 0 is inside [0, 1]: privacy holds
         if clip_rewards:
             r = jnp.clip(r, 0.0, 1.0)  # the sensitivity 1/n assumes rewards in [0, 1]
         onehot = jnp.arange(K) == action
@@ -192,6 +194,7 @@ def episodic_ucb(
             total=total,
             comp=comp,
             episodes=episodes,
+            nonfinite=state.nonfinite + bad,
         )
 
     return Learner(init_fn, act_fn, update_fn, check)

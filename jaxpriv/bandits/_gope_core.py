@@ -286,6 +286,7 @@ class GOPEState(NamedTuple):
     g2: jax.Array
     noise_var: jax.Array
     num_closed: jax.Array
+    nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
 def phased_elimination(
@@ -299,7 +300,7 @@ def phased_elimination(
     design_iters: int = 5000,
 ):
     """The step-level GOPE (``private=False``) or AdaC-GOPE policy; see ``gope`` / ``adac_gope``."""
-    from jaxpriv._base import Learner  # local: avoid widening the module's import surface
+    from jaxpriv._base import Learner, poison_past_horizon, zero_nonfinite  # local: keep the import surface narrow
 
     num_actions = _validate.positive_int("num_actions", num_actions, minimum=2)
     dim = _validate.positive_int("dim", dim)
@@ -337,17 +338,23 @@ def phased_elimination(
             g2=jnp.zeros((), jnp.float32),
             noise_var=jnp.zeros((), jnp.float32),
             num_closed=jnp.zeros((), jnp.int32),
+            nonfinite=jnp.zeros((), jnp.int32),
         )
 
     def act_fn(key: PRNGKey, state: GOPEState, t: jax.Array) -> jax.Array:
-        del key, t
-        # Step 2: play the support's arms in index order, each T_ℓ(a) times.
-        return jnp.argmax(state.pulled < state.alloc).astype(jnp.int32)
+        del key
+        # Step 2: play the support's arms in index order, each T_ℓ(a) times (-1 past the horizon).
+        return poison_past_horizon(jnp.argmax(state.pulled < state.alloc).astype(jnp.int32), t, horizon)
 
     def update_fn(key: PRNGKey, state: GOPEState, action: jax.Array, reward: jax.Array, t: jax.Array) -> GOPEState:
         del t
-        r = clip_reward(reward, clip)
-        state = state._replace(pulled=state.pulled.at[action].add(1), reward_sum=state.reward_sum.at[action].add(r))
+        r, bad = zero_nonfinite(jnp.asarray(reward, jnp.float32))  # 0 is inside [-1, 1]: privacy holds
+        r = clip_reward(r, clip)
+        state = state._replace(
+            pulled=state.pulled.at[action].add(1),
+            reward_sum=state.reward_sum.at[action].add(r),
+            nonfinite=state.nonfinite + bad,
+        )
         done = jnp.all(state.pulled >= state.alloc)
 
         def close(s: GOPEState) -> GOPEState:
@@ -374,4 +381,4 @@ def phased_elimination(
 
         return gated(done, close, state)
 
-    return Learner(init_fn, act_fn, update_fn, check)
+    return Learner(init_fn, act_fn, update_fn, check, horizon)

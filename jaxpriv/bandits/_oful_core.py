@@ -24,7 +24,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey
+from jaxpriv._base import Learner, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.bandits._gope_core import clip_reward, gated, normalise_actions
 
 
@@ -127,6 +127,7 @@ class OFULState(NamedTuple):
     theta_bound: jax.Array
     noise_bound: jax.Array
     action_bound: jax.Array
+    nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
 def rarely_switching_oful(num_actions: int, dim: int, horizon: int, private: bool, clip: bool = True) -> Learner:
@@ -174,6 +175,7 @@ def rarely_switching_oful(num_actions: int, dim: int, horizon: int, private: boo
             theta_bound=bound,
             noise_bound=noise_bound,
             action_bound=jnp.asarray(params.action_bound, jnp.float32),
+            nonfinite=jnp.zeros((), jnp.int32),
         )
 
     def act_fn(key: PRNGKey, state: OFULState, t: jax.Array) -> jax.Array:
@@ -181,18 +183,21 @@ def rarely_switching_oful(num_actions: int, dim: int, horizon: int, private: boo
         width = jnp.sqrt(jnp.maximum(jnp.einsum("kd,de,ke->k", x, state.gram_inv_tau, x), 0.0))
         scores = x @ state.theta_tilde + state.radius * width
         blind = jax.random.randint(key, (), 0, num_actions, jnp.int32)  # round 1: A_1 not seen yet
-        return jnp.where(t == 1, blind, jnp.argmax(scores).astype(jnp.int32))
+        arm = jnp.where(t == 1, blind, jnp.argmax(scores).astype(jnp.int32))
+        return poison_past_horizon(arm, t, horizon)  # -1 past T: the radius is calibrated for T
 
     def update_fn(key: PRNGKey, state: OFULState, action: jax.Array, feedback: Any, t: jax.Array) -> OFULState:
         del action, t
         a = normalise_actions(feedback.action_vector, state.action_bound, clip)
-        r = clip_reward(feedback.reward, clip)
+        r, bad = zero_nonfinite(jnp.asarray(feedback.reward, jnp.float32))  # 0 is inside [-1, 1]
+        r = clip_reward(r, clip)
         gram = state.gram + jnp.outer(a, a)
         gram = 0.5 * (gram + gram.T)
         state = state._replace(
             gram=gram,
             stat=state.stat + a * r,
             actions=normalise_actions(feedback.next_actions, state.action_bound, clip),
+            nonfinite=state.nonfinite + bad,
         )
         logdet = small_logdet(gram)
         switch = logdet > state.log_switch + state.logdet_tau
@@ -222,7 +227,7 @@ def rarely_switching_oful(num_actions: int, dim: int, horizon: int, private: boo
 
         return gated(switch, do_switch, state)
 
-    return Learner(init_fn, act_fn, update_fn, check)
+    return Learner(init_fn, act_fn, update_fn, check, horizon)
 
 
 def switch_count_bound(

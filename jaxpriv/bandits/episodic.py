@@ -32,7 +32,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import PRNGKey
+from jaxpriv._base import Learner, PRNGKey, as_key, check_horizon
 from jaxpriv.bandits import _episodic_ucb, _sampling
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb
 from jaxpriv.bandits.ucb import UCBParams, ucb
@@ -99,7 +99,7 @@ def episode_sweep(
     if chunk is not None:
         chunk = _validate.positive_int("chunk", chunk)
     axes, size = grid_axes(params, allow_grid=True)
-    keys = seed_keys(key, seeds)
+    keys = seed_keys(as_key(key), seeds)
     return _sweep_jit(one, axes if size else None, chunk, keys, canonical_params(params))
 
 
@@ -180,6 +180,7 @@ def simulate_ucb_episodes(
     tie_break: str = "random",
     chunk: int | None = None,
     reward_sum: RewardSum = bernoulli_reward_sum,
+    policy: Learner | None = None,
 ) -> EpisodeResult:
     """AdaC-UCB (``AdaCUCBParams``) or episodic UCB (``UCBParams``) on a Bernoulli bandit, episode by episode.
 
@@ -203,6 +204,10 @@ def simulate_ucb_episodes(
       chunk: run the seeds in batches of this size.
       reward_sum: ``(key, n, mean) -> sum`` of an episode's rewards (a test hook;
         the default is the exact Binomial).
+      policy: optional, the step-level policy these episodes stand in for (e.g.
+        the ``adac_ucb(K, ...)`` of a step-level comparison); a ``horizon`` past
+        the one it declares raises ``ValueError`` (``adac_ucb`` and ``ucb`` are
+        anytime and declare none).
 
     Returns:
       An ``EpisodeResult`` with leading axes ``[G, seeds]`` (or ``[seeds]``).
@@ -211,6 +216,7 @@ def simulate_ucb_episodes(
         means = BernoulliParams(means)
     num_arms = int(jnp.shape(means.means)[-1])
     horizon = _validate.positive_int("horizon", horizon)
+    check_horizon(horizon, policy, "policy")
     if horizon >= _sampling.MAX_COUNT:
         raise ValueError(f"horizon must be < 2**24 (exact float32 Binomial counts), got {horizon}")
     if isinstance(params, AdaCUCBParams):

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 from jax.scipy.special import ndtr
 
 from jaxpriv import _validate
-from jaxpriv._base import PRNGKey
+from jaxpriv._base import Learner, PRNGKey, check_horizon
 from jaxpriv.bandits import _gope_core as core
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
 from jaxpriv.bandits.episodic import EpisodeResult, episode_sweep
@@ -181,6 +181,7 @@ def simulate_gope_phases(
     exact_pulls: int = 64,
     chunk: int | None = None,
     reward_sums: RewardSums | None = None,
+    policy: Learner | None = None,
 ) -> EpisodeResult:
     """AdaC-GOPE (``AdaCGOPEParams``) or GOPE (``GOPEParams``) on a linear bandit, phase by phase.
 
@@ -207,6 +208,9 @@ def simulate_gope_phases(
       chunk: run the seeds in batches of this size.
       reward_sums: ``(key, means[K], stddev, pulls[K]) -> sums[K]`` (a test hook;
         default ``gaussian_reward_sums``).
+      policy: optional, the step-level ``adac_gope`` / ``gope`` these phases stand
+        in for; a ``horizon`` past the one it was built for raises ``ValueError``
+        naming both (its phase lengths are capped at its own horizon).
 
     Returns:
       An ``EpisodeResult``: ``regret[..., m]``, ``episodes[..., m]`` (phases
@@ -214,6 +218,7 @@ def simulate_gope_phases(
     """
     num_actions, dim = (int(s) for s in jnp.shape(params.actions)[-2:])
     horizon = _validate.positive_int("horizon", horizon)
+    check_horizon(horizon, policy, "policy")
     instance = _validate.choice("instance", instance, INSTANCES)
     exact_pulls = _validate.positive_int("exact_pulls", exact_pulls)
     if isinstance(params, AdaCGOPEParams):

@@ -15,7 +15,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey
+from jaxpriv._base import Env, EnvInfo, PRNGKey, nan_unless_valid_arm
 
 #: The means of the paper's finite-armed experiment (Sajed & Sheffet 2019; spec §6.1).
 PAPER_MEANS: tuple[float, ...] = (0.75, 0.625, 0.5, 0.375, 0.25)
@@ -89,8 +89,7 @@ def bernoulli_bandit(num_arms: int) -> Env:
         # arms is invisible to it; one draw instead of K keeps the step cheap.
         u = jax.random.uniform(key, (), jnp.float32)
         rewards = (u < state.means).astype(jnp.float32)
-        reward = rewards[action]
-        info = EnvInfo(loss=-reward, regret=state.gaps[action], stats=())
-        return state, reward, info
+        reward, regret = nan_unless_valid_arm((rewards[action], state.gaps[action]), action, num_arms)
+        return state, reward, EnvInfo(loss=-reward, regret=regret, stats=())
 
     return Env(reset_fn, step_fn, None, check)

@@ -254,4 +254,4 @@ def classification_stream(
             gap = best - dual
         return best, jnp.maximum(gap, 0.0)
 
-    return Env(reset_fn, step_fn, comparator, check)
+    return Env(reset_fn, step_fn, comparator, check, horizon=horizon)

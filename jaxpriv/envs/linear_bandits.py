@@ -20,7 +20,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey
+from jaxpriv._base import Env, EnvInfo, PRNGKey, nan_unless_valid_arm
 
 
 def unit_sphere(key: PRNGKey, shape: tuple[int, ...], dim: int) -> jax.Array:
@@ -128,8 +128,8 @@ def linear_bandit(num_actions: int, dim: int, random_theta: bool = False) -> Env
         del t
         mean = state.means[action]
         reward = mean + state.noise_stddev * jax.random.normal(key, (), jnp.float32)
-        info = EnvInfo(loss=-reward, regret=jnp.max(state.means) - mean, stats=())
-        return state, reward, info
+        reward, regret = nan_unless_valid_arm((reward, jnp.max(state.means) - mean), action, num_actions)
+        return state, reward, EnvInfo(loss=-reward, regret=regret, stats=())
 
     return Env(reset_fn, step_fn, None, check)
 
@@ -249,7 +249,8 @@ def contextual_linear_bandit(num_actions: int, dim: int, random_theta: bool = Fa
         vec = state.actions[action]
         reward = means[action] + state.noise_stddev * z[0]
         nxt = state.context_mean + state.context_stddev * z[1:].reshape(num_actions, dim)
-        info = EnvInfo(loss=-reward, regret=jnp.max(means) - means[action], stats=())
+        reward, regret = nan_unless_valid_arm((reward, jnp.max(means) - means[action]), action, num_actions)
+        info = EnvInfo(loss=-reward, regret=regret, stats=())
         return state._replace(actions=nxt), ContextualFeedback(reward, vec, nxt), info
 
     return Env(reset_fn, step_fn, None, check)

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Mechanism, PRNGKey
+from jaxpriv._base import Mechanism, PRNGKey, as_key, check_horizon, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
 
@@ -43,6 +43,7 @@ class TreeState(NamedTuple):
     sums: DyadicSums  # exact node sums [D, d] and suffix sums of the noisy nodes [D + 1, d]
     scale: jax.Array  # shape=(), per-node noise scale (Gamma/Laplace scale, Gaussian σ)
     sensitivity: jax.Array  # shape=(), clipping bound Δ
+    nonfinite: jax.Array  # shape=(), int32, inputs with a NaN / ±inf entry, replaced by zero
 
 
 def clip_l2(x: jax.Array, bound: jax.Array) -> jax.Array:
@@ -101,6 +102,15 @@ def binary_tree(
 
     An infinite budget gives zero noise and the exact prefix sums.
 
+    Guard rails. An input with a NaN or ±inf entry is replaced by the zero
+    vector before clipping and counted in ``TreeState.nonfinite``
+    (``jaxpriv._base.zero_nonfinite``): zero is within every sensitivity bound,
+    so the guarantee holds, and every release equals that of the same stream
+    with the input set to zero. The tree declares ``horizon=T``: ``prefix_sums``,
+    ``run`` and ``sweep`` refuse a longer stream, and a step at ``t > T`` (or
+    ``t < 1``) stepped by hand returns a NaN release rather than a sum that has
+    silently lost the closed levels.
+
     Args:
       horizon: ``T >= 1``, the number of inputs; fixes ``D``.
       dim: ``d >= 1``, the dimension of each input.
@@ -146,15 +156,18 @@ def binary_tree(
             sums=dyadic_init(depth, dim, dtype),
             scale=jnp.asarray(scale, dtype),
             sensitivity=jnp.asarray(params.sensitivity, dtype),
+            nonfinite=jnp.zeros((), jnp.int32),
         )
 
     def step_fn(key: PRNGKey, state: TreeState, x: ArrayLike, t: jax.Array) -> tuple[TreeState, jax.Array]:
-        x = clip(jnp.asarray(x, dtype), state.sensitivity)
+        x, bad = zero_nonfinite(jnp.asarray(x, dtype))
+        x = clip(x, state.sensitivity)
         noise = state.scale * sampler(key, (dim,), dtype)  # fresh noise for the node that closes at t
         sums, release = dyadic_step(state.sums, x, t, noise)
-        return state._replace(sums=sums), release
+        release = poison_past_horizon(release, t, horizon)
+        return state._replace(sums=sums, nonfinite=state.nonfinite + bad), release
 
-    return Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise))
+    return Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise), horizon)
 
 
 @partial(jax.jit, static_argnums=0)
@@ -173,11 +186,18 @@ def prefix_sums(mechanism: Mechanism, params: TreeParams, xs: ArrayLike, key: PR
     """Run a prefix-sum mechanism over a whole stream ``xs[T, d]``; returns the releases ``[T, d]``.
 
     The step keys are ``fold_in(key', t)``, so the noise at ``t`` does not depend on ``T``.
+    ``key`` may be an integer seed (``jax.random.key(seed)``).
+
+    Raises:
+      ValueError: the stream is longer than the mechanism's horizon (both numbers
+        named), ``xs`` is not ``[T, d]``, or the params are invalid.
     """
+    key = as_key(key)
     if mechanism.check is not None:
         mechanism.check(params)
     xs = jnp.asarray(xs, jnp.float32)
     if xs.ndim != 2:
         raise ValueError(f"xs must have shape [T, d], got shape {xs.shape}")
+    check_horizon(xs.shape[0], mechanism, "mechanism", "stream length")
     params = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
     return _prefix_sums(mechanism, params, xs, key)

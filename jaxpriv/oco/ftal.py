@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey
+from jaxpriv._base import Learner, PRNGKey, poison_past_horizon
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, dyadic_step, tree_depth
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -66,7 +66,8 @@ def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     Args:
       constraint: the set ``C`` (its projection is used); any set of ``jaxpriv.sets``.
       horizon: ``T``; sizes the dyadic sums like PFTAL's tree (``ceil(log2 T) + 1``
-        levels). ``None``: 32 levels, enough for any horizon.
+        levels) and is declared (``run`` refuses a longer run; a hand-stepped
+        update past it plays NaN). ``None``: 32 levels, any horizon.
 
     Returns:
       A ``Learner`` with params ``FTALParams``; feedback is the gradient at the played point.
@@ -79,7 +80,9 @@ def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
       optimization. Machine Learning 69, 2007.
     """
     require_projection(constraint)
-    depth = MAX_DEPTH if horizon is None else tree_depth(_validate.positive_int("horizon", horizon))
+    if horizon is not None:
+        horizon = _validate.positive_int("horizon", horizon)
+    depth = MAX_DEPTH if horizon is None else tree_depth(horizon)
 
     def check(params: FTALParams) -> None:
         _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
@@ -100,8 +103,9 @@ def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         # operations as PFTAL's, so compilers contract them identically (bitwise equality).
         grad = clip_l2(jnp.asarray(grad, jnp.float32), jnp.float32(jnp.inf))
         sums, total = dyadic_prefix_sum(state.sums, grad, t)
+        total = poison_past_horizon(total, t, horizon)  # the sums' depth covers T steps only
         points, total_w = dyadic_prefix_sum(state.points, jnp.asarray(action, jnp.float32), t)
         w = constraint.project(leader_point(total_w, total, state.strong_convexity, t))
         return state._replace(w=w, points=points, sums=sums)
 
-    return Learner(init_fn, act_fn, update_fn, check)
+    return Learner(init_fn, act_fn, update_fn, check, horizon)

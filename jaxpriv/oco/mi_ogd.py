@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, theory
-from jaxpriv._base import Learner, PRNGKey
+from jaxpriv._base import Learner, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, dyadic_step, mutual_information_to_stddev, tree_depth
 from jaxpriv.oco.ftal import MAX_DEPTH
 from jaxpriv.sets import ConstraintSet, require_projection
@@ -40,6 +40,7 @@ class MIOGDState(NamedTuple):
     stddev: jax.Array  # shape=(), σ of the encryption layer's Gaussian noise
     lipschitz: jax.Array  # shape=(), the clipping bound L
     sums: DyadicSums  # exact dyadic sums of the noisy gradients: θ_t = -sum (float32-accurate for long T)
+    nonfinite: jax.Array  # shape=(), int32, gradients with a NaN / ±inf entry, replaced by zero
 
 
 def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
@@ -55,7 +56,9 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     ``I(f_t; z̃_t) <= C = (d/2) log(1 + L²/(d σ²))`` nats (the capacity of a
     Gaussian channel with power ``L²``); ``σ`` is set from the budget ``C`` in
     ``init`` (``jaxpriv.mechanisms.mutual_information_to_stddev``). This is a
-    per-round, per-user information bound, not differential privacy.
+    per-round, per-user information bound, not differential privacy. A
+    gradient with a NaN / ±inf entry is replaced by zero (inside the clipping
+    bound) and counted in ``MIOGDState.nonfinite``.
 
     Regret (Theorem 2): ``E[Regret] <= B²/(2η) + (η/2) T (L² + d σ²)`` with
     ``B = max_{w∈S} ||w||_2``; ``B sqrt((L² + dσ²) T)`` at the default
@@ -63,7 +66,8 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
 
     Args:
       constraint: the set ``S`` (its projection is used).
-      horizon: ``T``, needed only for Theorem 2's default step size.
+      horizon: ``T``, needed for Theorem 2's default step size; when given it is
+        declared (``run`` refuses a longer run, a hand-stepped update past it plays NaN).
 
     Returns:
       A ``Learner`` with params ``MIOGDParams``; feedback is the gradient at the played point.
@@ -101,7 +105,8 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         if horizon is not None:
             eta = jnp.where(jnp.isnan(eta), theory.mi_ogd_learning_rate(horizon, dim, lip, radius, stddev), eta)
         theta = jnp.zeros((dim,), jnp.float32)
-        return MIOGDState(constraint.project(theta), theta, eta, stddev, lip, dyadic_init(depth, dim))
+        zero = jnp.zeros((), jnp.int32)
+        return MIOGDState(constraint.project(theta), theta, eta, stddev, lip, dyadic_init(depth, dim), zero)
 
     def act_fn(key: PRNGKey, state: MIOGDState, t: jax.Array) -> jax.Array:
         del key, t
@@ -109,10 +114,12 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
 
     def update_fn(key: PRNGKey, state: MIOGDState, action: jax.Array, grad: jax.Array, t: jax.Array) -> MIOGDState:
         del action
-        z = clip_l2(jnp.asarray(grad, jnp.float32), state.lipschitz)
+        z, bad = zero_nonfinite(jnp.asarray(grad, jnp.float32))
+        z = clip_l2(z, state.lipschitz)
         noisy = z + state.stddev * jax.random.normal(key, (dim,), jnp.float32)
         sums, total = dyadic_step(state.sums, noisy, t)
-        theta = -total
-        return state._replace(w=constraint.project(state.learning_rate * theta), theta=theta, sums=sums)
+        theta = -poison_past_horizon(total, t, horizon)
+        w = constraint.project(state.learning_rate * theta)
+        return state._replace(w=w, theta=theta, sums=sums, nonfinite=state.nonfinite + bad)
 
-    return Learner(init_fn, act_fn, update_fn, check)
+    return Learner(init_fn, act_fn, update_fn, check, horizon)

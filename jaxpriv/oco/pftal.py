@@ -116,4 +116,4 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
         w = constraint.project(leader_point(total_w, v, state.strong_convexity, t))
         return state._replace(w=w, points=points, tree=tree_state)
 
-    return Learner(init_fn, act_fn, update_fn, check)
+    return Learner(init_fn, act_fn, update_fn, check, horizon)

@@ -73,4 +73,4 @@ def private_experts(horizon: int, num_experts: int, noise: str = "gamma") -> Lea
     def update_fn(key: PRNGKey, state: PFTALState, action: jax.Array, costs: jax.Array, t: jax.Array) -> PFTALState:
         return base.update(key, state, action, costs, t)
 
-    return Learner(init_fn, base.act, update_fn, check)
+    return Learner(init_fn, base.act, update_fn, check, base.horizon)

@@ -104,4 +104,4 @@ def regularized_pftal(horizon: int, constraint: ConstraintSet, noise: str = "gam
         w = jnp.asarray(action, jnp.float32)
         return base.update(key, state, action, jnp.asarray(grad, jnp.float32) + state.strong_convexity * w, t)
 
-    return Learner(init_fn, base.act, update_fn, check)
+    return Learner(init_fn, base.act, update_fn, check, base.horizon)
