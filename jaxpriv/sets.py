@@ -28,6 +28,13 @@ class ConstraintSet(NamedTuple):
       linear_oracle: ``g -> argmin_{u in C} <g, u>`` (last axis).
       radius: ``||C||_2 = max_{u in C} ||u||_2``, the bound the papers call ``||C||``.
       diameter: ``max_{u, v in C} ||u - v||_2``.
+      local_linear_oracle: ``(x, r, g) -> p``, a local linear oracle in the sense
+        of Garber & Hazan (2016), Assumption 1 of the window-DP paper; ``None``
+        for a set without one (projection-free window-private learners reject it).
+      inner_center: ``c``, the centre of a ball ``c + r B`` inside ``C`` (inside its
+        affine hull for a set that is not full-dimensional); ``None`` when unknown.
+      inner_radius: ``r`` of that ball (``r <= radius``); ``None`` when unknown.
+        Bandit-feedback learners play ``w + βu`` with ``w`` in the shrunk set and need it.
     """
 
     name: str
@@ -36,6 +43,9 @@ class ConstraintSet(NamedTuple):
     linear_oracle: Callable[[jax.Array], jax.Array]
     radius: float
     diameter: float
+    local_linear_oracle: Callable[..., jax.Array] | None = None
+    inner_center: tuple[float, ...] | None = None
+    inner_radius: float | None = None
 
 
 def _check_dim_radius(dim: int, radius: float) -> None:
