@@ -38,7 +38,8 @@ class BanditFTALParams(NamedTuple):
 
 class BanditFTALState(NamedTuple):
     w: jax.Array  # shape=[d], w̃_t: the centre of the next played point, in the shrunk set
-    sphere_key: jax.Array  # u_t = one_point.sample_direction(fold_in(sphere_key, t)), drawn in act and update alike
+    sphere_key: jax.Array  # the directions' key: u_t = one_point.direction_at(sphere_key, t)
+    direction: jax.Array  # shape=[d], u_t: the direction of the next played point
     points: DyadicSums  # exact dyadic sums of the centres w̃_τ
     sums: Any  # exact dyadic sums of the one-point estimates (bandit FTAL) or the tree's state (Algorithm 3)
     strong_convexity: jax.Array  # shape=(), H + λ: the surrogates' modulus
@@ -87,6 +88,7 @@ def init_state(key: PRNGKey, h, lam, beta, sums, constraint: ConstraintSet, dept
     return BanditFTALState(
         w=w1,
         sphere_key=key,
+        direction=one_point.direction_at(key, jnp.int32(1), constraint),
         points=dyadic_init(depth, constraint.dim),
         sums=sums,
         strong_convexity=h + lam,
@@ -99,15 +101,15 @@ def init_state(key: PRNGKey, h, lam, beta, sums, constraint: ConstraintSet, dept
 
 def played_point(state: BanditFTALState, constraint: ConstraintSet, t: jax.Array, horizon: int) -> jax.Array:
     """``ŵ_t = w̃_t + βu_t`` (NaN past the horizon)."""
-    u = one_point.sample_direction(jax.random.fold_in(state.sphere_key, t), constraint)
-    return poison_past_horizon(state.w + state.exploration * u, t, horizon)
+    return poison_past_horizon(state.w + state.exploration * state.direction, t, horizon)
 
 
 def estimate(state: BanditFTALState, constraint: ConstraintSet, loss: jax.Array, t: jax.Array):
     """The one-point estimate ``(p/β) f_t(ŵ_t) u_t`` (a non-finite loss replaced by 0) and the bad-input flag."""
     value, bad = zero_nonfinite(jnp.asarray(loss, jnp.float32))
-    u = one_point.sample_direction(jax.random.fold_in(state.sphere_key, t), constraint)
-    return one_point.one_point_gradient(value, u, state.exploration, one_point.sphere_dim(constraint)), bad
+    return one_point.one_point_gradient(
+        value, state.direction, state.exploration, one_point.sphere_dim(constraint)
+    ), bad
 
 
 def next_state(state: BanditFTALState, constraint: ConstraintSet, sums, total, t: jax.Array, bad) -> BanditFTALState:
@@ -119,7 +121,8 @@ def next_state(state: BanditFTALState, constraint: ConstraintSet, sums, total, t
     h = state.strong_convexity
     leader = (total_w - (total + state.regularization * total_w) / h) / jnp.asarray(t, jnp.float32)
     w = one_point.project_shrunk(constraint, leader, state.shrink)
-    return state._replace(w=w, points=points, sums=sums, nonfinite=state.nonfinite + bad)
+    u = one_point.direction_at(state.sphere_key, t + 1, constraint)
+    return state._replace(w=w, direction=u, points=points, sums=sums, nonfinite=state.nonfinite + bad)
 
 
 def bandit_ftal(horizon: int, constraint: ConstraintSet, preset: str = "oblivious") -> Learner:
@@ -185,7 +188,7 @@ def bandit_ftal(horizon: int, constraint: ConstraintSet, preset: str = "obliviou
         return played_point(state, constraint, t, horizon)
 
     def update_fn(key: PRNGKey, state: BanditFTALState, action: jax.Array, loss: jax.Array, t: jax.Array):
-        del key, action  # the played point is w̃_t + βu_t, u_t redrawn from the sphere key
+        del key, action  # the played point is w̃_t + βu_t, u_t kept in the state
         g, bad = estimate(state, constraint, loss, t)
         # The tree's guard and clipping step with an infinite bound: the same operations as
         # Algorithm 3's, so the two learners agree bit for bit at an infinite budget.

@@ -33,7 +33,8 @@ class FKMParams(NamedTuple):
 
 class FKMState(NamedTuple):
     y: jax.Array  # shape=[d], the centre y_t, in the shrunk set
-    sphere_key: jax.Array  # u_t = one_point.sample_direction(fold_in(sphere_key, t))
+    sphere_key: jax.Array  # the directions' key: u_t = one_point.direction_at(sphere_key, t)
+    direction: jax.Array  # shape=[d], u_t: the direction of the next played point
     exploration: jax.Array  # shape=(), β
     learning_rate: jax.Array  # shape=(), η
     shrink: jax.Array  # shape=(), s: the shrunk set is c + s(C - c)
@@ -93,20 +94,19 @@ def fkm(horizon: int, constraint: ConstraintSet) -> Learner:
         eta = jnp.asarray(params.learning_rate, jnp.float32)
         eta = jnp.where(jnp.isnan(eta), theory.fkm_learning_rate(horizon, p, bound, diameter, beta), eta)
         y1 = jnp.asarray(constraint.inner_center, jnp.float32)
-        return FKMState(y1, key, beta, eta, one_point.shrink_factor(beta, r), jnp.zeros((), jnp.int32))
-
-    def direction(state: FKMState, t: jax.Array) -> jax.Array:
-        return one_point.sample_direction(jax.random.fold_in(state.sphere_key, t), constraint)
+        u1 = one_point.direction_at(key, jnp.int32(1), constraint)
+        return FKMState(y1, key, u1, beta, eta, one_point.shrink_factor(beta, r), jnp.zeros((), jnp.int32))
 
     def act_fn(key: PRNGKey, state: FKMState, t: jax.Array) -> jax.Array:
         del key
-        return poison_past_horizon(state.y + state.exploration * direction(state, t), t, horizon)
+        return poison_past_horizon(state.y + state.exploration * state.direction, t, horizon)
 
     def update_fn(key: PRNGKey, state: FKMState, action: jax.Array, loss: jax.Array, t: jax.Array) -> FKMState:
         del key, action
         value, bad = zero_nonfinite(jnp.asarray(loss, jnp.float32))
-        g = one_point.one_point_gradient(value, direction(state, t), state.exploration, p)
+        g = one_point.one_point_gradient(value, state.direction, state.exploration, p)
         y = one_point.project_shrunk(constraint, state.y - state.learning_rate * g, state.shrink)
-        return state._replace(y=y, nonfinite=state.nonfinite + bad)
+        u = one_point.direction_at(state.sphere_key, t + 1, constraint)
+        return state._replace(y=y, direction=u, nonfinite=state.nonfinite + bad)
 
     return Learner(init_fn, act_fn, update_fn, check, horizon)

@@ -45,7 +45,8 @@ class MIBanditOGDParams(NamedTuple):
 
 class MIBanditOGDState(NamedTuple):
     w: jax.Array  # shape=[d], w_t: the centre of the next played point, in the shrunk set
-    sphere_key: jax.Array  # e_t = one_point.sample_direction(fold_in(sphere_key, t))
+    sphere_key: jax.Array  # the directions' key: e_t = one_point.direction_at(sphere_key, t)
+    direction: jax.Array  # shape=[d], e_t: the direction of the next played point
     theta: jax.Array  # shape=[d], θ_t = -sum_{s<t} z̃_s
     sums: DyadicSums  # exact dyadic sums of the noisy estimates (float32-accurate for long T)
     exploration: jax.Array  # shape=(), δ
@@ -141,24 +142,24 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
         theta = jnp.zeros((dim,), jnp.float32)
         shrink = one_point.shrink_factor(delta, r)
         zero = jnp.zeros((), jnp.int32)
-        return MIBanditOGDState(w1, key, theta, dyadic_init(depth, dim), delta, eta, stddev, clip, shrink, zero)
-
-    def direction(state: MIBanditOGDState, t: jax.Array) -> jax.Array:
-        return one_point.sample_direction(jax.random.fold_in(state.sphere_key, t), constraint)
+        e1 = one_point.direction_at(key, jnp.int32(1), constraint)
+        sums = dyadic_init(depth, dim)
+        return MIBanditOGDState(w1, key, e1, theta, sums, delta, eta, stddev, clip, shrink, zero)
 
     def act_fn(key: PRNGKey, state: MIBanditOGDState, t: jax.Array) -> jax.Array:
         del key
-        return poison_past_horizon(state.w + state.exploration * direction(state, t), t, horizon)
+        return poison_past_horizon(state.w + state.exploration * state.direction, t, horizon)
 
     def update_fn(key: PRNGKey, state: MIBanditOGDState, action: jax.Array, loss: jax.Array, t: jax.Array):
         del action
         value, bad = zero_nonfinite(jnp.asarray(loss, jnp.float32))
-        z = one_point.one_point_gradient(value, direction(state, t), state.exploration, p)
+        z = one_point.one_point_gradient(value, state.direction, state.exploration, p)
         z = clip_l2(z, state.clip)
         noisy = z + state.stddev * jax.random.normal(key, (dim,), jnp.float32)
         sums, total = dyadic_step(state.sums, noisy, t)
         theta = -poison_past_horizon(total, t, horizon)
         w = one_point.project_shrunk(constraint, state.learning_rate * theta, state.shrink)
-        return state._replace(w=w, theta=theta, sums=sums, nonfinite=state.nonfinite + bad)
+        e = one_point.direction_at(state.sphere_key, t + 1, constraint)
+        return state._replace(w=w, direction=e, theta=theta, sums=sums, nonfinite=state.nonfinite + bad)
 
     return Learner(init_fn, act_fn, update_fn, check, horizon)

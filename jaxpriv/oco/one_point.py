@@ -52,6 +52,15 @@ def sample_direction(key: PRNGKey, constraint: ConstraintSet) -> jax.Array:
     return jnp.where(norm > 0, g / jnp.maximum(norm, jnp.finfo(jnp.float32).tiny), fallback)
 
 
+def direction_at(sphere_key: PRNGKey, t: jax.Array, constraint: ConstraintSet) -> jax.Array:
+    """``u_t = sample_direction(fold_in(sphere_key, t))``: the direction of step ``t``, a function of the key and ``t``.
+
+    A learner draws ``u_{t+1}`` at the end of ``update`` and keeps it in its state, so
+    ``act`` plays it and the next ``update`` estimates with the same vector (one draw per step).
+    """
+    return sample_direction(jax.random.fold_in(sphere_key, t), constraint)
+
+
 def one_point_gradient(value: jax.Array, direction: jax.Array, exploration: jax.Array, dim: int) -> jax.Array:
     """The FKM one-point estimate ``ĝ = (p/β) f(w + βu) u`` of ``∇f̂(w)``.
 

@@ -126,7 +126,7 @@ def private_bandit_ftal(
         return played_point(state, constraint, t, horizon)
 
     def update_fn(key: PRNGKey, state: BanditFTALState, action: jax.Array, loss: jax.Array, t: jax.Array):
-        del action  # the played point is w†_t + βu_t, u_t redrawn from the sphere key
+        del action  # the played point is w†_t + βu_t, u_t kept in the state
         g, bad = estimate(state, constraint, loss, t)
         tree_state, v = tree.step(key, state.sums, g, t)  # zeroes a non-finite input, clips, adds the node noise
         return next_state(state, constraint, tree_state, v, t, bad)
