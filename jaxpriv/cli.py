@@ -47,7 +47,7 @@ def demo(args: argparse.Namespace) -> int:
         "FTAL": (oco.ftal(ball), oco.FTALParams(H)),
         "PFTAL": (oco.pftal(T, ball, args.noise), oco.PFTALParams(eps, eps, lipschitz, H)),
     }
-    results, timings = {}, {}
+    results, timings, warnings_seen = {}, {}, {}
     for i, (name, (learner, params)) in enumerate(runs.items(), 1):
         grid = len(eps) if name == "PFTAL" else 1
         print(f"[{i}/{len(runs)}] {name}: {grid} x {S} seeds x T={T} ...", end=" ", flush=True)
@@ -57,6 +57,10 @@ def demo(args: argparse.Namespace) -> int:
         timings[name] = time.perf_counter() - t0
         results[name] = regret if name == "PFTAL" else regret[None]
         print(f"{timings[name]:.1f} s ({grid * S * T / timings[name]:.2e} seed-steps/s incl. compile)")
+        warning = r.nonfinite_warning()
+        if warning:
+            warnings_seen[name] = warning
+            print(f"    {name}: {warning}", file=sys.stderr)
 
     bound = np.asarray(theory.pftal_gamma_regret_bound(T, d, lipschitz, H, ball.radius, jnp.asarray(eps)))
     rows = []
@@ -103,6 +107,7 @@ def demo(args: argparse.Namespace) -> int:
         "backend": jax.default_backend(),
         "python": platform.python_version(),
         "seconds": timings,
+        "nonfinite_warnings": warnings_seen,
         "table": rows,
         "arrays": "results.npz: steps[m], epsilon[E], ogd[1,S,m], ftal[1,S,m], pftal[E,S,m] (regret at steps)",
     }

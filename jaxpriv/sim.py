@@ -61,6 +61,26 @@ class Result(NamedTuple):
         """Per-step losses (exact when the checkpoints are every step)."""
         return jnp.diff(self.loss, axis=-1, prepend=0.0)
 
+    def nonfinite_warning(self) -> str | None:
+        """A one-line warning when any run met non-finite inputs or steps, else ``None``.
+
+        The CLI prints it; call it after a sweep to learn whether the numbers
+        rest on zeroed inputs or skipped steps (see the two ``nonfinite_*`` fields).
+        """
+        parts = []
+        for what, counts in (
+            ("mechanism inputs were NaN/inf and replaced by zero", self.nonfinite_inputs),
+            ("environment steps had a NaN/inf loss and were left out of the regret", self.nonfinite_steps),
+        ):
+            if counts is None:
+                continue
+            counts = np.asarray(counts)
+            total = int(counts.sum())
+            if total:
+                runs = int(np.count_nonzero(counts))
+                parts.append(f"{total} {what} (in {runs} of {counts.size} runs)")
+        return "warning: " + "; ".join(parts) if parts else None
+
 
 def log_checkpoints(horizon: int, num: int = 100) -> tuple[int, ...]:
     """About ``num`` log-spaced steps in ``1..horizon``, always including ``1`` and ``horizon``."""

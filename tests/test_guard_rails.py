@@ -214,6 +214,11 @@ def test_engine_reports_nonfinite_inputs_and_steps():
     # A healthy run reports zeros.
     clean = jp.run(oco.pftal(32, ball), _faulty_linear_env(2, 0, 0), params, 3, 32)
     assert int(clean.nonfinite_inputs) == 0 and int(clean.nonfinite_steps) == 0
+    # The warning the CLI prints names both counts, and a healthy run gives none.
+    warning = res.nonfinite_warning()
+    assert warning is not None and "4 mechanism inputs" in warning and "4 environment steps" in warning
+    assert "(in 4 of 4 runs)" in warning
+    assert clean.nonfinite_warning() is None
 
 
 # --- keys ----------------------------------------------------------------------------------------------
