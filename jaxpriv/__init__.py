@@ -5,9 +5,10 @@ explicit state pytrees; ``run`` scans one experiment over the horizon and
 ``sweep`` vmaps it over seeds and a params grid in one compiled call.
 """
 
-from jaxpriv import bandits, envs, mechanisms, oco, plot, sets, theory
+from jaxpriv import bandits, envs, mechanisms, oco, plot, sets, stats, theory
 from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, PRNGKey
 from jaxpriv.sim import Result, SimParams, log_checkpoints, run, summarize, sweep
+from jaxpriv.stats import Stats, SweepStats
 
 __version__ = "0.1.0"
 
@@ -19,6 +20,8 @@ __all__ = [
     "PRNGKey",
     "Result",
     "SimParams",
+    "Stats",
+    "SweepStats",
     "__version__",
     "bandits",
     "envs",
@@ -28,6 +31,7 @@ __all__ = [
     "plot",
     "run",
     "sets",
+    "stats",
     "summarize",
     "sweep",
     "theory",

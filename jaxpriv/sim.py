@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import jax
@@ -11,6 +18,7 @@ import numpy as np
 
 from jaxpriv import _validate
 from jaxpriv._base import Env, Learner, PRNGKey, as_key, check_horizon, count_nonfinite, split_step_key
+from jaxpriv.stats import Accumulator, Stats, SweepStats, chunk_summary, finalize, merge, to_accumulator
 
 
 class SimParams(NamedTuple):
@@ -189,20 +197,42 @@ def _kahan_add(acc: tuple[Any, Any], x: Any) -> tuple[Any, Any]:
     return treedef.unflatten([p[0] for p in leaves]), treedef.unflatten([p[1] for p in leaves])
 
 
-def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...], key: PRNGKey, params: SimParams):
+class Carry(NamedTuple):
+    """Everything one seed's run carries from step to step (what a saved segment holds)."""
+
+    env_state: Any
+    agent: Any
+    sums: Any  # Kahan-compensated sums of (loss, regret, stats)
+    buffers: jax.Array  # [4, m]: regret, loss, best, comparator gap at the checkpoints
+    bad_steps: jax.Array  # int32: steps with a non-finite loss / regret / stats
+    k_steps: jax.Array  # the key the per-step keys are folded from
+
+
+def _init_carry(learner: Learner, env: Env, checkpoints: tuple[int, ...], key: PRNGKey, params: SimParams) -> Carry:
     k_env, k_learner, k_steps = jax.random.split(key, 3)
     env_state = env.reset(k_env, params.env)
     agent = learner.init(k_learner, params.learner)
-    m = len(checkpoints)
-    ckpts = jnp.asarray(checkpoints, jnp.int32)
-
     # Shapes of the per-step stats, to start their sums at zero.
     a0 = jax.eval_shape(learner.act, k_learner, agent, jnp.int32(1))
     _, _, info0 = jax.eval_shape(env.step, k_env, env_state, a0, jnp.int32(1))
     zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), (info0.loss, info0.regret, info0.stats))
     sums = (zeros, jax.tree.map(jnp.zeros_like, zeros))
-    buffers = jnp.zeros((4, m), jnp.float32)  # regret, loss, best, comparator gap
-    bad_steps = jnp.zeros((), jnp.int32)
+    buffers = jnp.zeros((4, len(checkpoints)), jnp.float32)
+    return Carry(env_state, agent, sums, buffers, jnp.zeros((), jnp.int32), k_steps)
+
+
+def _advance(
+    learner: Learner,
+    env: Env,
+    checkpoints: tuple[int, ...],
+    length: int,
+    carry: Carry,
+    start: jax.Array,
+) -> Carry:
+    """Steps ``start + 1 .. start + length``: one ``lax.scan`` (``start`` is traced: one compile per length)."""
+    m = len(checkpoints)
+    ckpts = jnp.asarray(checkpoints, jnp.int32)
+    k_steps = carry.k_steps
 
     def record(env_state, sums, t, slot, buffers):
         loss, regret, stats = sums[0]
@@ -218,9 +248,8 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
         row = jnp.stack([regret, loss, loss - regret, gap]).astype(jnp.float32)[:, None]
         return jax.lax.dynamic_update_slice_in_dim(buffers, row, slot, axis=1)
 
-    def body(carry, xs):
+    def body(carry, t):
         env_state, agent, sums, buffers, bad_steps = carry
-        t = xs
         slot = jnp.minimum(jnp.searchsorted(ckpts, t), m - 1)  # t is shared by all seeds: a scalar
         k_act, k_env_t, k_upd = split_step_key(k_steps, t)
         action = learner.act(k_act, agent, t)
@@ -239,19 +268,31 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
         )
         return (env_state, agent, sums, buffers, bad_steps), None
 
-    ts = jnp.arange(1, horizon + 1, dtype=jnp.int32)
-    carry = (env_state, agent, sums, buffers, bad_steps)
-    (_, agent, _, buffers, bad_steps), _ = jax.lax.scan(body, carry, ts)
-    gap = buffers[3] if _reports_gap(env, k_env, env_state, info0) else None
-    return buffers[0], buffers[1], buffers[2], gap, count_nonfinite(agent), bad_steps
+    ts = jnp.asarray(start, jnp.int32) + jnp.arange(1, length + 1, dtype=jnp.int32)
+    state = (carry.env_state, carry.agent, carry.sums, carry.buffers, carry.bad_steps)
+    state, _ = jax.lax.scan(body, state, ts)
+    return Carry(*state, k_steps)
 
 
-def _reports_gap(env: Env, key: PRNGKey, env_state: Any, info: Any) -> bool:
+def _outputs(learner: Learner, env: Env, carry: Carry) -> tuple[Any, ...]:
+    """``(regret, loss, best, gap, nonfinite_inputs, nonfinite_steps)`` of a finished carry."""
+    del learner
+    gap = carry.buffers[3] if _reports_gap(env, carry) else None
+    return carry.buffers[0], carry.buffers[1], carry.buffers[2], gap, count_nonfinite(carry.agent), carry.bad_steps
+
+
+def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...], key: PRNGKey, params: SimParams):
+    carry = _init_carry(learner, env, checkpoints, key, params)
+    carry = _advance(learner, env, checkpoints, horizon, carry, jnp.int32(0))
+    return _outputs(learner, env, carry)
+
+
+def _reports_gap(env: Env, carry: Carry) -> bool:
     """Whether ``env.comparator`` returns ``(best, gap)`` (decided from shapes, at trace time)."""
     if env.comparator is None:
         return False
-    stats = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), info.stats)
-    out = jax.eval_shape(env.comparator, env_state, stats, jnp.int32(1))
+    stats = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), carry.sums[0][2])
+    out = jax.eval_shape(env.comparator, carry.env_state, stats, jnp.int32(1))
     return isinstance(out, tuple)
 
 
@@ -302,9 +343,15 @@ def seed_keys(key: PRNGKey, seeds: int) -> jax.Array:
     not change. With one device this is ``split(key, seeds)``.
     """
     keys = jax.random.split(key, seeds)
-    n = jax.device_count()
+    return _shard_seeds(keys)
+
+
+def _shard_seeds(keys: jax.Array) -> jax.Array:
+    """Shard a seed-leading array over this process's devices (when their number divides it)."""
+    seeds = keys.shape[0]
+    n = jax.local_device_count()
     if n > 1 and seeds % n == 0:
-        mesh = jax.sharding.Mesh(np.asarray(jax.devices()), ("seeds",))
+        mesh = jax.sharding.Mesh(np.asarray(jax.local_devices()), ("seeds",))
         keys = jax.device_put(keys, jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("seeds")))
     return keys
 
@@ -340,7 +387,12 @@ def sweep(
     seeds: int = 100,
     checkpoints: Any = "log",
     chunk: int | None = None,
-) -> Result:
+    *,
+    segment: int | None = None,
+    stats: Stats | None = None,
+    save: str | os.PathLike | None = None,
+    progress: bool | Callable[[int, int], None] = False,
+) -> Result | SweepStats:
     """Run many seeds, and a grid of params values, in one compiled call.
 
     Every params leaf given with one extra leading dimension (a scalar given as
@@ -351,6 +403,26 @@ def sweep(
     grid points come from the params, not from luck. Params values are traced:
     a new grid of the same shape does not recompile.
 
+    Bounded memory at any horizon and seed count: with ``segment``, ``stats``
+    or ``save`` the sweep runs as a driver over compiled pieces — seed chunks of
+    ``chunk`` seeds (the last one padded to the same shape), each scanned over
+    the horizon in segments of ``segment`` steps that carry the state (one
+    compilation for all segments, one more for a shorter last segment). Memory
+    is then ``chunk × state`` plus the output, independent of ``T``; with
+    ``stats`` the output is a fixed-size summary instead of per-seed arrays.
+    Every step key is ``fold_in(k_steps, t)`` of the seed's key, so the chunk
+    size, the segment length and a resume do not change the numbers: all
+    driver runs of one configuration agree bit for bit (tested), and agree
+    with the one-call sweep to float32 rounding (about 1e-6 relative; the
+    pieces are compiled separately, so XLA may fuse a multiply-add differently;
+    no sum changes order).
+
+    Several processes (``jax.distributed.initialize`` called before): the seeds
+    are split in equal contiguous blocks over the processes (``seeds`` must be
+    a multiple of ``jax.process_count()``), each runs its block on its local
+    devices, and the results are gathered on every process: the same numbers as
+    one process.
+
     Args:
       learner, env: the components.
       params: ``SimParams``; swept leaves carry a leading grid axis.
@@ -360,20 +432,293 @@ def sweep(
       checkpoints: as in ``run``; default ``"log"``.
       chunk: run the seeds in batches of this size (bounded memory); the
         numbers do not change.
+      segment: scan the horizon in compiled segments of this many steps
+        (``1 <= segment``; a last shorter segment is allowed).
+      stats: return a ``SweepStats`` (mean, variance, extremes and quantiles of
+        the regret over seeds at each checkpoint; ``jaxpriv.stats``) instead of
+        per-seed arrays; chunk summaries are merged exactly (Chan's update).
+      save: a file the sweep's progress is saved to after every segment (the
+        carry of the running chunk and the outputs of the finished ones, written
+        atomically). If it exists, the sweep resumes from it — the same numbers
+        as an uninterrupted run — after checking that it was written by the same
+        configuration (learner, environment, horizon, seeds, chunk, segment,
+        checkpoints, key, params, stats), naming any mismatch in a ``ValueError``.
+        Deleted when the sweep finishes.
+      progress: ``True`` prints one line per segment to stderr; a callable is
+        called as ``progress(done, total)`` in seed-steps.
 
     Returns:
       A ``Result`` with arrays of shape ``[G, seeds, m]`` (or ``[seeds, m]``
-      when nothing is swept).
+      when nothing is swept), or a ``SweepStats`` when ``stats`` is given.
     """
     horizon = _validate.positive_int("horizon", horizon)
     seeds = _validate.positive_int("seeds", seeds)
     if chunk is not None:
         chunk = _validate.positive_int("chunk", chunk)
+    if segment is not None:
+        segment = _validate.positive_int("segment", segment)
+    if stats is not None:
+        if not isinstance(stats, Stats):
+            raise ValueError(f"stats must be a jaxpriv.stats.Stats, got {type(stats).__name__}")
+        stats = stats.validate()
     ckpts = normalize_checkpoints(horizon, checkpoints)
     params, axes, size = _prepare(learner, env, params, allow_grid=True, horizon=horizon)
-    keys = seed_keys(as_key(key), seeds)
-    out = _sweep_jit(learner, env, horizon, ckpts, axes if size else None, chunk, keys, params)
-    return Result(jnp.asarray(ckpts, jnp.int32), *out)
+    axes = axes if size else None
+    all_keys = jax.random.split(as_key(key), seeds)
+    procs, pid = jax.process_count(), jax.process_index()
+    if procs > 1 and seeds % procs:
+        raise ValueError(f"seeds={seeds} must be a multiple of the number of processes ({procs})")
+    local = seeds // procs
+    keys = _shard_seeds(all_keys[pid * local : (pid + 1) * local])
+    if segment is None and stats is None and save is None and not progress:
+        out = _sweep_jit(learner, env, horizon, ckpts, axes, chunk, keys, params)
+        return _gather_result(Result(jnp.asarray(ckpts, jnp.int32), *out), axes is not None)
+    driver = _Driver(learner, env, horizon, ckpts, axes, params, chunk or local, segment or horizon, stats)
+    if save is not None:
+        save = Path(save)
+        if procs > 1:
+            save = save.with_name(f"{save.name}.process{pid}")
+        fingerprint = _fingerprint(learner, env, horizon, seeds, chunk, segment, ckpts, all_keys, params, stats)
+        fingerprint["process"] = f"{pid} of {procs}"
+    else:
+        fingerprint = None
+    out = driver.run(keys, save, fingerprint, progress)
+    if stats is None:
+        return _gather_result(out, axes is not None)
+    return finalize(stats, _gather_accumulator(out), np.asarray(ckpts))
+
+
+def _gather_result(result: Result, grid: bool) -> Result:
+    """Concatenate every process's seeds (identity with one process)."""
+    if jax.process_count() == 1:
+        return result
+    from jax.experimental import multihost_utils
+
+    axis = 1 if grid else 0
+
+    def gather(x):
+        if x is None:
+            return None
+        g = np.asarray(multihost_utils.process_allgather(x, tiled=False))  # [P, ...]
+        g = np.moveaxis(g, 0, axis)
+        shape = (*g.shape[:axis], g.shape[axis] * g.shape[axis + 1], *g.shape[axis + 2 :])
+        return jnp.asarray(g.reshape(shape))
+
+    return Result(result.steps, *(gather(x) for x in result[1:]))
+
+
+def _gather_accumulator(acc: Accumulator) -> Accumulator:
+    """Merge every process's statistics (identity with one process)."""
+    if jax.process_count() == 1:
+        return acc
+    from jax.experimental import multihost_utils
+
+    parts = [np.asarray(multihost_utils.process_allgather(np.asarray(x), tiled=False)) for x in acc]
+    merged = None
+    for p in range(jax.process_count()):
+        merged = merge(merged, Accumulator(*(x[p] for x in parts)))
+    return merged
+
+
+# --- the segmented driver ------------------------------------------------------------------------
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2, 3))
+def _init_jit(learner, env, checkpoints, axes, keys, params):
+    return map_seeds_and_grid(partial(_init_carry, learner, env, checkpoints), axes, None, keys, params)
+
+
+def _over_seeds_and_grid(fn: Callable, grid: bool) -> Callable:
+    fn = jax.vmap(fn)
+    return jax.vmap(fn) if grid else fn
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2, 3, 4))
+def _advance_jit(learner, env, checkpoints, length, grid, carry, start):
+    return _over_seeds_and_grid(lambda c: _advance(learner, env, checkpoints, length, c, start), grid)(carry)
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2))
+def _outputs_jit(learner, env, grid, carry):
+    return _over_seeds_and_grid(partial(_outputs, learner, env), grid)(carry)
+
+
+@partial(jax.jit, static_argnums=(0, 1))
+def _summary_jit(stats, grid, outputs, valid):
+    regret, loss, _, _, nf_in, nf_steps = outputs
+    return chunk_summary(stats, regret, loss, nf_in, nf_steps, valid)
+
+
+class _Driver:
+    """Seed chunks × horizon segments, each a compiled call on a fixed shape; saves and resumes."""
+
+    def __init__(self, learner, env, horizon, checkpoints, axes, params, chunk, segment, stats):
+        self.learner, self.env, self.horizon, self.ckpts = learner, env, horizon, checkpoints
+        self.axes, self.params, self.chunk, self.segment, self.stats = axes, params, chunk, segment, stats
+        self.grid = axes is not None
+
+    def run(self, keys: jax.Array, save: Path | None, fingerprint: dict | None, progress: Any) -> Any:
+        n = keys.shape[0]
+        chunk = min(self.chunk, n)
+        n_chunks = -(-n // chunk)
+        n_segments = -(-self.horizon // self.segment)
+        done: list[tuple] = []  # finished chunks' outputs (numpy), when no stats
+        acc = None
+        first_chunk, first_segment, carry_leaves = 0, 0, None
+        if save is not None and save.exists():
+            first_chunk, first_segment, carry_leaves, done, acc = _load(save, fingerprint)
+            if progress is True:
+                print(
+                    f"jaxpriv: resuming {save} at chunk {first_chunk + 1}/{n_chunks}, "
+                    f"segment {first_segment + 1}/{n_segments}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        total = n * self.horizon
+        for c in range(first_chunk, n_chunks):  # a driver loop over compiled chunks, not over seeds
+            ks = keys[c * chunk : (c + 1) * chunk]
+            valid = np.arange(chunk) < ks.shape[0]
+            if ks.shape[0] < chunk:  # pad the last chunk to the compiled shape; padding is dropped
+                ks = jnp.concatenate([ks, jnp.repeat(ks[:1], chunk - ks.shape[0], axis=0)])
+            carry = _init_jit(self.learner, self.env, self.ckpts, self.axes, _shard_seeds(ks), self.params)
+            start_seg = 0
+            if carry_leaves is not None:
+                carry = _restore(carry, carry_leaves)
+                start_seg, carry_leaves = first_segment, None
+            for s in range(start_seg, n_segments):  # a driver loop over compiled segments, not over steps
+                t0 = time.perf_counter()
+                start = s * self.segment
+                length = min(self.segment, self.horizon - start)
+                carry = _advance_jit(self.learner, self.env, self.ckpts, length, self.grid, carry, jnp.int32(start))
+                last = s == n_segments - 1
+                if save is not None and not last:
+                    _save(save, fingerprint, c, s + 1, carry, done, acc)
+                if progress:
+                    jax.block_until_ready(carry)
+                    now = c * chunk * self.horizon + int(valid.sum()) * (start + length)
+                    if callable(progress):
+                        progress(now, total)
+                    else:
+                        dt = time.perf_counter() - t0
+                        print(
+                            f"jaxpriv: chunk {c + 1}/{n_chunks} segment {s + 1}/{n_segments} "
+                            f"(t = {start + length}/{self.horizon}): {dt:.2f} s, "
+                            f"{int(valid.sum()) * length / dt:.3g} seed-steps/s",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+            out = _outputs_jit(self.learner, self.env, self.grid, carry)
+            if self.stats is not None:
+                acc = merge(acc, to_accumulator(_summary_jit(self.stats, self.grid, out, jnp.asarray(valid))))
+            else:
+                keep = int(valid.sum())
+                done.append(tuple(None if x is None else _take_seeds(np.asarray(x), keep, self.grid) for x in out))
+            if save is not None and c < n_chunks - 1:
+                _save(save, fingerprint, c + 1, 0, None, done, acc)
+        if save is not None and save.exists():
+            save.unlink()
+        if self.stats is not None:
+            return acc
+        axis = 1 if self.grid else 0
+        cols = [None if done[0][i] is None else np.concatenate([d[i] for d in done], axis) for i in range(6)]
+        return Result(jnp.asarray(self.ckpts, jnp.int32), *(None if x is None else jnp.asarray(x) for x in cols))
+
+
+def _take_seeds(x: np.ndarray, keep: int, grid: bool) -> np.ndarray:
+    return x[:, :keep] if grid else x[:keep]
+
+
+# --- saving and resuming -------------------------------------------------------------------------
+
+
+def _digest(*arrays: Any) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.asarray(a)
+        h.update(str((a.shape, a.dtype.str)).encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _name(fn: Any) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def _fingerprint(learner, env, horizon, seeds, chunk, segment, ckpts, keys, params, stats) -> dict:
+    """What a saved sweep must match to be resumed, field by field."""
+    return {
+        "learner": _name(learner.init),
+        "environment": _name(env.reset),
+        "horizon": horizon,
+        "seeds": seeds,
+        "chunk": chunk,
+        "segment": segment,
+        "checkpoints": _digest(np.asarray(ckpts)),
+        "key": _digest(jax.random.key_data(keys)),
+        "params": _digest(*jax.tree.leaves(params)) + " " + str(jax.tree.structure(params)),
+        "stats": repr(stats),
+    }
+
+
+def _key_leaf(x: Any) -> bool:
+    return isinstance(x, jax.Array) and jnp.issubdtype(x.dtype, jax.dtypes.prng_key)
+
+
+def _save(path: Path, fingerprint: dict, chunk: int, segment: int, carry: Any, done: list, acc: Any) -> None:
+    arrays: dict[str, np.ndarray] = {}
+    if carry is not None:
+        for i, leaf in enumerate(jax.tree.leaves(carry)):
+            arrays[f"carry_{i}"] = np.asarray(jax.random.key_data(leaf) if _key_leaf(leaf) else leaf)
+    for j, out in enumerate(done):
+        for i, x in enumerate(out):
+            if x is not None:
+                arrays[f"done_{j}_{i}"] = x
+    if acc is not None:
+        for name, x in zip(acc._fields, acc, strict=True):
+            arrays[f"acc_{name}"] = x
+    meta = {"fingerprint": fingerprint, "chunk": chunk, "segment": segment}
+    meta |= {"done": len(done), "carry": carry is not None}
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        np.savez(f, meta=np.asarray(json.dumps(meta)), **arrays)
+    os.replace(tmp, path)
+
+
+def _load(path: Path, fingerprint: dict) -> tuple:
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(str(z["meta"]))
+        saved = meta["fingerprint"]
+        wrong = [k for k in fingerprint if saved.get(k) != fingerprint[k]]
+        if wrong:
+            detail = "; ".join(f"{k}: saved {saved.get(k)!r}, now {fingerprint[k]!r}" for k in wrong)
+            raise ValueError(
+                f"{path} was written by another sweep configuration ({detail}); delete it or pass another save="
+            )
+        leaves = None
+        if meta["carry"]:
+            leaves = [z[f"carry_{i}"] for i in range(sum(k.startswith("carry_") for k in z.files))]
+        done = []
+        for j in range(meta["done"]):
+            done.append(tuple(z[f"done_{j}_{i}"] if f"done_{j}_{i}" in z.files else None for i in range(6)))
+        acc = None
+        if "acc_n" in z.files:
+            acc = Accumulator(*(z[f"acc_{name}"] for name in Accumulator._fields))
+    return meta["chunk"], meta["segment"], leaves, done, acc
+
+
+def _restore(template: Any, leaves: list[np.ndarray]) -> Any:
+    flat, treedef = jax.tree.flatten(template)
+    if len(flat) != len(leaves):
+        raise ValueError("the saved carry does not match this sweep's state structure")
+    out = []
+    for t, x in zip(flat, leaves, strict=True):
+        if _key_leaf(t):
+            out.append(jax.random.wrap_key_data(jnp.asarray(x), impl=jax.random.key_impl(t)))
+        else:
+            if x.shape != t.shape or x.dtype != t.dtype:
+                raise ValueError(f"the saved carry has a leaf {x.shape} {x.dtype}, expected {t.shape} {t.dtype}")
+            out.append(jnp.asarray(x))
+    return jax.device_put(jax.tree.unflatten(treedef, out), jax.tree.map(lambda t: t.sharding, template))
 
 
 def summarize(values: jax.Array, axis: int = -2) -> tuple[np.ndarray, np.ndarray]:
