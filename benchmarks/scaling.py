@@ -7,7 +7,13 @@ of one scan iteration with a single seed (what every step costs whatever the bat
 few microseconds of kernel launches); ``time(S) ≈ T * (fixed + S / peak)`` is the cost model,
 and the last column is the fraction of the time the fixed cost explains.
 
+``--stats-seeds N`` then runs one PFTAL sweep of N seeds with streaming statistics
+(``stats=Stats()``, seed chunks of ``--stats-chunk``) and prints its time and peak memory
+(device memory on a GPU, the process's peak RSS on a CPU) beside the size the per-seed
+arrays would have had.
+
 Usage: python benchmarks/scaling.py [--horizon T] [--max-seeds N] [--dim d] [--learners a,b]
+                                    [--stats-seeds N --stats-chunk C]
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ def setup(name: str, horizon: int, dim: int):
         def vary(rep):
             return lp._replace(epsilon=2.0 + rep)
     elif name == "ftal":
-        learner, lp = oco.ftal(ball), oco.FTALParams(1.0)
+        learner, lp = oco.ftal(ball, horizon), oco.FTALParams(1.0)
 
         def vary(rep):
             return lp._replace(strong_convexity=1.1 + 0.1 * rep)
@@ -67,6 +73,31 @@ def time_sweep(name: str, seeds: int, horizon: int, dim: int, chunk: int | None)
     return first - steady, steady
 
 
+def peak_memory_bytes() -> tuple[int, str]:
+    stats = jax.devices()[0].memory_stats() if jax.default_backend() != "cpu" else None
+    if stats and "peak_bytes_in_use" in stats:
+        return int(stats["peak_bytes_in_use"]), "device peak"
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024, "process peak RSS"
+
+
+def stats_sweep(seeds: int, chunk: int, horizon: int, dim: int) -> None:
+    learner, env, params, _ = setup("pftal", horizon, dim)
+    ckpts = jp.log_checkpoints(horizon, 1000)
+    t0 = time.perf_counter()
+    s = jp.sweep(learner, env, params, 0, horizon, seeds=seeds, checkpoints=ckpts, chunk=chunk, stats=jp.Stats())
+    dt = time.perf_counter() - t0
+    peak, what = peak_memory_bytes()
+    arrays = 3 * seeds * len(ckpts) * 4
+    print(
+        f"\nstatistics sweep: PFTAL, {seeds} seeds in chunks of {chunk}, T = {horizon}, d = {dim}, "
+        f"{len(ckpts)} checkpoints: {dt:.1f} s incl. compile ({seeds * horizon / dt:.3g} seed-steps/s); "
+        f"{what} {peak / 2**30:.2f} GiB; the per-seed arrays would take {arrays / 2**30:.1f} GiB. "
+        f"Final regret mean {s.regret_mean[-1]:.4g} +- {s.regret_se()[-1]:.2g}, median {s.regret_quantiles[-1, 2]:.4g}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--horizon", type=int, default=1024)
@@ -75,6 +106,8 @@ def main() -> None:
     parser.add_argument("--min-seeds", type=int, default=10**3)
     parser.add_argument("--chunk", type=int, default=None, help="seed chunk (default: all seeds at once)")
     parser.add_argument("--learners", default="pftal,ftal,ogd,mi_ogd")
+    parser.add_argument("--stats-seeds", type=int, default=0, help="then a statistics sweep of this many seeds")
+    parser.add_argument("--stats-chunk", type=int, default=10**5)
     args = parser.parse_args()
     T, d = args.horizon, args.dim
     print(f"jaxpriv {jp.__version__}, jax {jax.__version__}, backend {jax.default_backend()}, {jax.devices()[0]}")
@@ -96,6 +129,8 @@ def main() -> None:
                 flush=True,
             )
             seeds *= 10
+    if args.stats_seeds:
+        stats_sweep(args.stats_seeds, args.stats_chunk, T, d)
 
 
 if __name__ == "__main__":
