@@ -411,11 +411,13 @@ def sweep(
     is then ``chunk × state`` plus the output, independent of ``T``; with
     ``stats`` the output is a fixed-size summary instead of per-seed arrays.
     Every step key is ``fold_in(k_steps, t)`` of the seed's key, so the chunk
-    size, the segment length and a resume do not change the numbers: all
-    driver runs of one configuration agree bit for bit (tested), and agree
-    with the one-call sweep to float32 rounding (about 1e-6 relative; the
-    pieces are compiled separately, so XLA may fuse a multiply-add differently;
-    no sum changes order).
+    size, the segment length and a resume do not change the numbers: on a
+    CPU all driver runs agree bit for bit (tested), and agree with the
+    one-call sweep to float32 rounding (about 1e-6 relative; the pieces are
+    compiled separately, so XLA may fuse a multiply-add differently; no sum
+    changes order). On a GPU, kernels compiled for other chunk or segment
+    shapes may differ by an ulp (measured on an H100); a resumed run with the
+    same chunk and segment reproduces the uninterrupted one.
 
     Several processes (``jax.distributed.initialize`` called before): the seeds
     are split in equal contiguous blocks over the processes (``seeds`` must be

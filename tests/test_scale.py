@@ -7,6 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
@@ -51,7 +52,10 @@ def test_segments_and_chunks_do_not_change_the_numbers(plain, driven):
     for kw in (dict(segment=T), dict(segment=7, chunk=10), dict(segment=50, chunk=3)):
         other = _fields(jp.sweep(PFTAL, ENV, _params(), 3, T, seeds=10, progress=_quiet, **kw))
         for name, x in other.items():
-            np.testing.assert_array_equal(x, driven[name], err_msg=f"{name} with {kw}")  # bit for bit
+            if jax.default_backend() == "cpu":  # bit for bit on CPU (what CI runs)
+                np.testing.assert_array_equal(x, driven[name], err_msg=f"{name} with {kw}")
+            else:  # a GPU's kernels for other shapes may round differently (measured: 1 ulp on an H100)
+                np.testing.assert_allclose(x, driven[name], rtol=1e-6, atol=1e-5, err_msg=f"{name} with {kw}")
     # Against the one-call sweep: float32 rounding of separately compiled pieces, nothing more.
     for name in ("regret", "loss", "best"):
         scale = np.abs(plain[name]).max()
