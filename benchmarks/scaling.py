@@ -116,7 +116,7 @@ def main() -> None:
         f"{'learner':>8} {'seeds':>8} | {'compile s':>9} {'sweep s':>9} {'seed-steps/s':>12} | "
         f"{'fixed us/step':>13} {'fixed share':>11}"
     )
-    for name in args.learners.split(","):
+    for name in filter(None, args.learners.split(",")):  # --learners "" runs the statistics sweep only
         _, one = time_sweep(name, 1, T, d, None)
         fixed = one / T
         seeds = args.min_seeds

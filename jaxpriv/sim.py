@@ -250,7 +250,9 @@ def _advance(
 
     def body(carry, t):
         env_state, agent, sums, buffers, bad_steps = carry
-        slot = jnp.minimum(jnp.searchsorted(ckpts, t), m - 1)  # t is shared by all seeds: a scalar
+        # t is shared by all seeds: a scalar. "compare_all" is one fused kernel; the default
+        # binary search is a nested while loop, several kernel launches per step on a GPU.
+        slot = jnp.minimum(jnp.searchsorted(ckpts, t, method="compare_all"), m - 1)
         k_act, k_env_t, k_upd = split_step_key(k_steps, t)
         action = learner.act(k_act, agent, t)
         env_state, feedback, info = env.step(k_env_t, env_state, action, t)
