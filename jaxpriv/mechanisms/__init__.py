@@ -23,6 +23,18 @@ from jaxpriv.mechanisms._tree import (
     clip_l2,
     prefix_sums,
 )
+from jaxpriv.mechanisms._window_tree import (
+    GAUSSIAN_CALIBRATIONS,
+    WINDOW_NOISE_FAMILIES,
+    WindowTreeParams,
+    WindowTreeState,
+    window_depth,
+    window_node_scale,
+    window_node_variance,
+    window_nodes,
+    window_noise_bound,
+    window_tree,
+)
 
 __all__ = [
     "NEIGHBOURING",
@@ -48,4 +60,14 @@ __all__ = [
     "trailing_zeros",
     "tree_depth",
     "zcdp_to_dp",
+    "GAUSSIAN_CALIBRATIONS",
+    "WINDOW_NOISE_FAMILIES",
+    "WindowTreeParams",
+    "WindowTreeState",
+    "window_depth",
+    "window_node_scale",
+    "window_node_variance",
+    "window_nodes",
+    "window_noise_bound",
+    "window_tree",
 ]
