@@ -9,7 +9,9 @@ References, for the same (seeds, horizon, d):
     over t only): what a careful user writes instead, the real bar on CPU.
 
 Compile time and steady-state time (median of 3) of the jaxpriv sweep are reported separately.
-Usage: python benchmarks/throughput.py [--quick]
+The bandit learners (private bandit FTAL, bandit FTAL, FKM, MI bandit OGD; bandit feedback on the
+same stream) get the same columns, their NumPy references written the same way, and their ratio to PFTAL.
+Usage: python benchmarks/throughput.py [--quick] [--no-bandit]
 """
 
 from __future__ import annotations
@@ -104,9 +106,153 @@ def bench_numpy(seeds: int, horizon: int, dim: int, vectorised: bool) -> float:
     return time.perf_counter() - t0
 
 
+# --- bandit learners (bandit feedback on the same quadratic stream) -------------------------------------
+
+BANDIT_LEARNERS = ("private_bandit_ftal", "bandit_ftal", "fkm", "mi_bandit_ogd")
+
+
+def _bandit_setup(name: str, horizon: int, dim: int):
+    """The learner and params of one bandit row; ``vary(rep)`` gives the params of steady-state run ``rep``."""
+    ball = sets.l2_ball(dim)
+    lip, bound = 2.0, 2.0  # quadratic losses with ||z|| <= 1 on the unit ball: L = 2, |f| <= 2
+    if name == "private_bandit_ftal":
+        learner, lp = oco.private_bandit_ftal(horizon, ball), oco.PrivateBanditFTALParams(1.0, loss_bound=bound)
+
+        def vary(rep):
+            return lp._replace(epsilon=2.0 + rep)
+    elif name == "bandit_ftal":
+        learner, lp = oco.bandit_ftal(horizon, ball), oco.BanditFTALParams(exploration=0.1)
+
+        def vary(rep):
+            return lp._replace(exploration=0.11 + 0.01 * rep)
+    elif name == "fkm":
+        learner, lp = oco.fkm(horizon, ball), oco.FKMParams(bound, lip)
+
+        def vary(rep):
+            return lp._replace(exploration=0.11 + 0.01 * rep)
+    else:
+        learner, lp = oco.mi_bandit_ogd(horizon, ball), oco.MIBanditOGDParams(1.0, bound, lip)
+
+        def vary(rep):
+            return lp._replace(mutual_information=2.0 + rep)
+
+    return learner, lp, vary
+
+
+def bench_jaxpriv_bandit(name: str, seeds: int, horizon: int, dim: int) -> tuple[float, float]:
+    """Compile time and steady-state time (median of 3, new params each time) of a bandit learner's sweep."""
+    env = envs.bandit_feedback(envs.quadratic_stream(sets.l2_ball(dim)))
+    learner, lp, vary = _bandit_setup(name, horizon, dim)
+    ep = envs.QuadraticParams(1.0, np.full(dim, 0.1, np.float32), 0.3)
+    t0 = time.perf_counter()
+    r = jp.sweep(learner, env, jp.SimParams(lp, ep), jax.random.key(0), horizon, seeds=seeds, checkpoints="log")
+    jax.block_until_ready(r.regret)
+    first = time.perf_counter() - t0
+    times = []
+    for rep in range(3):
+        params = jp.SimParams(vary(rep), ep)
+        t0 = time.perf_counter()
+        r = jp.sweep(learner, env, params, jax.random.key(1 + rep), horizon, seeds=seeds, checkpoints="log")
+        jax.block_until_ready(r.regret)
+        times.append(time.perf_counter() - t0)
+    return first - times[0], float(np.median(times))
+
+
+def _numpy_bandit(rng, seeds, horizon, dim, vectorised, name):
+    """The bandit learner ``name`` on the quadratic stream with bandit feedback, in NumPy (unit ball, r = R = 1)."""
+    depth = mechanisms.tree_depth(horizon)
+    H, B, L, eps, C = 1.0, 2.0, 2.0, 1.0, 1.0
+    beta = 0.1
+    shrink = 1.0 - beta
+    est_bound = dim * B / beta
+    scale = depth * 2.0 * est_bound / eps  # Gamma tree, replace-one sensitivity
+    eta = 2.0 * beta / (est_bound * np.sqrt(horizon))
+    clip = dim * (B / beta + L)
+    sigma = clip / np.sqrt(dim * np.expm1(2.0 * C / dim))
+    center = np.full(dim, 0.1)
+    S = seeds if vectorised else 1
+    runs = 1 if vectorised else seeds
+    total = 0.0
+
+    def project(w):
+        return w * np.minimum(1.0, shrink / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-30))
+
+    for _ in range(runs):
+        exact = np.zeros((depth, S, dim))
+        noisy = np.zeros((depth, S, dim))
+        w = np.zeros((S, dim))
+        sum_w = np.zeros((S, dim))
+        sum_g = np.zeros((S, dim))
+        cum_loss = np.zeros(S)
+        for t in range(1, horizon + 1):
+            z = center + 0.3 * rng.standard_normal((S, dim))
+            z *= np.minimum(1.0, 1.0 / np.linalg.norm(z, axis=1, keepdims=True))
+            u = rng.standard_normal((S, dim))
+            u /= np.linalg.norm(u, axis=1, keepdims=True)
+            played = w + beta * u
+            loss = 0.5 * H * np.sum((played - z) ** 2, axis=1)
+            cum_loss += loss
+            g = (dim / beta) * loss[:, None] * u
+            if name == "fkm":
+                w = project(w - eta * g)
+                continue
+            if name == "mi_bandit_ogd":
+                g *= np.minimum(1.0, clip / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-30))
+                sum_g += g + sigma * rng.standard_normal((S, dim))
+                w = project(-eta * sum_g)
+                continue
+            sum_w += w
+            if name == "bandit_ftal":
+                sum_g += g
+                v = sum_g
+            else:
+                g *= np.minimum(1.0, est_bound / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-30))
+                low = (t & -t).bit_length() - 1
+                node = g + exact[:low].sum(0)
+                direction = rng.standard_normal((S, dim))
+                direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+                radius = rng.standard_exponential((S, dim)).sum(1, keepdims=True)
+                exact[low] = node
+                noisy[low] = node + scale * radius * direction
+                v = sum(noisy[i] for i in range(depth) if (t >> i) & 1)
+            w = project((sum_w - v / H) / t)
+        total += cum_loss.sum()
+    return total
+
+
+def bench_numpy_bandit(name: str, seeds: int, horizon: int, dim: int, vectorised: bool) -> float:
+    rng = np.random.default_rng(0)
+    t0 = time.perf_counter()
+    _numpy_bandit(rng, seeds, horizon, dim, vectorised, name)
+    return time.perf_counter() - t0
+
+
+def bandit_rows(configs, pftal_rates) -> None:
+    """The bandit learners' rows: the same columns as PFTAL's, plus the ratio to PFTAL's seed-steps/s."""
+    print(
+        f"\n{'learner':>19} {'seeds':>6} {'T':>6} {'d':>3} | {'compile s':>9} {'sweep s':>8} {'seed-steps/s':>12} | "
+        f"{'x bulk noise':>12} {'x NumPy loop':>12} {'x NumPy vec':>11} {'x PFTAL':>8}"
+    )
+    for (seeds, horizon, dim), pftal_rate in zip(configs, pftal_rates, strict=True):
+        bulk = bench_bulk_noise(seeds, horizon, dim)
+        for name in BANDIT_LEARNERS:
+            compile_s, steady = bench_jaxpriv_bandit(name, seeds, horizon, dim)
+            rate = seeds * horizon / steady
+            loop_seeds, loop_T = 2, min(horizon, 2048)
+            loop_rate = loop_seeds * loop_T / bench_numpy_bandit(name, loop_seeds, loop_T, dim, vectorised=False)
+            vec_rate = seeds * horizon / bench_numpy_bandit(name, seeds, horizon, dim, vectorised=True)
+            print(
+                f"{name:>19} {seeds:>6} {horizon:>6} {dim:>3} | {compile_s:>9.2f} {steady:>8.3f} {rate:>12.3g} | "
+                f"{steady / bulk:>11.2f}x {rate / loop_rate:>11.1f}x {rate / vec_rate:>10.2f}x "
+                f"{rate / pftal_rate:>7.2f}x"
+            )
+    print("x PFTAL: the learner's seed-steps/s over PFTAL's on the same configuration (full information, same tree).")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller configurations")
+    parser.add_argument("--no-bandit", action="store_true", help="skip the bandit learners' rows")
     args = parser.parse_args()
     configs = [(1024, 4096, 10), (100, 16384, 3), (4096, 1024, 10)]
     if args.quick:
@@ -116,9 +262,11 @@ def main() -> None:
         f"{'seeds':>6} {'T':>6} {'d':>3} | {'compile s':>9} {'sweep s':>8} {'seed-steps/s':>12} | "
         f"{'x bulk noise':>12} {'x NumPy loop':>12} {'x NumPy vec':>11}"
     )
+    pftal_rates = []
     for seeds, horizon, dim in configs:
         compile_s, steady = bench_jaxpriv(seeds, horizon, dim)
         rate = seeds * horizon / steady
+        pftal_rates.append(rate)
         bulk = bench_bulk_noise(seeds, horizon, dim)
         loop_seeds, loop_T = 2, min(horizon, 2048)  # the per-step loop is slow: time a slice and scale
         loop_rate = loop_seeds * loop_T / bench_numpy(loop_seeds, loop_T, dim, vectorised=False)
@@ -131,6 +279,8 @@ def main() -> None:
         "x bulk noise: sweep time / time to draw seeds*T*d normals in bulk (>= 1; lower is better).\n"
         "x NumPy loop, x NumPy vec: jaxpriv seed-steps/s / NumPy seed-steps/s (higher is better)."
     )
+    if not args.no_bandit:
+        bandit_rows(configs, pftal_rates)
 
 
 if __name__ == "__main__":

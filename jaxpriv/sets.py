@@ -71,7 +71,8 @@ def l2_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
         norm = jnp.sqrt(jnp.sum(g * g, -1, keepdims=True))
         return -r * g / jnp.maximum(norm, jnp.finfo(g.dtype).tiny)
 
-    return ConstraintSet("l2_ball", dim, project, linear_oracle, r, 2.0 * r)
+    # Inner ball: the ball itself (r = R, centre 0).
+    return ConstraintSet("l2_ball", dim, project, linear_oracle, r, 2.0 * r, None, (0.0,) * dim, r)
 
 
 def require_projection(constraint: ConstraintSet, name: str = "constraint") -> ConstraintSet:
@@ -103,7 +104,11 @@ def box(dim: int, low: float = -1.0, high: float = 1.0) -> ConstraintSet:
         return jnp.where(g > 0, jnp.asarray(lo, g.dtype), jnp.asarray(hi, g.dtype))
 
     radius = float(np.sqrt(dim) * max(abs(lo), abs(hi)))
-    return ConstraintSet("box", dim, project, linear_oracle, radius, float(np.sqrt(dim) * (hi - lo)))
+    # Inner ball: centred at the box's centre, radius half the side.
+    centre = (0.5 * (lo + hi),) * dim
+    return ConstraintSet(
+        "box", dim, project, linear_oracle, radius, float(np.sqrt(dim) * (hi - lo)), None, centre, 0.5 * (hi - lo)
+    )
 
 
 def _project_simplex(v: jax.Array, total: float) -> jax.Array:
@@ -143,7 +148,11 @@ def simplex(dim: int, total: float = 1.0) -> ConstraintSet:
         return r * jax.nn.one_hot(jnp.argmin(g, axis=-1), dim, dtype=g.dtype)
 
     diameter = r * float(np.sqrt(2.0)) if dim > 1 else 0.0
-    return ConstraintSet("simplex", dim, project, linear_oracle, r, diameter)
+    # Inner ball, inside the affine hull {sum w = total} (the simplex is not full-dimensional): centred at
+    # the barycentre total/d·1, radius the distance to a facet, total/sqrt(d(d-1)). None for d = 1 (a point).
+    centre = (r / dim,) * dim if dim > 1 else None
+    inner = r / float(np.sqrt(dim * (dim - 1))) if dim > 1 else None
+    return ConstraintSet("simplex", dim, project, linear_oracle, r, diameter, None, centre, inner)
 
 
 def l1_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
@@ -166,7 +175,41 @@ def l1_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
         sign = jnp.where(jnp.take_along_axis(g, i[..., None], axis=-1) > 0, -1.0, 1.0).astype(g.dtype)
         return r * sign * e
 
-    return ConstraintSet("l1_ball", dim, project, linear_oracle, r, 2.0 * r)
+    # Inner ball: the largest Euclidean ball inside the cross-polytope, centre 0, radius R/sqrt(d).
+    inner = r / float(np.sqrt(dim))
+    return ConstraintSet("l1_ball", dim, project, linear_oracle, r, 2.0 * r, None, (0.0,) * dim, inner)
 
 
 SET_KINDS = ("l2_ball", "box", "simplex", "l1_ball")
+
+
+def bandit_radii(constraint: ConstraintSet, name: str = "constraint") -> tuple[float, float]:
+    """``(r, R_c)``: the inner radius and the outer radius about the inner centre ``c``, for bandit learners.
+
+    ``c + r B ⊆ C ⊆ c + R_c B`` (within the affine hull for the simplex): the
+    sandwich ``rB ⊆ C ⊆ RB`` of Smith & Thakurta 2013 (section 1) and FKM 2005,
+    about ``c = constraint.inner_center`` rather than the origin. ``R_c`` is exact
+    for the four kinds of this module (``l2_ball``, ``l1_ball``: ``R``; ``box``: half
+    its diameter; ``simplex``: ``total sqrt((d-1)/d)``, the distance from the
+    barycentre to a vertex) and the bound ``||C|| + ||c||`` for any other set.
+
+    Raises:
+      ValueError: (naming ``name``) the set has no known inner ball.
+    """
+    if not isinstance(constraint, ConstraintSet):
+        raise ValueError(f"{name} must be a jaxpriv.sets.ConstraintSet, got {type(constraint).__name__}")
+    r = constraint.inner_radius
+    if r is None or constraint.inner_center is None or not 0 < r < np.inf:
+        raise ValueError(
+            f"{name}: the set {constraint.name!r} (dim={constraint.dim}) has no known inner ball c + rB with r > 0; "
+            "bandit-feedback learners need one to keep the played point w + βu in the set"
+        )
+    if constraint.name in ("l2_ball", "l1_ball"):
+        outer = constraint.radius
+    elif constraint.name == "box":
+        outer = 0.5 * constraint.diameter
+    elif constraint.name == "simplex":
+        outer = constraint.radius * float(np.sqrt((constraint.dim - 1) / constraint.dim))
+    else:
+        outer = constraint.radius + float(np.linalg.norm(np.asarray(constraint.inner_center, np.float64)))
+    return float(r), float(outer)

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv.mechanisms import _accounting
+from jaxpriv.mechanisms import _mutual_information as _mi
 
 
 def _harmonic_bound(horizon: ArrayLike) -> jax.Array:
@@ -242,3 +243,350 @@ def mi_ogd_regret_bound(
     b = jnp.asarray(radius, jnp.float32)
     t = jnp.asarray(horizon, jnp.float32)
     return b * b / (2.0 * eta) + 0.5 * eta * t * (lip * lip + dim * s * s)
+
+
+# --- bandit feedback: FKM, bandit FTAL / Algorithm 3 (Smith & Thakurta §3, App. D–E), MI bandit OGD -------
+
+BANDIT_PRESETS = ("oblivious", "adaptive", "general_convex")
+ADVERSARIES = ("oblivious", "adaptive")
+
+
+def _shrink_xi(exploration: ArrayLike, inner_radius: ArrayLike) -> jax.Array:
+    """The effective ``ξ = 1 - s`` of the shrunk set ``c + s(C - c)`` (``oco.one_point.shrink_factor``)."""
+    from jaxpriv.oco.one_point import SHRINK_MARGIN
+
+    beta = jnp.asarray(exploration, jnp.float32)
+    return 1.0 - (1.0 - beta / jnp.asarray(inner_radius, jnp.float32)) * (1.0 - SHRINK_MARGIN)
+
+
+def bandit_ftal_exploration(horizon: int, sphere_dim: int, inner_radius: ArrayLike, preset: str) -> jax.Array:
+    """The sampling radius ``β`` of Theorem 6 / Theorem 17 (Smith & Thakurta 2013), for a set's scale.
+
+    The theorems take ``β = p/T^{1/3}`` (oblivious adversary) and ``β = p/T^{1/4}``
+    (adaptive adversary; general convex losses, Theorem 17) with ``ξ = β/r``, for a
+    set in the paper's scale. We take ``ξ = β/r = min(p/T^a, 1/2)``, i.e.
+    ``β = r min(p/T^a, 1/2)``: the theorems' choice for ``r = 1``, scale free, and
+    capped at half the inner radius for horizons ``T^a < 2p``, where the
+    theorems' ``β`` would leave an empty shrunk set. ``p`` is the dimension of the
+    sphere (``oco.one_point.sphere_dim``).
+    """
+    if preset not in BANDIT_PRESETS:
+        raise ValueError(f"preset must be one of {BANDIT_PRESETS}, got {preset!r}")
+    a = 1.0 / 3.0 if preset == "oblivious" else 0.25
+    xi = jnp.minimum(sphere_dim / jnp.asarray(horizon, jnp.float32) ** a, 0.5)
+    return jnp.asarray(inner_radius, jnp.float32) * xi
+
+
+def bandit_ftal_regularization(horizon: int, preset: str) -> jax.Array:
+    """Theorem 17's regulariser strength ``H = 1/T^{1/4}`` for ``"general_convex"``; 0 for the other presets."""
+    if preset not in BANDIT_PRESETS:
+        raise ValueError(f"preset must be one of {BANDIT_PRESETS}, got {preset!r}")
+    if preset != "general_convex":
+        return jnp.zeros((), jnp.float32)
+    return jnp.asarray(horizon, jnp.float32) ** -0.25
+
+
+def private_bandit_ftal_regret_bound(
+    horizon: int,
+    dim: int,
+    lipschitz: ArrayLike,
+    strong_convexity: ArrayLike,
+    loss_bound: ArrayLike,
+    radius: ArrayLike,
+    inner_radius: ArrayLike,
+    outer_radius: ArrayLike,
+    exploration: ArrayLike,
+    budget: ArrayLike = float("inf"),
+    noise: str = "gamma",
+    adversary: str = "adaptive",
+    regularization: ArrayLike = 0.0,
+    sphere_dim: int | None = None,
+    depth: int | None = None,
+) -> jax.Array:
+    """Theorems 6 and 17 of Smith & Thakurta 2013 (Algorithm 3) with the constants of their proofs.
+
+    The proof (Lemmas 13–16, Appendix E.2 eq. (39)) bounds the expected regret at
+    the played points by
+
+    ``3βL_h T + ξ R_c L_h T + 2G²(1 + ln T)/H' + 2 E||n|| G (1 + ln T)/H' + γ + λ T ||C||²/2``
+
+    * ``3βL_h T + ξR_c L_h T``: smoothing and playing ``w + βu`` (Lemma 13), with
+      ``ξ`` the effective shrink (``β/r`` and the float32 margin of
+      ``oco.one_point.SHRINK_MARGIN``) and ``R_c`` the outer radius about the inner
+      centre the set is shrunk towards (``sets.bandit_radii``);
+    * ``2G²(1 + ln T)/H'``: FTAL on the surrogates (eq. (23)), strong convexity
+      ``H' = H + λ``, Lipschitz ``G = pB/β + λ||C|| + H'||C||`` (the one-point
+      estimate, the regulariser's gradient, the quadratic term);
+    * ``2 E||n|| G (1 + ln T)/H'``: the tree's noise (eqs. (31)–(32), Lemma 8), with
+      ``E||n|| <= sqrt(D d σ²_node)`` for the tree calibrated to the replace-one
+      sensitivity ``2pB/β`` of the clipped estimates. Eq. (32) prints an extra
+      ``1/β`` that the derivation (Lemma 8 with sensitivity ``pB/β``) does not
+      give and that would contradict Theorem 6's ``T^{2/3}``; we follow the derivation;
+    * ``γ = 2pB||C|| sqrt(T)/β`` against an adaptive adversary (Lemma 15), 0 against
+      an oblivious one (Lemma 16);
+    * ``λT||C||²/2``: the regulariser's bias (Theorem 17, as eq. (16)); 0 when ``λ = 0``.
+
+    Theorem 6 is ``λ = 0`` with ``β = bandit_ftal_exploration(...)``: ``Õ(pT^{2/3})``
+    (oblivious) and ``Õ(pT^{3/4})`` (adaptive); Theorem 17 (general convex, ``H = 0``)
+    is ``λ = T^{-1/4}``, ``β ∝ p/T^{1/4}``: ``Õ(pT^{3/4})`` (see
+    ``private_bandit_ftal_general_convex_regret_bound``). ``budget = inf`` gives the
+    non-private bandit FTAL (Theorem 12 / Appendix D with our ``β``).
+
+    Args:
+      horizon: ``T``.
+      dim: ``d``, the dimension of the points and of the tree's noise.
+      lipschitz: ``L`` of the losses on ``C``.
+      strong_convexity: ``H >= 0`` of the losses.
+      loss_bound: ``B``, ``|f_t| <= B`` on ``C``.
+      radius: ``||C||_2``.
+      inner_radius, outer_radius: ``r`` and ``R_c`` of ``sets.bandit_radii``.
+      exploration: ``β``.
+      budget: ε (``"gamma"``, ``"laplace"``) or ρ (``"gaussian"``); ``inf`` for no noise.
+      noise: the tree's noise family.
+      adversary: ``"adaptive"`` or ``"oblivious"``.
+      regularization: ``λ >= 0``.
+      sphere_dim: ``p`` (default ``d``; ``d - 1`` for the simplex).
+      depth: the tree's ``D`` (default ``ceil(log2 T) + 1``).
+    """
+    if adversary not in ADVERSARIES:
+        raise ValueError(f"adversary must be one of {ADVERSARIES}, got {adversary!r}")
+    p = dim if sphere_dim is None else sphere_dim
+    depth = _accounting.tree_depth(horizon) if depth is None else depth
+    t = jnp.asarray(horizon, jnp.float32)
+    beta = jnp.asarray(exploration, jnp.float32)
+    lam = jnp.asarray(regularization, jnp.float32)
+    h_total = jnp.asarray(strong_convexity, jnp.float32) + lam
+    big_r = jnp.asarray(radius, jnp.float32)
+    bound = jnp.asarray(loss_bound, jnp.float32)
+    lip_h = jnp.asarray(lipschitz, jnp.float32) + lam * big_r
+    estimate = p * bound / beta
+    smoothing = (3.0 * beta + _shrink_xi(beta, inner_radius) * jnp.asarray(outer_radius, jnp.float32)) * lip_h * t
+    var = _accounting.node_variance(noise, budget, tree_sensitivity(noise, dim, estimate), depth, dim)
+    ftal = pftal_regret_bound(horizon, dim, estimate + lam * big_r, h_total, big_r, var, depth)
+    gamma = 2.0 * estimate * big_r * jnp.sqrt(t) if adversary == "adaptive" else 0.0
+    return smoothing + ftal + gamma + 0.5 * lam * t * big_r * big_r
+
+
+def bandit_ftal_regret_bound(
+    horizon: int,
+    dim: int,
+    lipschitz: ArrayLike,
+    strong_convexity: ArrayLike,
+    loss_bound: ArrayLike,
+    radius: ArrayLike,
+    inner_radius: ArrayLike,
+    outer_radius: ArrayLike,
+    exploration: ArrayLike,
+    adversary: str = "adaptive",
+    regularization: ArrayLike = 0.0,
+    sphere_dim: int | None = None,
+) -> jax.Array:
+    """Non-private bandit FTAL (Smith & Thakurta 2013, §3.1, Theorem 12): the bound of
+    ``private_bandit_ftal_regret_bound`` without the tree's noise term."""
+    return private_bandit_ftal_regret_bound(
+        horizon,
+        dim,
+        lipschitz,
+        strong_convexity,
+        loss_bound,
+        radius,
+        inner_radius,
+        outer_radius,
+        exploration,
+        float("inf"),
+        "gamma",
+        adversary,
+        regularization,
+        sphere_dim,
+    )
+
+
+def private_bandit_ftal_general_convex_regret_bound(
+    horizon: int,
+    dim: int,
+    lipschitz: ArrayLike,
+    loss_bound: ArrayLike,
+    radius: ArrayLike,
+    inner_radius: float,
+    outer_radius: ArrayLike,
+    budget: ArrayLike,
+    noise: str = "gamma",
+    adversary: str = "adaptive",
+    sphere_dim: int | None = None,
+) -> jax.Array:
+    """Theorem 17 of Smith & Thakurta 2013: general convex ``L``-Lipschitz losses, regularised Algorithm 3.
+
+    ``private_bandit_ftal_regret_bound`` with ``H = 0``, Theorem 17's ``λ = T^{-1/4}``
+    and ``β = bandit_ftal_exploration(T, p, r, "general_convex")`` (``ξ = p/T^{1/4}``):
+    ``Õ(pT^{3/4})`` for both adversaries (the ``γ`` term is ``O(T^{3/4})`` too).
+    """
+    p = dim if sphere_dim is None else sphere_dim
+    beta = bandit_ftal_exploration(horizon, p, inner_radius, "general_convex")
+    lam = bandit_ftal_regularization(horizon, "general_convex")
+    return private_bandit_ftal_regret_bound(
+        horizon,
+        dim,
+        lipschitz,
+        0.0,
+        loss_bound,
+        radius,
+        inner_radius,
+        outer_radius,
+        beta,
+        budget,
+        noise,
+        adversary,
+        lam,
+        p,
+    )
+
+
+def fkm_regret_bound(
+    horizon: ArrayLike,
+    sphere_dim: int,
+    lipschitz: ArrayLike,
+    loss_bound: ArrayLike,
+    diameter: ArrayLike,
+    inner_radius: ArrayLike,
+    outer_radius: ArrayLike,
+    exploration: ArrayLike,
+    learning_rate: ArrayLike | None = None,
+) -> jax.Array:
+    """FKM bandit gradient descent (``oco.fkm``): ``D²/(2η) + (η/2) T (pB/β)² + 3βLT + ξ R_c L T``.
+
+    Zinkevich's fixed-step bound for projected gradient descent on the smoothed
+    losses ``f̂_t`` over the shrunk set (diameter ``<= D``), fed the one-point
+    estimates (``E[ĝ_t | past] = ∇f̂_t``, ``||ĝ_t|| <= pB/β``), plus Lemma 13 of
+    Smith & Thakurta (FKM05, Lemma 2 and §3.2) for smoothing and shrinking.
+    Exact constants; against adaptive adversaries. At the default ``η = Dβ/(pB sqrt T)``
+    (``fkm_learning_rate``) the first two terms are ``D pB sqrt(T)/β``.
+    """
+    t = jnp.asarray(horizon, jnp.float32)
+    beta = jnp.asarray(exploration, jnp.float32)
+    diam = jnp.asarray(diameter, jnp.float32)
+    g = sphere_dim * jnp.asarray(loss_bound, jnp.float32) / beta
+    if learning_rate is None:
+        learning_rate = fkm_learning_rate(horizon, sphere_dim, loss_bound, diameter, beta)
+    eta = jnp.asarray(learning_rate, jnp.float32)
+    smoothing = (3.0 * beta + _shrink_xi(beta, inner_radius) * jnp.asarray(outer_radius, jnp.float32)) * t
+    return diam * diam / (2.0 * eta) + 0.5 * eta * t * g * g + smoothing * jnp.asarray(lipschitz, jnp.float32)
+
+
+def fkm_learning_rate(
+    horizon: ArrayLike, sphere_dim: int, loss_bound: ArrayLike, diameter: ArrayLike, exploration: ArrayLike
+) -> jax.Array:
+    """``η = Dβ/(pB sqrt T)``: the minimiser of ``fkm_regret_bound``'s first two terms."""
+    g = sphere_dim * jnp.asarray(loss_bound, jnp.float32) / jnp.asarray(exploration, jnp.float32)
+    return jnp.asarray(diameter, jnp.float32) / (g * jnp.sqrt(jnp.asarray(horizon, jnp.float32)))
+
+
+def fkm_exploration(
+    horizon: ArrayLike,
+    sphere_dim: int,
+    lipschitz: ArrayLike,
+    loss_bound: ArrayLike,
+    diameter: ArrayLike,
+    inner_radius: ArrayLike,
+    outer_radius: ArrayLike,
+) -> jax.Array:
+    """The ``β`` minimising ``fkm_regret_bound`` at its ``η``: ``T^{-1/4} sqrt(DpB/((3 + R_c/r)L))``, at most ``r/2``.
+
+    The bound is ``DpB sqrt(T)/β + (3 + R_c/r) L β T`` (FKM05's ``O(T^{3/4})``);
+    the cap keeps the shrunk set non-empty for short horizons (and ``L = 0``).
+    """
+    r = jnp.asarray(inner_radius, jnp.float32)
+    c = (3.0 + jnp.asarray(outer_radius, jnp.float32) / r) * jnp.asarray(lipschitz, jnp.float32)
+    num = jnp.asarray(diameter, jnp.float32) * sphere_dim * jnp.asarray(loss_bound, jnp.float32)
+    beta = jnp.asarray(horizon, jnp.float32) ** -0.25 * jnp.sqrt(num / c)
+    return jnp.minimum(beta, 0.5 * r)
+
+
+def mi_bandit_ogd_learning_rate(
+    horizon: ArrayLike,
+    dim: int,
+    lipschitz: ArrayLike,
+    loss_bound: ArrayLike,
+    radius: ArrayLike,
+    stddev: ArrayLike,
+    exploration: ArrayLike,
+    sphere_dim: int | None = None,
+) -> jax.Array:
+    """``η = B / sqrt(T (p²(F/δ + L)² + dσ²))``: the minimiser of Theorem 4's bound (MI poster) over ``η``."""
+    p = dim if sphere_dim is None else sphere_dim
+    clip = _mi.bandit_clip_bound(loss_bound, lipschitz, exploration, p)
+    s = jnp.asarray(stddev, jnp.float32)
+    power = clip * clip + dim * s * s
+    return jnp.asarray(radius, jnp.float32) / jnp.sqrt(power * jnp.asarray(horizon, jnp.float32))
+
+
+def mi_bandit_ogd_regret_bound(
+    horizon: ArrayLike,
+    dim: int,
+    lipschitz: ArrayLike,
+    loss_bound: ArrayLike,
+    radius: ArrayLike,
+    stddev: ArrayLike,
+    exploration: ArrayLike,
+    learning_rate: ArrayLike | None = None,
+    sphere_dim: int | None = None,
+    inner_radius: ArrayLike | None = None,
+    outer_radius: ArrayLike | None = None,
+) -> jax.Array:
+    """Theorem 4 of Zhang & Venkatasubramaniam 2018 (bandit): ``B²/(2η) + (η/2)T(d²(F/δ + L)² + dσ²) + 3TLδ``.
+
+    The poster prints ``F/η`` inside the bound; ``F/δ`` is the consistent reading
+    (``||z_t|| <= d(F/δ + L)``, as in its Theorem 3). ``B = max_{w∈S} ||w||_2``
+    (``radius``), ``F`` the loss bound, ``δ`` the exploration radius. ``d²`` is
+    ``p²`` with ``p`` the sphere's dimension (``d - 1`` for the simplex).
+
+    ``oco.mi_bandit_ogd`` projects onto the shrunk set ``c + (1 - ξ)(S - c)``,
+    ``ξ = δ/r``, so that the played point stays in ``S`` (FKM's remedy; the
+    poster plays outside ``S`` instead): given ``inner_radius`` and
+    ``outer_radius`` (``sets.bandit_radii``) the bound adds the shrinking cost
+    ``ξ R_c L T`` (Lemma 13 of Smith & Thakurta). At Theorem 4's ``η``
+    (``mi_bandit_ogd_learning_rate``, the default) the first two terms are
+    ``B sqrt(T (p²(F/δ + L)² + dσ²))``.
+    """
+    p = dim if sphere_dim is None else sphere_dim
+    if learning_rate is None:
+        learning_rate = mi_bandit_ogd_learning_rate(horizon, dim, lipschitz, loss_bound, radius, stddev, exploration, p)
+    eta = jnp.asarray(learning_rate, jnp.float32)
+    clip = _mi.bandit_clip_bound(loss_bound, lipschitz, exploration, p)
+    s = jnp.asarray(stddev, jnp.float32)
+    b = jnp.asarray(radius, jnp.float32)
+    t = jnp.asarray(horizon, jnp.float32)
+    lip = jnp.asarray(lipschitz, jnp.float32)
+    delta = jnp.asarray(exploration, jnp.float32)
+    bound = b * b / (2.0 * eta) + 0.5 * eta * t * (clip * clip + dim * s * s) + 3.0 * t * lip * delta
+    if inner_radius is not None:
+        bound = bound + _shrink_xi(delta, inner_radius) * jnp.asarray(outer_radius, jnp.float32) * lip * t
+    return bound
+
+
+def mi_bandit_ogd_exploration(
+    horizon: ArrayLike,
+    dim: int,
+    lipschitz: ArrayLike,
+    loss_bound: ArrayLike,
+    radius: ArrayLike,
+    inner_radius: ArrayLike,
+    outer_radius: ArrayLike,
+    mutual_information: ArrayLike,
+    sphere_dim: int | None = None,
+) -> jax.Array:
+    """The ``δ`` minimising ``mi_bandit_ogd_regret_bound`` (with the shrinking cost) at Theorem 4's ``η``.
+
+    With ``σ`` set from the budget ``C`` by Theorem 3, ``p²(F/δ + L)² + dσ² =
+    κ² p²(F/δ + L)²`` with ``κ² = 1/(1 - e^{-2C/d})``, so the bound is
+    ``Bκp sqrt(T)(F/δ + L) + (3 + R_c/r) L δ T``, minimised at
+    ``δ = T^{-1/4} sqrt(BκpF / ((3 + R_c/r) L))`` (Theorem 4's ``δ ~ T^{-1/4}``,
+    ``η ~ T^{-3/4}``); at most ``r/2``, so the shrunk set is never empty.
+    """
+    p = dim if sphere_dim is None else sphere_dim
+    c_mi = jnp.asarray(mutual_information, jnp.float32)
+    kappa = 1.0 / jnp.sqrt(-jnp.expm1(-2.0 * c_mi / dim))
+    r = jnp.asarray(inner_radius, jnp.float32)
+    c = (3.0 + jnp.asarray(outer_radius, jnp.float32) / r) * jnp.asarray(lipschitz, jnp.float32)
+    num = jnp.asarray(radius, jnp.float32) * kappa * p * jnp.asarray(loss_bound, jnp.float32)
+    delta = jnp.asarray(horizon, jnp.float32) ** -0.25 * jnp.sqrt(num / c)
+    return jnp.minimum(delta, 0.5 * r)

@@ -1,6 +1,7 @@
 """Environments: loss streams and bandit instances."""
 
 from jaxpriv.envs.adaptive import AdaptiveParams, AdaptiveState, adaptive_quadratic
+from jaxpriv.envs.bandit_feedback import bandit_feedback
 from jaxpriv.envs.bandits import PAPER_MEANS, BernoulliParams, BernoulliState, bernoulli_bandit
 from jaxpriv.envs.classification import (
     ClassificationParams,
@@ -40,6 +41,7 @@ __all__ = [
     "QuadraticState",
     "QuadraticStats",
     "adaptive_quadratic",
+    "bandit_feedback",
     "bernoulli_bandit",
     "classification_stream",
     "contextual_linear_bandit",

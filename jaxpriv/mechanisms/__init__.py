@@ -11,7 +11,13 @@ from jaxpriv.mechanisms._accounting import (
     zcdp_to_dp,
 )
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, trailing_zeros
-from jaxpriv.mechanisms._mutual_information import mutual_information_to_stddev, stddev_to_mutual_information
+from jaxpriv.mechanisms._mutual_information import (
+    bandit_clip_bound,
+    bandit_mutual_information_to_stddev,
+    bandit_stddev_to_mutual_information,
+    mutual_information_to_stddev,
+    stddev_to_mutual_information,
+)
 from jaxpriv.mechanisms._noise import gamma_norm
 from jaxpriv.mechanisms._tree import (
     NEIGHBOURING,
@@ -42,6 +48,9 @@ __all__ = [
     "DyadicSums",
     "TreeParams",
     "TreeState",
+    "bandit_clip_bound",
+    "bandit_mutual_information_to_stddev",
+    "bandit_stddev_to_mutual_information",
     "binary_tree",
     "clip_l1",
     "clip_l2",

@@ -37,3 +37,41 @@ def mutual_information_to_stddev(mutual_information: ArrayLike, lipschitz: Array
     c = jnp.asarray(mutual_information, jnp.float32)
     lip = jnp.asarray(lipschitz, jnp.float32)
     return lip / jnp.sqrt(dim * jnp.expm1(2.0 * c / dim))
+
+
+def bandit_clip_bound(
+    loss_bound: ArrayLike, lipschitz: ArrayLike, exploration: ArrayLike, sphere_dim: int
+) -> jax.Array:
+    """``p (F/δ + L)``: the bound on ``||z_t||_2`` of MI-private bandit OGD (Zhang & Venkatasubramaniam, Alg. 2).
+
+    ``z_t = (p/δ) f_t(w_t + δe_t) e_t`` with ``|f_t| <= F + Lδ`` near ``S``, so
+    ``||z_t|| <= p(F/δ + L)``; the encryption layer clips ``z_t`` to it.
+    """
+    f = jnp.asarray(loss_bound, jnp.float32)
+    delta = jnp.asarray(exploration, jnp.float32)
+    return sphere_dim * (f / delta + jnp.asarray(lipschitz, jnp.float32))
+
+
+def bandit_stddev_to_mutual_information(
+    stddev: ArrayLike, loss_bound: ArrayLike, lipschitz: ArrayLike, exploration: ArrayLike, dim: int, sphere_dim: int
+) -> jax.Array:
+    """Theorem 3 (bandit setting): ``C = (d/2) log(1 + d (F/δ + L)²/σ²)`` nats per round.
+
+    Theorem 1's Gaussian-channel capacity for the power ``(p(F/δ + L))²``
+    (``bandit_clip_bound``) in ``d`` dimensions; with ``p = d`` (every set but the
+    simplex) it is the poster's formula exactly.
+    """
+    return stddev_to_mutual_information(stddev, bandit_clip_bound(loss_bound, lipschitz, exploration, sphere_dim), dim)
+
+
+def bandit_mutual_information_to_stddev(
+    mutual_information: ArrayLike,
+    loss_bound: ArrayLike,
+    lipschitz: ArrayLike,
+    exploration: ArrayLike,
+    dim: int,
+    sphere_dim: int,
+) -> jax.Array:
+    """The ``σ`` at which Theorem 3 gives exactly ``C`` nats (inverse of ``bandit_stddev_to_mutual_information``)."""
+    clip = bandit_clip_bound(loss_bound, lipschitz, exploration, sphere_dim)
+    return mutual_information_to_stddev(mutual_information, clip, dim)

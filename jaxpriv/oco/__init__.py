@@ -1,28 +1,45 @@
 """Full-information (and bandit-feedback) online convex optimisation learners."""
 
+from jaxpriv.oco import one_point
+from jaxpriv.oco.bandit_ftal import BanditFTALParams, BanditFTALState, bandit_ftal
+from jaxpriv.oco.fkm import FKMParams, FKMState, fkm
 from jaxpriv.oco.ftal import FTALParams, FTALState, dyadic_prefix_sum, ftal
+from jaxpriv.oco.mi_bandit_ogd import MIBanditOGDParams, MIBanditOGDState, mi_bandit_ogd
 from jaxpriv.oco.mi_ogd import MIOGDParams, MIOGDState, mi_ogd
 from jaxpriv.oco.ogd import OGDParams, OGDState, ogd
 from jaxpriv.oco.pftal import PFTALParams, PFTALState, pftal
+from jaxpriv.oco.private_bandit_ftal import PrivateBanditFTALParams, private_bandit_ftal
 from jaxpriv.oco.private_experts import PrivateExpertsParams, private_experts
 from jaxpriv.oco.regularized_pftal import RegularizedPFTALParams, regularized_pftal
 
 __all__ = [
+    "BanditFTALParams",
+    "BanditFTALState",
+    "FKMParams",
+    "FKMState",
     "FTALParams",
     "FTALState",
+    "MIBanditOGDParams",
+    "MIBanditOGDState",
     "MIOGDParams",
     "MIOGDState",
     "OGDParams",
     "OGDState",
     "PFTALParams",
     "PFTALState",
+    "PrivateBanditFTALParams",
     "PrivateExpertsParams",
     "RegularizedPFTALParams",
+    "bandit_ftal",
     "dyadic_prefix_sum",
+    "fkm",
     "ftal",
+    "mi_bandit_ogd",
     "mi_ogd",
     "ogd",
+    "one_point",
     "pftal",
+    "private_bandit_ftal",
     "private_experts",
     "regularized_pftal",
 ]

@@ -1,0 +1,134 @@
+"""Private Follow-the-Approximate-Leader, bandit version: Smith & Thakurta 2013, Algorithm 3 (Appendix E)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from jaxpriv import _validate
+from jaxpriv._base import Learner, PRNGKey
+from jaxpriv.mechanisms import TreeParams, binary_tree, tree_depth
+from jaxpriv.oco import one_point
+from jaxpriv.oco.bandit_ftal import (
+    PRESETS,
+    BanditFTALState,
+    check_bandit_ftal_params,
+    estimate,
+    init_state,
+    next_state,
+    played_point,
+    preset_values,
+)
+from jaxpriv.sets import ConstraintSet
+
+
+class PrivateBanditFTALParams(NamedTuple):
+    """Params of private bandit FTAL (Algorithm 3).
+
+    Attributes:
+      epsilon: ε of ε-DP (``"gamma"`` / ``"laplace"`` trees); ``inf`` = no noise.
+      rho: ρ of ρ-zCDP (``"gaussian"`` tree); ``inf`` = no noise.
+      loss_bound: ``B > 0``, ``|f_t| <= B`` on ``C``; the estimates are clipped to ``pB/β``.
+      strong_convexity: ``H >= 0``; ``nan``: the preset's (1, or 0 for ``"general_convex"``).
+      exploration: ``β ∈ (0, r)``; ``nan``: the preset's (``theory.bandit_ftal_exploration``).
+      regularization: ``λ >= 0``; ``nan``: the preset's (0, or ``T^{-1/4}`` for ``"general_convex"``).
+    """
+
+    epsilon: ArrayLike = float("inf")
+    rho: ArrayLike = float("inf")
+    loss_bound: ArrayLike = 1.0
+    strong_convexity: ArrayLike = float("nan")
+    exploration: ArrayLike = float("nan")
+    regularization: ArrayLike = float("nan")
+
+
+def private_bandit_ftal(
+    horizon: int, constraint: ConstraintSet, noise: str = "gamma", preset: str = "oblivious"
+) -> Learner:
+    """Private bandit FTAL (Algorithm 3): bandit FTAL whose estimate sums come from the binary tree.
+
+    Lines 2–7 of Algorithm 3: play ``ŵ_t = w†_t + βu_t``, pass the one-point
+    estimate ``ĝ_t = (p/β) f_t(ŵ_t) u_t`` to the tree with L2 bound ``pB/β``, and
+    take ``w†_{t+1} = argmin_{w∈(1-ξ)C} <v†_t, w> + (H/2) sum_τ ||w - w†_τ||²`` (eq. (9)),
+    ``ξ = β/r``: the projection of ``(W_t - v†_t/H)/t`` onto the shrunk set
+    ``c + (1 - ξ)(C - c)`` (``jaxpriv.oco.bandit_ftal`` for the details, the
+    presets and the regularised general-convex version, where the regulariser's
+    exact gradient ``λw†_τ`` is added outside the tree: it does not depend on the data).
+
+    Privacy (Theorem 5; replace-one neighbouring loss sequences, event level):
+    the tree is fed ``ĝ_t``, clipped to ``||·||_2 <= pB/β`` (``||·||_1 <= sqrt(d) pB/β``
+    for the Laplace family; the clip is active only when ``|f_t| > B``), and is
+    calibrated to the replace-one sensitivity ``2pB/β`` of one clipped estimate
+    (``binary_tree(..., neighbouring="replace")``, the rule ``oco.pftal`` documents:
+    the paper passes the bound ``pB/β``, which covers a change of one input only
+    under add/remove). The whole sequence of points is then ε-DP (``"gamma"``,
+    ``"laplace"``) or ρ-zCDP (``"gaussian"``), also against adaptive adversaries
+    (Appendix B.1). The direction ``u_t`` is visible in the played point; the
+    sensitivity bound holds for every direction, so the guarantee holds
+    conditionally on the directions. A non-finite loss value is replaced by 0
+    (an estimate of 0, inside the clip) and counted in ``nonfinite``.
+
+    Regret (Theorem 6; Theorem 17 for ``"general_convex"``): ``Õ(pT^{2/3}χ)``
+    (oblivious preset, oblivious adversary), ``Õ(pT^{3/4}χ)`` (adaptive); with the
+    proofs' constants ``theory.private_bandit_ftal_regret_bound``.
+
+    Args:
+      horizon: ``T``; fixes the tree's depth and the presets; declared.
+      constraint: the set ``C``; needs a projection and an inner ball (``sets.bandit_radii``).
+      noise: the tree's noise family, ``"gamma"`` (the paper's), ``"laplace"`` or ``"gaussian"``.
+      preset: ``"oblivious"``, ``"adaptive"`` or ``"general_convex"`` (Theorem 6's two
+        parameter choices and Theorem 17's).
+
+    Returns:
+      A ``Learner`` with params ``PrivateBanditFTALParams``; feedback is the loss value
+      at the played point (``envs.bandit_feedback``). With ``epsilon = rho = inf``
+      (and ``|f_t| <= B``) it reproduces ``bandit_ftal(horizon, constraint, preset)`` bit for bit.
+
+    Raises:
+      ValueError: a set without projection or inner ball, a bad static argument;
+        ``check``: ``β ∉ (0, r)``, ``B <= 0``, ``H < 0``, ``λ < 0``, ``H + λ <= 0``, a budget ``<= 0``.
+
+    References:
+      Smith & Thakurta, (Nearly) Optimal Algorithms for Private Online Learning
+      in Full-information and Bandit Settings, NeurIPS 2013, §3.2, Algorithm 3,
+      Theorems 5, 6 and 17.
+    """
+    horizon = _validate.positive_int("horizon", horizon)
+    preset = _validate.choice("preset", preset, PRESETS)
+    r, _ = one_point.require_inner_ball(constraint)
+    tree = binary_tree(horizon, constraint.dim, noise, neighbouring="replace")
+    p = one_point.sphere_dim(constraint)
+    depth = tree_depth(horizon)
+    # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) pB/β.
+    norm_factor = float(np.sqrt(constraint.dim)) if noise == "laplace" else 1.0
+
+    def check(params: PrivateBanditFTALParams) -> None:
+        _validate.positive("loss_bound", params.loss_bound, allow_inf=False)
+        if noise == "gaussian":
+            _validate.positive("rho", params.rho)
+        else:
+            _validate.positive("epsilon", params.epsilon)
+        check_bandit_ftal_params(params, horizon, p, r, preset)
+
+    def init_fn(key: PRNGKey, params: PrivateBanditFTALParams) -> BanditFTALState:
+        k_sphere, k_tree = jax.random.split(key)
+        h, lam, beta = preset_values(params, horizon, p, r, preset)
+        clip = norm_factor * p * jnp.asarray(params.loss_bound, jnp.float32) / beta
+        tree_state = tree.init(k_tree, TreeParams(params.epsilon, params.rho, clip))
+        return init_state(k_sphere, h, lam, beta, tree_state, constraint, depth, r)
+
+    def act_fn(key: PRNGKey, state: BanditFTALState, t: jax.Array) -> jax.Array:
+        del key
+        return played_point(state, constraint, t, horizon)
+
+    def update_fn(key: PRNGKey, state: BanditFTALState, action: jax.Array, loss: jax.Array, t: jax.Array):
+        del action  # the played point is w†_t + βu_t, u_t kept in the state
+        g, bad = estimate(state, constraint, loss, t)
+        tree_state, v = tree.step(key, state.sums, g, t)  # zeroes a non-finite input, clips, adds the node noise
+        return next_state(state, constraint, tree_state, v, t, bad)
+
+    return Learner(init_fn, act_fn, update_fn, check, horizon)
