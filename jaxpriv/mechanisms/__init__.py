@@ -43,11 +43,15 @@ from jaxpriv.mechanisms._window_tree import (
 )
 
 __all__ = [
+    "GAUSSIAN_CALIBRATIONS",
     "NEIGHBOURING",
     "NOISE_FAMILIES",
+    "WINDOW_NOISE_FAMILIES",
     "DyadicSums",
     "TreeParams",
     "TreeState",
+    "WindowTreeParams",
+    "WindowTreeState",
     "bandit_clip_bound",
     "bandit_mutual_information_to_stddev",
     "bandit_stddev_to_mutual_information",
@@ -68,15 +72,11 @@ __all__ = [
     "stddev_to_mutual_information",
     "trailing_zeros",
     "tree_depth",
-    "zcdp_to_dp",
-    "GAUSSIAN_CALIBRATIONS",
-    "WINDOW_NOISE_FAMILIES",
-    "WindowTreeParams",
-    "WindowTreeState",
     "window_depth",
     "window_node_scale",
     "window_node_variance",
     "window_nodes",
     "window_noise_bound",
     "window_tree",
+    "zcdp_to_dp",
 ]

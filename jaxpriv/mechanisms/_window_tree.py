@@ -310,22 +310,28 @@ def window_tree(
     def node(key, level, index):
         return _node_noise(key, level, index, dim, noise, dtype)
 
-    def suffix_branch(c: int):
-        """The suffix shrinks from length ``B - j + 1`` to ``B - j``: ``c = tz(B - j + 1)`` new nodes."""
+    def shrink_suffix(suffix: jax.Array, key: PRNGKey, length: jax.Array, end: jax.Array, scale: jax.Array):
+        """The suffix shrinks from length ``B - j + 1`` to ``B - j``: ``c = tz(B - j + 1)`` new nodes, levels ``< c``.
 
-        def update(operands):
-            suffix, key, length, end, scale = operands
-            base = suffix[c + 1] if c < m else jnp.zeros_like(suffix[0])  # row m is always zero
-            if c == 0:
-                return suffix.at[0].set(base)
-            hs = jnp.arange(c, dtype=jnp.int32)
-            upper = (length >> (hs + 1)) << (hs + 1)  # bits of the length above level h
-            index = ((end - upper) >> hs) - 1  # the node ends at end - upper
-            etas = scale * jax.vmap(node, in_axes=(None, 0, 0))(key, hs, index)
-            rows = base + jnp.cumsum(etas[::-1], axis=0)[::-1]
-            return suffix.at[:c].set(rows).at[c].set(base)
+        Rows ``>= c`` keep their sums except row ``c``, which drops the old node of level ``c``;
+        rows ``h < c`` add the new nodes of levels ``h..c-1``. A loop with the (unbatched)
+        trip count ``c`` draws each new node once: ``O(d)`` work per step amortised, one
+        compiled body whatever ``W``.
+        """
+        c = trailing_zeros(length + 1)
+        padded = jnp.concatenate([suffix, jnp.zeros_like(suffix[:1])])  # row m + 1: zero
+        base = jax.lax.dynamic_index_in_dim(padded, c + 1, 0, keepdims=False)
+        suffix = jax.lax.dynamic_update_index_in_dim(padded, base, c, 0)[: m + 1]
 
-        return update
+        def body(i, carry):
+            rows, acc = carry
+            h = c - 1 - i  # from level c - 1 down to 0
+            upper = (length >> (h + 1)) << (h + 1)  # bits of the length above level h
+            acc = acc + scale * node(key, h, ((end - upper) >> h) - 1)  # the node ends at end - upper
+            return jax.lax.dynamic_update_index_in_dim(rows, acc, h, 0), acc
+
+        rows, _ = jax.lax.fori_loop(0, c, body, (suffix, base))
+        return rows
 
     def step_fn(key: PRNGKey, state: WindowTreeState, x: ArrayLike, t: jax.Array) -> tuple[WindowTreeState, jax.Array]:
         del key  # node noise comes from the state's key and the node id
@@ -350,9 +356,7 @@ def window_tree(
         if has_suffix:
             # Suffix of length B - j of the previous block (ending at end = t - j).
             length = size - j
-            new = trailing_zeros(length + 1)
-            operands = (state.suffix, state.key, length, t - j, state.scale)
-            suffix = jax.lax.switch(new, [suffix_branch(c) for c in range(m + 1)], operands)
+            suffix = shrink_suffix(state.suffix, state.key, length, t - j, state.scale)
             release_noise = release_noise + jnp.where(t > size, suffix[0], 0.0)
         release = poison_past_horizon(total + release_noise, t, horizon)
         new_state = state._replace(
