@@ -103,7 +103,7 @@ def test_noisy_nodes_partition_the_window_and_expire_on_schedule(window, horizon
         assert all(i in _covered(node) for node in used)
 
 
-@pytest.mark.parametrize(("window", "horizon"), [(1, 13), (4, 37), (50, 50)])
+@pytest.mark.parametrize(("window", "horizon"), [(1, 13), (50, 50)])
 def test_zero_noise_is_the_exact_running_sum(window, horizon):
     tree = window_tree(horizon, 2, window)
     xs = np.asarray(jax.random.uniform(jax.random.key(0), (horizon, 2), minval=-0.7, maxval=0.7), np.float32)
