@@ -11,7 +11,11 @@ References, for the same (seeds, horizon, d):
 Compile time and steady-state time (median of 3) of the jaxpriv sweep are reported separately.
 The bandit learners (private bandit FTAL, bandit FTAL, FKM, MI bandit OGD; bandit feedback on the
 same stream) get the same columns, their NumPy references written the same way, and their ratio to PFTAL.
-Usage: python benchmarks/throughput.py [--quick] [--no-bandit]
+The window-private learners (WDP-COCOP with a projection, WDP-COCOL with one local-linear-oracle
+call, and their non-private versions) get rows at d in {10, 100} on the simplex, against PFTAL with
+a projection on the same simplex in the same run, plus the oracle calls traced per step and a
+micro-benchmark of one projection against one local-linear-oracle call as d grows.
+Usage: python benchmarks/throughput.py [--quick] [--no-bandit] [--no-window]
 """
 
 from __future__ import annotations
@@ -249,10 +253,114 @@ def bandit_rows(configs, pftal_rates) -> None:
     print("x PFTAL: the learner's seed-steps/s over PFTAL's on the same configuration (full information, same tree).")
 
 
+# --- window-private learners on the simplex (full information) --------------------------------------------
+
+WINDOW_LEARNERS = ("pftal", "wdp_cocop", "wdp_cocol", "ftal", "garber_hazan", "online_frank_wolfe")
+
+
+def _window_setup(name: str, horizon: int, simplex, window: int):
+    lip, mu = 2.0, 1.0
+    if name == "pftal":
+        return oco.pftal(horizon, simplex), oco.PFTALParams(1.0, lipschitz=lip), "epsilon"
+    if name == "wdp_cocop":
+        return oco.wdp_cocop(horizon, simplex, window), oco.WDPParams(1.0, lipschitz=lip), "epsilon"
+    if name == "wdp_cocol":
+        return oco.wdp_cocol(horizon, simplex, window), oco.WDPParams(1.0, lipschitz=lip), "epsilon"
+    if name == "ftal":
+        return oco.ftal(simplex, horizon), oco.FTALParams(mu), "strong_convexity"
+    if name == "garber_hazan":
+        return oco.garber_hazan(horizon, simplex), oco.GarberHazanParams(lip, mu), "strong_convexity"
+    return oco.online_frank_wolfe(simplex, horizon), oco.OFWParams(mu), "strong_convexity"
+
+
+def _counting_set(simplex):
+    """A copy of the set whose projection and oracles count their calls (at trace time): ``(set, counts)``."""
+    counts = {"project": 0, "linear_oracle": 0, "local_linear_oracle": 0}
+
+    def counted(field):
+        fn = getattr(simplex, field)
+
+        def wrapper(*args):
+            counts[field] += 1
+            return fn(*args)
+
+        return wrapper
+
+    spy = simplex._replace(**{f: counted(f) for f in counts})
+    return spy, counts
+
+
+def window_rows(seeds: int, horizon: int, dims=(10, 100), window: int = 16) -> None:
+    """Seed-steps/s of the window-private learners on the simplex, and their ratio to PFTAL's (projection)."""
+    print(
+        f"\n{'learner (simplex)':>19} {'seeds':>6} {'T':>6} {'d':>4} | {'compile s':>9} {'sweep s':>8} "
+        f"{'seed-steps/s':>12} {'x PFTAL':>8} | {'proj/step':>9} {'LO/step':>7} {'LLOO/step':>9}"
+    )
+    for dim in dims:
+        simplex = sets.simplex(dim)
+        env = envs.quadratic_stream(simplex)
+        ep = envs.QuadraticParams(1.0, np.full(dim, 1.0 / dim, np.float32), 0.3)
+        pftal_rate = None
+        for name in WINDOW_LEARNERS:
+            spy, counts = _counting_set(simplex)
+            learner, lp, field = _window_setup(name, horizon, spy, window)
+            state = learner.init(jax.random.key(0), lp)
+            x = learner.act(jax.random.key(1), state, jnp.int32(1))
+            for f in counts:
+                counts[f] = 0
+            jax.eval_shape(learner.update, jax.random.key(2), state, x, jnp.ones(dim), jnp.int32(1))
+            calls = dict(counts)
+            learner, lp, field = _window_setup(name, horizon, simplex, window)
+            t0 = time.perf_counter()
+            r = jp.sweep(learner, env, jp.SimParams(lp, ep), jax.random.key(0), horizon, seeds=seeds, checkpoints="log")
+            jax.block_until_ready(r.regret)
+            first = time.perf_counter() - t0
+            times = []
+            for rep in range(3):
+                params = jp.SimParams(lp._replace(**{field: 2.0 + rep}), ep)
+                t0 = time.perf_counter()
+                r = jp.sweep(learner, env, params, jax.random.key(1 + rep), horizon, seeds=seeds, checkpoints="log")
+                jax.block_until_ready(r.regret)
+                times.append(time.perf_counter() - t0)
+            steady = float(np.median(times))
+            rate = seeds * horizon / steady
+            pftal_rate = rate if name == "pftal" else pftal_rate
+            print(
+                f"{name:>19} {seeds:>6} {horizon:>6} {dim:>4} | {first - times[0]:>9.2f} {steady:>8.3f} "
+                f"{rate:>12.3g} {rate / pftal_rate:>7.2f}x | {calls['project']:>9} {calls['linear_oracle']:>7} "
+                f"{calls['local_linear_oracle']:>9}"
+            )
+    print(
+        f"W = {window}; x PFTAL: seed-steps/s over PFTAL's (one simplex projection per step) at the same d.\n"
+        "proj/LO/LLOO per step: calls traced in one update (WDP-COCOL: one LLOO, no projection)."
+    )
+    print(f"\n{'one call, d':>12} | {'projection us':>13} {'LLOO us':>9} {'LO us':>8}   ({seeds} vectors per call)")
+    for dim in (10, 100, 1000, 10000):
+        simplex = sets.simplex(dim)
+        x = jnp.full((seeds, dim), 1.0 / dim)
+        g = jax.random.normal(jax.random.key(0), (seeds, dim))
+        r = jnp.full((seeds,), 0.01)
+        fns = {
+            "project": jax.jit(lambda g, s=simplex: s.project(g)),
+            "lloo": jax.jit(lambda x, r, g, s=simplex: s.local_linear_oracle(x, r, g)),
+            "lo": jax.jit(lambda g, s=simplex: s.linear_oracle(g)),
+        }
+        cost = {}
+        for key_, fn in fns.items():
+            args = (x, r, g) if key_ == "lloo" else (g,)
+            jax.block_until_ready(fn(*args))
+            t0 = time.perf_counter()
+            for _ in range(20):
+                jax.block_until_ready(fn(*args))
+            cost[key_] = (time.perf_counter() - t0) / 20 / seeds * 1e6
+        print(f"{dim:>12} | {cost['project']:>13.3f} {cost['lloo']:>9.3f} {cost['lo']:>8.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller configurations")
     parser.add_argument("--no-bandit", action="store_true", help="skip the bandit learners' rows")
+    parser.add_argument("--no-window", action="store_true", help="skip the window-private learners' rows")
     args = parser.parse_args()
     configs = [(1024, 4096, 10), (100, 16384, 3), (4096, 1024, 10)]
     if args.quick:
@@ -281,6 +389,8 @@ def main() -> None:
     )
     if not args.no_bandit:
         bandit_rows(configs, pftal_rates)
+    if not args.no_window:
+        window_rows(*((256, 1024) if args.quick else (1024, 4096)))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ class ConstraintSet(NamedTuple):
         affine hull for a set that is not full-dimensional); ``None`` when unknown.
       inner_radius: ``r`` of that ball (``r <= radius``); ``None`` when unknown.
         Bandit-feedback learners play ``w + βu`` with ``w`` in the shrunk set and need it.
+      local_oracle_rho: ``ρ`` of ``local_linear_oracle`` (its property 2, ``||x - p|| <= ρ r``);
+        ``None`` when the set has no local linear oracle.
     """
 
     name: str
@@ -46,6 +48,7 @@ class ConstraintSet(NamedTuple):
     local_linear_oracle: Callable[..., jax.Array] | None = None
     inner_center: tuple[float, ...] | None = None
     inner_radius: float | None = None
+    local_oracle_rho: float | None = None
 
 
 def _check_dim_radius(dim: int, radius: float) -> None:
@@ -132,7 +135,8 @@ def simplex(dim: int, total: float = 1.0) -> ConstraintSet:
     """The simplex ``{w >= 0 : sum_i w_i = total}`` (``total = 1``: the experts' set ``Δ_p``).
 
     Projection: the exact sort-based algorithm, ``O(d log d)``. Linear oracle:
-    the vertex ``total·e_i`` at ``i = argmin_i g_i``.
+    the vertex ``total·e_i`` at ``i = argmin_i g_i``. Local linear oracle: Garber &
+    Hazan's simplex construction, ``ρ = sqrt(d)`` (``simplex_local_oracle``).
     """
     from jaxpriv import _validate
 
@@ -152,7 +156,18 @@ def simplex(dim: int, total: float = 1.0) -> ConstraintSet:
     # the barycentre total/d·1, radius the distance to a facet, total/sqrt(d(d-1)). None for d = 1 (a point).
     centre = (r / dim,) * dim if dim > 1 else None
     inner = r / float(np.sqrt(dim * (dim - 1))) if dim > 1 else None
-    return ConstraintSet("simplex", dim, project, linear_oracle, r, diameter, None, centre, inner)
+    return ConstraintSet(
+        "simplex",
+        dim,
+        project,
+        linear_oracle,
+        r,
+        diameter,
+        simplex_local_oracle(dim, r),
+        centre,
+        inner,
+        float(np.sqrt(dim)),
+    )
 
 
 def l1_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
@@ -160,7 +175,8 @@ def l1_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
 
     Projection: ``w`` itself inside the ball, else ``sign(w)·Π_{simplex(radius)}(|w|)``
     (Duchi et al. 2008, section 4). Linear oracle: ``-radius·sign(g_i)·e_i`` at
-    ``i = argmax_i |g_i|``.
+    ``i = argmax_i |g_i|``. Local linear oracle: the simplex construction on a
+    lift of the ball, ``ρ = 2 sqrt(d)`` (``l1_ball_local_oracle``).
     """
     _check_dim_radius(dim, radius)
     r = float(radius)
@@ -177,7 +193,18 @@ def l1_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
 
     # Inner ball: the largest Euclidean ball inside the cross-polytope, centre 0, radius R/sqrt(d).
     inner = r / float(np.sqrt(dim))
-    return ConstraintSet("l1_ball", dim, project, linear_oracle, r, 2.0 * r, None, (0.0,) * dim, inner)
+    return ConstraintSet(
+        "l1_ball",
+        dim,
+        project,
+        linear_oracle,
+        r,
+        2.0 * r,
+        l1_ball_local_oracle(dim, r),
+        (0.0,) * dim,
+        inner,
+        2.0 * float(np.sqrt(dim)),
+    )
 
 
 SET_KINDS = ("l2_ball", "box", "simplex", "l1_ball")
@@ -213,3 +240,90 @@ def bandit_radii(constraint: ConstraintSet, name: str = "constraint") -> tuple[f
     else:
         outer = constraint.radius + float(np.linalg.norm(np.asarray(constraint.inner_center, np.float64)))
     return float(r), float(outer)
+
+
+# --- local linear oracles (Garber & Hazan 2016; Assumption 1 of the window-DP COCO paper) ------------
+
+
+def _move_mass(z: jax.Array, c: jax.Array, mass: jax.Array) -> jax.Array:
+    """``argmin <c, y>`` over ``{y >= 0, sum y = sum z, ||y - z||_1 <= 2·mass}`` for one vector ``z >= 0``.
+
+    Moves ``mass`` (at most ``sum z``) from the coordinates with the largest ``c`` (in
+    decreasing order, each emptied before the next) onto the coordinate with the smallest
+    ``c``: the vertex direction the linear oracle returns. One sort of ``c``.
+    """
+    d = z.shape[-1]
+    neg_c, zs, order = jax.lax.sort((-c, z, jnp.arange(d)), num_keys=1)  # decreasing c
+    del neg_c
+    before = jnp.cumsum(zs) - zs
+    take = jnp.clip(mass - before, 0.0, zs)
+    removed = jnp.zeros_like(z).at[order].set(take)
+    gain = mass * jax.nn.one_hot(jnp.argmin(c), d, dtype=z.dtype)
+    return z - removed + gain
+
+
+def simplex_local_oracle(dim: int, total: float = 1.0) -> Callable[..., jax.Array]:
+    """The local linear oracle of the simplex ``{w >= 0 : sum w = total}`` (Garber & Hazan 2016).
+
+    ``LLOO(x, r, g)`` moves the mass ``Δ = min(sqrt(d) r / 2, total)`` from the
+    coordinates of ``x`` with the largest ``g`` onto the vertex ``argmin_i g_i`` (the
+    linear oracle's answer). Every ``y`` in the simplex with ``||y - x||_2 <= r`` has
+    ``||y - x||_1 <= min(sqrt(d) r, 2·total) = 2Δ``, and the returned ``p`` minimises
+    ``<g, y>`` over all such ``y`` with ``||y - x||_1 <= 2Δ``, so (Assumption 1)
+    ``<g, p> <= <g, y>`` for every ``y`` in ``B(x, r) ∩ Δ`` and
+    ``||p - x||_2 <= ||p - x||_1 <= 2Δ <= ρ r`` with ``ρ = sqrt(d)``.
+    Spec ``window_coco.md`` §4.5 (via Garber's construction, as in Bubeck's blog, 2013).
+
+    Returns:
+      ``(x[..., d], r[...], g[..., d]) -> p[..., d]``, broadcasting over leading axes.
+    """
+    root_d = float(np.sqrt(dim))
+
+    def one(x: jax.Array, r: jax.Array, g: jax.Array) -> jax.Array:
+        mass = jnp.minimum(0.5 * root_d * r, total).astype(x.dtype)
+        return _move_mass(x, g, mass)
+
+    return jnp.vectorize(one, signature="(d),(),(d)->(d)")
+
+
+def l1_ball_local_oracle(dim: int, radius: float = 1.0) -> Callable[..., jax.Array]:
+    """A local linear oracle of the L1 ball ``{w : ||w||_1 <= R}``, through the simplex one.
+
+    The ball is the image of the simplex ``{z = (u, v, s) >= 0 : sum z = R}`` in
+    ``R^{2d+1}`` under ``w = u - v``. ``x`` is lifted canonically,
+    ``x' = (x⁺, x⁻, R - ||x||_1)``, the objective to ``(g, -g, 0)``, and the simplex
+    step moves the mass ``Δ = min(sqrt(d) r, R)``; ``p = u - v`` of the result.
+    For every ``y`` of the ball, ``||y' - x'||_1 = ||y - x||_1 + |‖y‖_1 - ‖x‖_1| <= 2 sqrt(d) ||y - x||_2``,
+    so every ``y`` in ``B(x, r)`` is reached by a lifted point within the simplex step's
+    L1 budget ``2Δ`` and ``<g, p> <= <g, y>`` (property 1); ``||p - x||_2 <= ||p' - x'||_1 <= 2Δ``
+    gives ``ρ = 2 sqrt(d)`` (property 2). The vertex gaining the mass is the ball's
+    linear-oracle vertex ``-R sign(g_i) e_i``, ``i = argmax |g_i|`` (the slack ``s``, i.e. the
+    centre, when ``g = 0``).
+
+    Returns:
+      ``(x[..., d], r[...], g[..., d]) -> p[..., d]``, broadcasting over leading axes.
+    """
+    root_d = float(np.sqrt(dim))
+
+    def one(x: jax.Array, r: jax.Array, g: jax.Array) -> jax.Array:
+        slack = jnp.maximum(radius - jnp.sum(jnp.abs(x)), 0.0)
+        lifted = jnp.concatenate([jnp.maximum(x, 0.0), jnp.maximum(-x, 0.0), slack[None]])
+        cost = jnp.concatenate([g, -g, jnp.zeros((1,), g.dtype)])
+        mass = jnp.minimum(root_d * r, radius).astype(x.dtype)
+        moved = _move_mass(lifted, cost, mass)
+        return moved[:dim] - moved[dim : 2 * dim]
+
+    return jnp.vectorize(one, signature="(d),(),(d)->(d)")
+
+
+def require_local_oracle(constraint: ConstraintSet, name: str = "constraint") -> ConstraintSet:
+    """Raise ``ValueError`` (naming ``name``) unless ``constraint`` has a local linear oracle and its ``ρ``."""
+    if not isinstance(constraint, ConstraintSet):
+        raise ValueError(f"{name} must be a jaxpriv.sets.ConstraintSet, got {type(constraint).__name__}")
+    rho = constraint.local_oracle_rho
+    if constraint.local_linear_oracle is None or rho is None or not 0 < rho < np.inf:
+        raise ValueError(
+            f"{name}: the set {constraint.name!r} has no local linear oracle (with its ρ); "
+            "projection-free window-private learners need one: use sets.simplex or sets.l1_ball"
+        )
+    return constraint

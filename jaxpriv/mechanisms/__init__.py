@@ -29,13 +29,29 @@ from jaxpriv.mechanisms._tree import (
     clip_l2,
     prefix_sums,
 )
+from jaxpriv.mechanisms._window_tree import (
+    GAUSSIAN_CALIBRATIONS,
+    WINDOW_NOISE_FAMILIES,
+    WindowTreeParams,
+    WindowTreeState,
+    window_depth,
+    window_node_scale,
+    window_node_variance,
+    window_nodes,
+    window_noise_bound,
+    window_tree,
+)
 
 __all__ = [
+    "GAUSSIAN_CALIBRATIONS",
     "NEIGHBOURING",
     "NOISE_FAMILIES",
+    "WINDOW_NOISE_FAMILIES",
     "DyadicSums",
     "TreeParams",
     "TreeState",
+    "WindowTreeParams",
+    "WindowTreeState",
     "bandit_clip_bound",
     "bandit_mutual_information_to_stddev",
     "bandit_stddev_to_mutual_information",
@@ -56,5 +72,11 @@ __all__ = [
     "stddev_to_mutual_information",
     "trailing_zeros",
     "tree_depth",
+    "window_depth",
+    "window_node_scale",
+    "window_node_variance",
+    "window_nodes",
+    "window_noise_bound",
+    "window_tree",
     "zcdp_to_dp",
 ]

@@ -7,10 +7,13 @@ from jaxpriv.oco.ftal import FTALParams, FTALState, dyadic_prefix_sum, ftal
 from jaxpriv.oco.mi_bandit_ogd import MIBanditOGDParams, MIBanditOGDState, mi_bandit_ogd
 from jaxpriv.oco.mi_ogd import MIOGDParams, MIOGDState, mi_ogd
 from jaxpriv.oco.ogd import OGDParams, OGDState, ogd
+from jaxpriv.oco.online_frank_wolfe import GarberHazanParams, OFWParams, OFWState, garber_hazan, online_frank_wolfe
 from jaxpriv.oco.pftal import PFTALParams, PFTALState, pftal
 from jaxpriv.oco.private_bandit_ftal import PrivateBanditFTALParams, private_bandit_ftal
 from jaxpriv.oco.private_experts import PrivateExpertsParams, private_experts
 from jaxpriv.oco.regularized_pftal import RegularizedPFTALParams, regularized_pftal
+from jaxpriv.oco.wdp_cocol import WDPCOCOLState, wdp_cocol
+from jaxpriv.oco.wdp_cocop import WDPCOCOPState, WDPParams, wdp_cocop
 
 __all__ = [
     "BanditFTALParams",
@@ -19,10 +22,13 @@ __all__ = [
     "FKMState",
     "FTALParams",
     "FTALState",
+    "GarberHazanParams",
     "MIBanditOGDParams",
     "MIBanditOGDState",
     "MIOGDParams",
     "MIOGDState",
+    "OFWParams",
+    "OFWState",
     "OGDParams",
     "OGDState",
     "PFTALParams",
@@ -30,16 +36,23 @@ __all__ = [
     "PrivateBanditFTALParams",
     "PrivateExpertsParams",
     "RegularizedPFTALParams",
+    "WDPCOCOLState",
+    "WDPCOCOPState",
+    "WDPParams",
     "bandit_ftal",
     "dyadic_prefix_sum",
     "fkm",
     "ftal",
+    "garber_hazan",
     "mi_bandit_ogd",
     "mi_ogd",
     "ogd",
     "one_point",
+    "online_frank_wolfe",
     "pftal",
     "private_bandit_ftal",
     "private_experts",
     "regularized_pftal",
+    "wdp_cocol",
+    "wdp_cocop",
 ]

@@ -1,0 +1,233 @@
+"""WDP-COCOL: window-private continual online convex optimisation with a local linear oracle (Algorithm 2).
+
+From the window-DP projection-free COCO paper (WI-IAT 2020), §III-D, Algorithm 2; spec
+``window_coco.md`` §4. No projection: one local-linear-oracle call and one convex combination per step.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxpriv import _validate
+from jaxpriv._base import Learner, PRNGKey, poison_past_horizon
+from jaxpriv.mechanisms import (
+    DyadicSums,
+    WindowTreeParams,
+    WindowTreeState,
+    clip_l2,
+    dyadic_init,
+    tree_depth,
+    window_depth,
+    window_noise_bound,
+    window_tree,
+)
+from jaxpriv.mechanisms._window_tree import check_window
+from jaxpriv.oco.ftal import dyadic_prefix_sum
+from jaxpriv.oco.wdp_cocop import SENSITIVITY_RULES, WDPParams, check_wdp_params, window_sensitivity
+from jaxpriv.sets import ConstraintSet, require_local_oracle
+
+CONSTANTS = ("proof", "paper")
+
+
+class WDPCOCOLState(NamedTuple):
+    x: jax.Array  # shape=[d], x̂_t, the point played next
+    x1: jax.Array  # shape=[d], x̂_1, the centre of the regulariser (C₀μ/2)||x - x̂_1||²
+    points: DyadicSums  # exact dyadic sums of the points played (S_t)
+    strong_convexity: jax.Array  # shape=(), μ
+    radius: jax.Array  # shape=(), R: the LLOO radius at t is r_t = R/(t + C₀)
+    grads: WindowTreeState | DyadicSums  # window-private gradient sums (exact sums when not private)
+    noise_max: jax.Array  # shape=(), max_{s<=t} ||ĝ_s - g_s||_2 (a diagnostic, never released)
+    noise_bound: jax.Array  # shape=(), N: the noise bound the radius is built on (0 when not private)
+
+
+def start_point(constraint: ConstraintSet) -> jax.Array:
+    """``x̂_1`` of the projection-free learners: the set's ``inner_center``, else ``LO(0)`` (a vertex)."""
+    if constraint.inner_center is not None:
+        return jnp.asarray(constraint.inner_center, jnp.float32)
+    return constraint.linear_oracle(jnp.zeros(constraint.dim, jnp.float32))
+
+
+def cocol_constants(rho: float, constants: str) -> tuple[float, float]:
+    """``(α, C₀)`` of Algorithm 2: ``α = 1/(2ρ²)``; ``C₀ = 8ρ²`` (``"proof"``, spec §4.6) or ``2⁵ρ²`` (``"paper"``)."""
+    alpha = 1.0 / (2.0 * rho * rho)
+    c0 = (8.0 if constants == "proof" else 32.0) * rho * rho
+    return alpha, c0
+
+
+def paper_window_constant(
+    noise: str, epsilon: jax.Array, delta: jax.Array, beta: jax.Array, dim: int, depth: int, alpha: float
+) -> jax.Array:
+    """``C_W`` of Algorithm 2, line 2, as decoded in spec §4.3, with ``k_W = ceil(log2 W) + 1`` for ``log2 W``.
+
+    Gamma: ``2α d k_W^{1.5} ln(d/β)/ε``; Gaussian: ``2α sqrt(d) k_W^{1.5} ln(2/δ) sqrt(ln(2d/β))/ε``.
+    (``k_W`` rather than the printed ``log2 W``, which vanishes at ``W = 1``; spec §5.)
+    """
+    eps = jnp.asarray(epsilon, jnp.float32)
+    beta = jnp.asarray(beta, jnp.float32)
+    if noise == "gamma":
+        return 2.0 * alpha * dim * depth**1.5 * jnp.log(dim / beta) / eps
+    delta = jnp.asarray(delta, jnp.float32)
+    return 2.0 * alpha * np.sqrt(dim) * depth**1.5 * jnp.log(2.0 / delta) * jnp.sqrt(jnp.log(2.0 * dim / beta)) / eps
+
+
+def local_oracle_learner(
+    horizon: int,
+    constraint: ConstraintSet,
+    window: int,
+    noise: str,
+    sensitivity: str,
+    calibration: str,
+    constants: str,
+    round_window: bool,
+    private: bool,
+) -> Learner:
+    """The shared body of ``wdp_cocol`` (``private=True``) and ``garber_hazan`` (``private=False``)."""
+    require_local_oracle(constraint)
+    horizon = _validate.positive_int("horizon", horizon)
+    check_window(window, horizon, round_window)
+    sensitivity = _validate.choice("sensitivity", sensitivity, SENSITIVITY_RULES)
+    constants = _validate.choice("constants", constants, CONSTANTS)
+    dim = constraint.dim
+    rho = float(constraint.local_oracle_rho)
+    alpha, c0 = cocol_constants(rho, constants)
+    diameter = float(constraint.diameter)
+    depth = tree_depth(horizon)
+    k_w = window_depth(window, horizon)
+    lloo = constraint.local_linear_oracle
+    tree = None
+    if private:
+        neighbouring = "add_remove" if sensitivity == "paper" else "replace"
+        tree = window_tree(horizon, dim, window, noise, neighbouring, calibration, round_window)
+    x1 = start_point(constraint)
+
+    def check(params: WDPParams) -> None:
+        check_wdp_params(params, noise)
+
+    def init_fn(key: PRNGKey, params: WDPParams) -> WDPCOCOLState:
+        mu = jnp.asarray(params.strong_convexity, jnp.float32)
+        lip = jnp.asarray(params.lipschitz, jnp.float32)
+        g = lip + mu * diameter  # G = L + μD, the Lipschitz constant of the surrogates on P
+        clip = window_sensitivity(sensitivity, lip, mu, diameter)
+        if private:
+            grads = tree.init(key, WindowTreeParams(params.epsilon, params.delta, clip))
+            bound = window_noise_bound(noise, grads.scale, k_w, dim, horizon, params.beta)
+        else:
+            grads = dyadic_init(depth, dim)
+            bound = jnp.zeros((), jnp.float32)
+        if constants == "proof":  # R = [16ρ²G + 10(1 + ρ)N]/μ (spec §4.6)
+            radius = (16.0 * rho * rho * g + 10.0 * (1.0 + rho) * bound) / mu
+        else:  # r_t = C₁/(μ(t + C₀)), C₁ = 2⁶ρ²G(1 + C_W) (reading 1 of line 6, spec §4.3)
+            c_w = (
+                paper_window_constant(noise, params.epsilon, params.delta, params.beta, dim, k_w, alpha)
+                if private
+                else 0.0
+            )
+            radius = 64.0 * rho * rho * g * (1.0 + c_w) / mu
+        return WDPCOCOLState(
+            x=x1,
+            x1=x1,
+            points=dyadic_init(depth, dim),
+            strong_convexity=mu,
+            radius=jnp.asarray(radius, jnp.float32),
+            grads=grads,
+            noise_max=jnp.zeros((), jnp.float32),
+            noise_bound=jnp.asarray(bound, jnp.float32),
+        )
+
+    def act_fn(key: PRNGKey, state: WDPCOCOLState, t: jax.Array) -> jax.Array:
+        del key, t
+        return state.x
+
+    def update_fn(key: PRNGKey, state: WDPCOCOLState, action: jax.Array, grad: jax.Array, t: jax.Array):
+        del action  # the played point is state.x
+        if private:
+            grads, g_hat = tree.step(key, state.grads, grad, t)  # zeroes a non-finite input, clips, adds noise
+            noise_norm = jnp.sqrt(jnp.sum((g_hat - grads.total) ** 2))
+        else:
+            grad = clip_l2(jnp.asarray(grad, jnp.float32), jnp.float32(jnp.inf))
+            grads, g_hat = dyadic_prefix_sum(state.grads, grad, t)
+            g_hat = poison_past_horizon(g_hat, t, horizon)
+            noise_norm = jnp.zeros((), jnp.float32)
+        x, mu = state.x, state.strong_convexity
+        tf = jnp.asarray(t, jnp.float32)
+        points, total_x = dyadic_prefix_sum(state.points, x, t)
+        # ∇J̃_t(x̂_t) = ĝ_t + μ(t x̂_t - S_t) + C₀μ(x̂_t - x̂_1) (eq. (18), spec §4.1; LLOO is scale-free).
+        direction = g_hat + mu * (tf * x - total_x) + c0 * mu * (x - state.x1)
+        p = lloo(x, state.radius / (tf + c0), direction)  # Algorithm 2, lines 6–7
+        x_next = (1.0 - alpha) * x + alpha * p  # line 8
+        return state._replace(x=x_next, points=points, grads=grads, noise_max=jnp.maximum(state.noise_max, noise_norm))
+
+    return Learner(init_fn, act_fn, update_fn, check, horizon)
+
+
+def wdp_cocol(
+    horizon: int,
+    constraint: ConstraintSet,
+    window: int,
+    noise: str = "gamma",
+    sensitivity: str = "paper",
+    calibration: str = "paper",
+    constants: str = "proof",
+    round_window: bool = False,
+) -> Learner:
+    """WDP-COCOL (Algorithm 2): window-private FTAL-type conditional gradient, no projection.
+
+    Each step feeds ``∇f_t(x̂_t)`` to the window tree, takes the gradient of the private
+    surrogate ``J̃_t(x) = <ĝ_t, x> + (μ/2) sum_{τ<=t} ||x - x̂_τ||² + (C₀μ/2)||x - x̂_1||²``
+    (eq. (18)) at ``x̂_t``, ``c_t = ĝ_t + μ(t x̂_t - S_t) + C₀μ(x̂_t - x̂_1)``, makes one call
+    ``p_t = LLOO(x̂_t, r_t, c_t)`` of the set's local linear oracle (Assumption 1, ``ρ`` the
+    set's ``local_oracle_rho``) and plays ``x̂_{t+1} = (1 - α)x̂_t + αp_t`` (lines 5–8).
+    ``x̂_{t+1}`` is a convex combination of points of ``P``: it never leaves the polytope,
+    and nothing is projected. ``x̂_1`` is the set's ``inner_center`` (the barycentre of the
+    simplex, the centre of the L1 ball), else the linear oracle's vertex for ``g = 0``.
+
+    Constants. The printed ones are garbled in the paper's OCR (spec §4.3). ``constants``:
+
+    * ``"proof"`` (default): spec §4.6, which has a proof (the tracking analysis of Garber &
+      Hazan with an approximate oracle): ``α = 1/(2ρ²)``, ``C₀ = 8ρ²``,
+      ``r_t = R/(t + C₀)``, ``R = [16ρ²G + 10(1 + ρ)N]/μ``, ``G = L + μD``, ``N`` the noise bound
+      ``window_noise_bound(noise, scale, k_W, d, T, β)`` (``max_t ||ĝ_t - g_t|| <= N`` with
+      probability ``>= 1 - β``). On that event ``||x̂_t - argmin_P F_t|| <= r_t`` at every ``t`` and
+      ``Regret(T) <= [16ρ²G² + 10(1 + ρ)G N] ln(1 + T/C₀)/μ + C₀μD²/2``
+      (``theory.wdp_cocol_regret_inequality``). Default because it is proven.
+    * ``"paper"``: the printed constants as decoded (spec §4.3, medium/low confidence):
+      ``C₀ = 2⁵ρ²``, ``C₁ = 2⁶ρ²G(1 + C_W)``, ``r_t = C₁/(μ(t + C₀))``, ``C_W`` of line 2
+      (``paper_window_constant``). No proof is available for them (the supplement was not).
+
+    Privacy (Theorem 5): the window tree of ``oco.wdp_cocop`` (same noise, same sensitivity
+    rules, same calibrations); everything after it is post-processing. Window ε-DP
+    (``"gamma"``) or window (ε, δ)-DP (``"gaussian"``), window ``W``, event level.
+
+    Regret (Theorems 6, 7): ``O(d G² log^{1.5}W ln(d/β) ln T/(με))`` (Gamma),
+    ``O(max(sqrt(d)ε, log^{1.5}W ln(1/δ) sqrt(ln(d/β))) sqrt(d) G² ln T/(με))`` (Gaussian), at
+    ``T > W``; the proven parameterisation carries one more factor ``ρ`` on the noise term (spec §4.6).
+
+    Args:
+      horizon: ``T``; declared.
+      constraint: a polytope with a local linear oracle (``sets.simplex``, ``sets.l1_ball``).
+      window: ``W >= 1``, a power of two or ``>= T`` (``round_window`` rounds it up).
+      noise: ``"gamma"`` or ``"gaussian"``.
+      sensitivity: ``"paper"`` (clip ``L + μD``) or ``"replace"`` (clip ``L``, sensitivity ``2L``).
+      calibration: Gaussian σ, ``"paper"`` or ``"composition"``.
+      constants: ``"proof"`` (spec §4.6) or ``"paper"`` (the printed constants, decoded).
+      round_window: round a ``W`` that is not a power of two up to one.
+
+    Returns:
+      A ``Learner`` with params ``WDPParams`` (``beta`` sets ``N``); feedback is the gradient.
+
+    Raises:
+      ValueError: a set without a local linear oracle, ``W < 1``, ``W`` not a power of two, a bad
+        static argument; ``check``: ``μ <= 0``, ``L < 0``, ``ε <= 0``, ``δ`` or ``β`` outside ``(0, 1)``.
+
+    References:
+      Window-DP projection-free COCO (WI-IAT 2020), Algorithm 2, Theorems 5–7; Garber & Hazan,
+      A linearly convergent conditional gradient algorithm with applications to online and
+      stochastic optimization, SIAM J. Optim. 26(3), 2016.
+    """
+    return local_oracle_learner(
+        horizon, constraint, window, noise, sensitivity, calibration, constants, round_window, private=True
+    )

@@ -1,0 +1,169 @@
+"""WDP-COCOP: window-private continual online convex optimisation with a projection (Algorithm 1).
+
+From the window-DP projection-free COCO paper (WI-IAT 2020), §III-C, Algorithm 1; spec
+``window_coco.md`` §3.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jaxpriv import _validate
+from jaxpriv._base import Learner, PRNGKey
+from jaxpriv.mechanisms import DyadicSums, WindowTreeParams, WindowTreeState, dyadic_init, tree_depth, window_tree
+from jaxpriv.oco.ftal import dyadic_prefix_sum, leader_point
+from jaxpriv.sets import ConstraintSet, require_projection
+
+SENSITIVITY_RULES = ("paper", "replace")
+
+
+class WDPParams(NamedTuple):
+    """Params of the window-private learners (WDP-COCOP, WDP-COCOL).
+
+    Attributes:
+      epsilon: ε of window ε-DP (``"gamma"``) or window (ε, δ)-DP (``"gaussian"``); ``inf`` = no noise.
+      delta: δ in ``(0, 1)`` of window (ε, δ)-DP (``"gaussian"`` only).
+      lipschitz: ``L``, the Lipschitz constant of the losses on the set.
+      strong_convexity: ``μ > 0``.
+      beta: ``β`` in ``(0, 1)``, the failure probability of the noise bound ``N`` that sets
+        WDP-COCOL's radii (``window_noise_bound``; WDP-COCOP ignores it).
+    """
+
+    epsilon: ArrayLike = float("inf")
+    delta: ArrayLike = 1e-5
+    lipschitz: ArrayLike = 1.0
+    strong_convexity: ArrayLike = 1.0
+    beta: ArrayLike = 0.01
+
+
+class WDPCOCOPState(NamedTuple):
+    w: jax.Array  # shape=[d], the point x̂_{t+1} played next
+    points: DyadicSums  # exact dyadic sums of the points played (S_t)
+    strong_convexity: jax.Array  # shape=()
+    tree: WindowTreeState  # window-private sums of the gradients
+    noise_max: jax.Array  # shape=(), max_{s<=t} ||ĝ_s - g_s||_2: the realised N_t of the regret bound (a diagnostic)
+
+
+def window_sensitivity(rule: str, lipschitz: jax.Array, strong_convexity: jax.Array, diameter: float) -> jax.Array:
+    """The clipping bound of the gradients fed to the window tree under ``rule``.
+
+    ``"paper"``: ``Δ₂ = L + μD`` with add/remove calibration (sensitivity ``Δ₂``; Theorems 1, 2, 5).
+    ``"replace"``: ``L`` with replace-one calibration (sensitivity ``2L``, as ``oco.pftal``).
+    """
+    lipschitz = jnp.asarray(lipschitz, jnp.float32)
+    if rule == "paper":
+        return lipschitz + jnp.asarray(strong_convexity, jnp.float32) * diameter
+    return lipschitz
+
+
+def check_wdp_params(params: WDPParams, noise: str) -> None:
+    """Raise ``ValueError`` naming the argument: μ ``<= 0``, ``L < 0``, ε ``<= 0``, δ or β outside ``(0, 1)``."""
+    _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
+    _validate.nonnegative("lipschitz", params.lipschitz)
+    _validate.positive("epsilon", params.epsilon)
+    if noise == "gaussian":
+        _validate.in_open_interval("delta", params.delta, 0.0, 1.0)
+    _validate.in_open_interval("beta", params.beta, 0.0, 1.0)
+
+
+def wdp_cocop(
+    horizon: int,
+    constraint: ConstraintSet,
+    window: int,
+    noise: str = "gamma",
+    sensitivity: str = "paper",
+    calibration: str = "paper",
+    round_window: bool = False,
+) -> Learner:
+    """WDP-COCOP (Algorithm 1): FTAL on the window tree's private gradient sums, one projection per step.
+
+    ``x̂_{t+1} = Π_C(S_t/t - ĝ_t/(μt))`` (eq. (10)): the exact minimiser over ``C`` of
+    ``J_t(x) = <ĝ_t, x> + (μ/2) sum_{τ<=t} ||x - x̂_τ||²`` (eq. (9)), where ``ĝ_t`` is the
+    window tree's release of ``sum_{τ<=t} ∇f_τ(x̂_τ)`` and ``S_t = sum_{τ<=t} x̂_τ`` (public,
+    exact dyadic sums). ``x̂_1 = Π_C(0)``, as in ``oco.pftal``.
+
+    Privacy (Theorems 1, 2; event level, adaptive adversaries, window ``W``): window ε-DP
+    with Gamma node noise (Option I, ``noise="gamma"``, ``||η|| ~ Γ(d, k_W Δ₂/ε)``, eq. (15))
+    or window (ε, δ)-DP with Gaussian node noise (Option II, ``"gaussian"``,
+    ``σ² = 8Δ₂² k_W² ln²(2/δ)/ε²``, eq. (16); ``calibration="composition"`` for the smaller σ of
+    spec §2.4), ``k_W = ceil(log2 W) + 1``. The points are post-processing of the releases.
+    The sensitivity rule (``sensitivity``):
+
+    * ``"paper"`` (default): gradients clipped to ``Δ₂ = L + μD`` (``D`` the set's diameter)
+      and the tree calibrated to sensitivity ``Δ₂``, the paper's choice (copied from Smith &
+      Thakurta). It covers one loss removed or added (its gradient set to zero);
+      a replaced loss moves a gradient by up to ``2L``, more than ``Δ₂`` when ``μD < L``
+      (spec §2.4, §7 item 7).
+    * ``"replace"``: gradients clipped to ``L`` and the tree calibrated to the replace-one
+      sensitivity ``2L`` (``window_tree(neighbouring="replace")``, the rule of ``oco.pftal``).
+
+    ``W >= T`` is full-stream privacy: the window tree is the binary tree over ``T``, and with
+    ``sensitivity="replace"`` and ``"gamma"`` noise the learner has the distribution of
+    ``oco.pftal(horizon, constraint, "gamma")`` (the noise is drawn per node from other keys:
+    equal in distribution, not bit for bit).
+
+    Regret (Theorems 3, 4): ``O(d G² log^{1.5}W ln(d/β) ln T/(με))`` (Gamma) and
+    ``O(sqrt(d) G² log^{1.5}W ln(1/δ) sqrt(ln(d/β)) ln T/(με))`` (Gaussian), ``G = L + μD``;
+    deterministically given the realised noise, ``Regret(T) <= (G/μ)(2G + N_T)(1 + ln T)`` with
+    ``N_T = max_t ||ĝ_t - g_t||`` (spec §3; ``theory.wdp_cocop_regret_inequality``); the state
+    keeps ``N_t`` in ``noise_max`` as a diagnostic (never released).
+
+    Args:
+      horizon: ``T``; declared (``run`` refuses a longer one).
+      constraint: the set ``C``; needs a projection.
+      window: ``W >= 1``, a power of two or ``>= T`` (``round_window`` rounds it up).
+      noise: ``"gamma"`` (window ε-DP) or ``"gaussian"`` (window (ε, δ)-DP).
+      sensitivity: ``"paper"`` (``L + μD``) or ``"replace"`` (``2L``).
+      calibration: Gaussian σ, ``"paper"`` (eq. (16)) or ``"composition"`` (spec §2.4).
+      round_window: round a ``W`` that is not a power of two up to one.
+
+    Returns:
+      A ``Learner`` with params ``WDPParams``; feedback is the gradient at the played point.
+      With ``epsilon = inf`` it is FTAL (with the gradients clipped to the rule's bound).
+
+    Raises:
+      ValueError: a set without projection, ``W < 1``, ``W`` not a power of two, a bad static
+        argument; ``check``: ``μ <= 0``, ``L < 0``, ``ε <= 0``, ``δ`` outside ``(0, 1)``.
+
+    References:
+      Window-DP projection-free COCO (WI-IAT 2020), Algorithm 1, Theorems 1–4; Smith &
+      Thakurta 2013 (PFTAL); Hazan, Agarwal & Kale 2007 (FTAL).
+    """
+    require_projection(constraint)
+    horizon = _validate.positive_int("horizon", horizon)
+    sensitivity = _validate.choice("sensitivity", sensitivity, SENSITIVITY_RULES)
+    neighbouring = "add_remove" if sensitivity == "paper" else "replace"
+    tree = window_tree(horizon, constraint.dim, window, noise, neighbouring, calibration, round_window)
+    depth = tree_depth(horizon)
+    diameter = float(constraint.diameter)
+
+    def check(params: WDPParams) -> None:
+        check_wdp_params(params, noise)
+
+    def init_fn(key: PRNGKey, params: WDPParams) -> WDPCOCOPState:
+        mu = jnp.asarray(params.strong_convexity, jnp.float32)
+        clip = window_sensitivity(sensitivity, params.lipschitz, mu, diameter)
+        return WDPCOCOPState(
+            w=constraint.project(jnp.zeros(constraint.dim, jnp.float32)),
+            points=dyadic_init(depth, constraint.dim),
+            strong_convexity=mu,
+            tree=tree.init(key, WindowTreeParams(params.epsilon, params.delta, clip)),
+            noise_max=jnp.zeros((), jnp.float32),
+        )
+
+    def act_fn(key: PRNGKey, state: WDPCOCOPState, t: jax.Array) -> jax.Array:
+        del key, t
+        return state.w
+
+    def update_fn(key: PRNGKey, state: WDPCOCOPState, action: jax.Array, grad: jax.Array, t: jax.Array):
+        tree_state, g_hat = tree.step(key, state.tree, grad, t)  # zeroes a non-finite input, clips, adds noise
+        noise_norm = jnp.sqrt(jnp.sum((g_hat - tree_state.total) ** 2))
+        points, total_w = dyadic_prefix_sum(state.points, jnp.asarray(action, jnp.float32), t)
+        w = constraint.project(leader_point(total_w, g_hat, state.strong_convexity, t))
+        return state._replace(w=w, points=points, tree=tree_state, noise_max=jnp.maximum(state.noise_max, noise_norm))
+
+    return Learner(init_fn, act_fn, update_fn, check, horizon)

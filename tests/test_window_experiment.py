@@ -1,0 +1,25 @@
+"""``jaxpriv window`` (``jaxpriv.experiments.window.run``) at a tiny scale: the files, and the noise-off limits."""
+
+import json
+
+import numpy as np
+
+from jaxpriv import cli
+
+
+def test_window_command_writes_the_figure_and_the_noise_off_limits_hold(tmp_path):
+    argv = ["window", "--out", str(tmp_path), "--horizon", "64", "--dim", "3", "--windows", "2", "--seeds", "3"]
+    assert cli.main([*argv, "--epsilon", "inf"]) == 0
+    for name in ("results.npz", "settings.json", "window.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    final = json.loads((tmp_path / "settings.json").read_text())["final_regret"]
+    assert set(final) == {"WDP-COCOP W=2", "WDP-COCOL W=2", "PFTAL (W=T)", "FTAL", "Garber-Hazan", "online Frank-Wolfe"}
+    data = np.load(tmp_path / "results.npz")
+    regret = {k: data[k] for k in data.files if k != "steps"}
+    assert regret["WDP-COCOP_W=2"].shape == (3, data["steps"].size)
+    # With the noise off, on the same seeds: WDP-COCOP and PFTAL are FTAL (the clips are not active), and
+    # WDP-COCOL is the Garber-Hazan online algorithm (oco.garber_hazan, a separate code path: exact sums, N = 0).
+    np.testing.assert_allclose(regret["WDP-COCOP_W=2"], regret["FTAL"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(regret["PFTAL_(W=T)"], regret["FTAL"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(regret["WDP-COCOL_W=2"], regret["Garber-Hazan"], rtol=1e-4, atol=1e-4)
+    assert not np.allclose(regret["Garber-Hazan"], regret["FTAL"], atol=1e-2)  # a different algorithm
