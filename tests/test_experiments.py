@@ -22,7 +22,7 @@ def _env() -> dict:
 def test_library_never_imports_the_experiment_layer():
     # Importing jaxpriv and every library subpackage loads no module of jaxpriv.experiments.
     code = (
-        "import sys, jaxpriv, jaxpriv.bandits, jaxpriv.oco, jaxpriv.envs, jaxpriv.mechanisms;"
+        "import sys, jaxpriv, jaxpriv.tune, jaxpriv.bandits, jaxpriv.oco, jaxpriv.envs, jaxpriv.mechanisms;"
         "print(sorted(m for m in sys.modules if m.startswith('jaxpriv.experiments')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), check=True)
