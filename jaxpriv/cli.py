@@ -1,12 +1,36 @@
-"""Command line: ``jaxpriv demo`` and ``jaxpriv bandits`` (also ``python -m jaxpriv ...``).
+"""Command line: ``jaxpriv demo``, ``jaxpriv bandits`` and ``jaxpriv sweep`` (also ``python -m jaxpriv ...``).
 
 Argument parsing only: every command calls a function of ``jaxpriv.experiments``.
+Every command turns on JAX's persistent compilation cache (``--no-compile-cache``
+turns it off), so a second run of the same command reuses the compiled code.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
+
+
+def compile_cache_dir() -> Path:
+    """The per-user cache folder: ``$JAXPRIV_CACHE_DIR``, else ``$XDG_CACHE_HOME/jaxpriv/jax`` (``~/.cache/...``)."""
+    if os.environ.get("JAXPRIV_CACHE_DIR"):
+        return Path(os.environ["JAXPRIV_CACHE_DIR"]).expanduser()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser()
+    return base / "jaxpriv" / "jax"
+
+
+def enable_compile_cache(folder: str | Path | None = None) -> Path:
+    """Turn on JAX's persistent compilation cache in ``folder`` (default ``compile_cache_dir()``)."""
+    import jax
+
+    path = Path(folder).expanduser() if folder else compile_cache_dir()
+    path.mkdir(parents=True, exist_ok=True)
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)  # cache every compilation that matters
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return path
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -25,10 +49,36 @@ def bandits(args: argparse.Namespace) -> int:
     return 0
 
 
+def sweep(args: argparse.Namespace) -> int:
+    """Any sweep from a TOML study file; resumes an interrupted run into the same folder."""
+    from jaxpriv.experiments.study import run_study
+
+    try:
+        res = run_study(args.study, args.out, progress=not args.no_progress)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"jaxpriv sweep: error: {err}", file=sys.stderr)
+        return 2
+    print(f"{res.study.name}: {res.study.size} grid points x {res.study.seeds} seeds x T={res.study.horizon}")
+    print(f"{'grid point':<40} {'final regret':>24} {'bound':>12}")
+    for row in res.summary:
+        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row.items() if "." in k) or res.study.learner_name
+        bound = f"{row['bound']:.4g}" if row["bound"] != "" else ""
+        print(f"{label:<40} {row['final_regret_mean']:>12.4g} +- {row['final_regret_se']:<8.2g} {bound:>12}")
+    print(f"wrote {', '.join(str(p) for p in res.files.values())}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jaxpriv", description="Private online learning and bandits in JAX.")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--no-compile-cache", action="store_true", help="do not use JAX's persistent compilation cache")
+    common.add_argument(
+        "--compile-cache-dir",
+        default=None,
+        help="the compilation cache folder (default: $JAXPRIV_CACHE_DIR or ~/.cache/jaxpriv/jax)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("demo", help="PFTAL vs FTAL vs OGD over privacy levels on a quadratic stream")
+    p = sub.add_parser("demo", parents=[common], help="PFTAL vs FTAL vs OGD over privacy levels on a quadratic stream")
     p.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/demo-<time>)")
     p.add_argument("--horizon", type=int, default=2**14)
     p.add_argument("--seeds", type=int, default=100)
@@ -45,14 +95,25 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=demo)
     from jaxpriv.experiments import zcdp_bandits
 
-    b = sub.add_parser("bandits", help="zCDP bandits (Azize & Basu, Section VII): regret gap vs rho, price of privacy")
+    b = sub.add_parser(
+        "bandits",
+        parents=[common],
+        help="zCDP bandits (Azize & Basu, Section VII): regret gap vs rho, price of privacy",
+    )
     b.add_argument("--setting", choices=[*sorted(zcdp_bandits.SETTINGS), "all"], default="all")
     b.add_argument("--full-scale", action="store_true", help="the paper's scale: 100 runs, T up to 1e7")
     b.add_argument("--seeds", type=int, default=None, help="override the number of runs")
     b.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/bandits-<time>)")
     b.add_argument("--seed", type=int, default=0)
     b.set_defaults(func=bandits)
+    w = sub.add_parser("sweep", parents=[common], help="run the sweep a TOML study file describes (resumable)")
+    w.add_argument("study", help="the study file (see examples/*.toml)")
+    w.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/<study file stem>)")
+    w.add_argument("--no-progress", action="store_true", help="no progress bar")
+    w.set_defaults(func=sweep)
     args = parser.parse_args(argv)
+    if not args.no_compile_cache:
+        enable_compile_cache(args.compile_cache_dir)
     for name in ("horizon", "seeds", "dim"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
