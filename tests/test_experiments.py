@@ -37,7 +37,8 @@ def test_moved_names_still_resolve():
 
 
 def test_demo_writes_its_three_files(tmp_path, capsys):
-    assert cli.main(["demo", "--horizon", "64", "--seeds", "4", "--epsilons", "1", "inf", "--out", str(tmp_path)]) == 0
+    args = ["demo", "--horizon", "64", "--seeds", "4", "--epsilons", "1", "inf", "--out", str(tmp_path)]
+    assert cli.main([*args, "--no-compile-cache"]) == 0
     assert "Final regret at T=64" in capsys.readouterr().out
     data = np.load(tmp_path / "results.npz")
     assert data["pftal"].shape[:2] == (2, 4) and data["ogd"].shape[:2] == (1, 4)
