@@ -99,7 +99,7 @@ def bench_numpy(seeds: int, horizon: int) -> tuple[float, float]:
 
 
 def bench_full_scale() -> tuple[float, float]:
-    from jaxpriv.bandits.experiment import reproduce
+    from jaxpriv.experiments.zcdp_bandits import reproduce
 
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from jaxpriv.bandits import experiment
-from jaxpriv.bandits.experiment import Scale, Setting, SettingRuns, register_setting, reproduce
+from jaxpriv.experiments import zcdp_bandits as experiment
+from jaxpriv.experiments.zcdp_bandits import Scale, Setting, SettingRuns, register_setting, reproduce
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -8,7 +8,8 @@ from jaxpriv import cli
 
 
 def test_window_command_writes_the_figure_and_the_noise_off_limits_hold(tmp_path):
-    argv = ["window", "--out", str(tmp_path), "--horizon", "64", "--dim", "3", "--windows", "2", "--seeds", "3"]
+    argv = ["window", "--no-compile-cache", "--out", str(tmp_path), "--horizon", "64", "--dim", "3", "--windows", "2"]
+    argv += ["--seeds", "3"]
     assert cli.main([*argv, "--epsilon", "inf"]) == 0
     for name in ("results.npz", "settings.json", "window.png"):
         assert (tmp_path / name).stat().st_size > 0

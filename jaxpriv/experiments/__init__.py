@@ -1,1 +1,5 @@
-"""What a user runs: experiments built on the library (the CLI calls these; the library never imports them)."""
+"""What a user runs: the demo, the papers' reproductions, window privacy and TOML studies.
+
+The CLI and the notebooks call these modules; the library (mechanisms, learners,
+environments, the engine) never imports them.
+"""

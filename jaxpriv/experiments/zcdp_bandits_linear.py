@@ -333,7 +333,7 @@ def run_setting(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m jaxpriv.bandits.experiment_linear [--setting linear|contextual|both] [--full] ...``."""
+    """``python -m jaxpriv.experiments.zcdp_bandits_linear [--setting linear|contextual|both] [--full] ...``."""
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -354,12 +354,12 @@ if __name__ == "__main__":
     main()
 
 
-# --- registration with jaxpriv.bandits.experiment (``reproduce("linear")`` / ``reproduce("contextual")``) ----
+# --- registration with jaxpriv.experiments.zcdp_bandits (``reproduce("linear")`` / ``reproduce("contextual")``) ----
 
 
 def _simulate_linear(key: jax.Array, rhos: np.ndarray, horizon: int, checkpoints: tuple[int, ...], seeds: int):
     """AdaC-GOPE over the ρ grid and GOPE, phase by phase, fresh instance per run, same seed keys."""
-    from jaxpriv.bandits.experiment import SettingRuns
+    from jaxpriv.experiments.zcdp_bandits import SettingRuns
 
     template = sample_linear_instance(jax.random.key(0))  # shapes only: instance="random" redraws per run
     priv = simulate_gope_phases(
@@ -379,7 +379,7 @@ def _simulate_linear(key: jax.Array, rhos: np.ndarray, horizon: int, checkpoints
 
 def _simulate_contextual(key: jax.Array, rhos: np.ndarray, horizon: int, checkpoints: tuple[int, ...], seeds: int):
     """AdaC-OFUL over the ρ grid and RS-OFUL, step by step, θ* per run, same seed keys (common contexts)."""
-    from jaxpriv.bandits.experiment import SettingRuns
+    from jaxpriv.experiments.zcdp_bandits import SettingRuns
 
     num_actions, dim = 10, 3
     env = contextual_linear_bandit(num_actions, dim, random_theta=True)
@@ -392,7 +392,7 @@ def _simulate_contextual(key: jax.Array, rhos: np.ndarray, horizon: int, checkpo
 
 
 def _register() -> None:
-    from jaxpriv.bandits.experiment import SETTINGS, Scale, Setting, register_setting
+    from jaxpriv.experiments.zcdp_bandits import SETTINGS, Scale, Setting, register_setting
 
     lin_full, lin_red = linear_config(full=True), linear_config()
     ctx_full, ctx_red = contextual_config(full=True), contextual_config()
@@ -419,7 +419,7 @@ def _register() -> None:
                     "simulator": "episode-level (one scan step per phase), jaxpriv.bandits.fast_gope",
                     "noise": "V^{-1/2} N(0, (2/ρ) max(g², d/c) I) (calibration='safe')",
                     "clip": "rewards clipped to [-1, 1] (private-safe); per-arm sums exact up to 64 pulls, "
-                    "moment-matched Gaussian beyond; the unclipped paper setup: experiment_linear --unclipped",
+                    "moment-matched Gaussian beyond; the unclipped paper setup: zcdp_bandits_linear --unclipped",
                 },
             )
         )

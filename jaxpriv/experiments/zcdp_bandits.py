@@ -17,7 +17,8 @@ wall time and a summary table).
 
 Settings are registered by name (``register_setting``); this module registers
 ``"finite"`` (AdaC-UCB vs episodic UCB on the Bernoulli bandit, simulated
-episode by episode). ``reproduce(name, out_dir)`` runs the reduced scale,
+episode by episode) and imports ``zcdp_bandits_linear``, which registers
+``"linear"`` and ``"contextual"``. ``reproduce(name, out_dir)`` runs the reduced scale,
 ``full_scale=True`` the paper's (100 runs, ``T`` up to ``10⁷``).
 """
 
@@ -128,7 +129,7 @@ class Reproduction(NamedTuple):
 
 
 def _versions() -> dict[str, str]:
-    import jaxpriv  # the package imports this module: import lazily
+    import jaxpriv
 
     return {
         "jaxpriv": jaxpriv.__version__,
@@ -212,7 +213,7 @@ def reproduce(
       A ``Reproduction`` with the written paths and the JSON summary.
 
     Examples:
-      >>> from jaxpriv.bandits.experiment import reproduce
+      >>> from jaxpriv.experiments.zcdp_bandits import reproduce
       >>> out = reproduce("finite", "/tmp/jaxpriv_finite", seeds=4)  # doctest: +SKIP
       >>> sorted(out.files)  # doctest: +SKIP
       ['json', 'npz', 'pop', 'regret_gap']
@@ -293,6 +294,39 @@ def reproduce(
     return Reproduction(setting, files, summary)
 
 
+def reproduce_settings(
+    names: list[str] | str = "all",
+    out_dir: str | Path | None = None,
+    full_scale: bool = False,
+    seeds: int | None = None,
+    key: int = 0,
+) -> list[Reproduction]:
+    """``reproduce`` for several settings (``"all"``: every registered one), printing progress (``jaxpriv bandits``).
+
+    Args:
+      names: a setting name, a list of names, or ``"all"``.
+      out_dir: the output folder (default ``jaxpriv-out/bandits-<time>``).
+      full_scale, seeds, key: as in ``reproduce``.
+
+    Returns:
+      One ``Reproduction`` per setting.
+    """
+    out = Path(out_dir) if out_dir else Path("jaxpriv-out") / time.strftime("bandits-%Y%m%d-%H%M%S")
+    if names == "all":
+        names = sorted(SETTINGS)
+    elif isinstance(names, str):
+        names = [names]
+    scale = "full (the paper's)" if full_scale else "reduced"
+    reps = []
+    for i, name in enumerate(names, 1):
+        print(f"[{i}/{len(names)}] setting {name!r}, {scale} scale ...", flush=True)
+        t0 = time.perf_counter()
+        rep = reproduce(name, out, full_scale=full_scale, seeds=seeds, key=key)
+        print(f"    {time.perf_counter() - t0:.1f} s: " + ", ".join(str(p) for p in rep.files.values()), flush=True)
+        reps.append(rep)
+    return reps
+
+
 # --- the finite-armed setting (spec §6.1) ---------------------------------------------------------------
 
 FINITE_BETA = 1.0  # the paper's experiments (thesis p.125)
@@ -344,3 +378,7 @@ FINITE = register_setting(
         },
     )
 )
+
+
+# Registers "linear" and "contextual" (that module imports this one's registry lazily).
+from jaxpriv.experiments import zcdp_bandits_linear  # noqa: E402, F401
