@@ -70,6 +70,25 @@ def pftal_gamma_regret_bound(
     return pftal_regret_bound(horizon, dim, lipschitz, strong_convexity, radius, var, depth)
 
 
+def pftal_mechanism_regret_bound(
+    horizon: ArrayLike,
+    dim: int,
+    lipschitz: ArrayLike,
+    strong_convexity: ArrayLike,
+    radius: ArrayLike,
+    release_variance: ArrayLike,
+) -> jax.Array:
+    """Theorem 4's bound for PFTAL with any prefix-sum mechanism (``oco.pftal(..., mechanism=...)``).
+
+    The proof uses the tree only through ``E||n_t|| <= sqrt(d · Var_t)`` for the noise
+    ``n_t`` of one release; ``pftal_regret_bound`` bounds ``Var_t`` by ``D σ²_node``.
+    Here ``release_variance`` is the mechanism's worst per-step, per-coordinate variance,
+    ``max_t jaxpriv.mechanisms.release_variance(mechanism, TreeParams(ε, ρ, L), t)``
+    (the params ``oco.pftal`` passes it; ``sqrt(d) L`` for a Laplace family).
+    """
+    return pftal_regret_bound(horizon, dim, lipschitz, strong_convexity, radius, release_variance, 1)
+
+
 def tree_sensitivity(noise: str, dim: int, clip: ArrayLike) -> jax.Array:
     """The sensitivity PFTAL's tree is calibrated to for inputs clipped to L2 norm ``clip``.
 

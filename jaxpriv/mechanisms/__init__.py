@@ -1,4 +1,4 @@
-"""Private mechanisms: the binary tree, noise samplers and accounting."""
+"""Private mechanisms: prefix sums (tree, Honaker, square root, BLT), their variance oracle, noise, accounting."""
 
 from jaxpriv.mechanisms._accounting import (
     dp_to_zcdp,
@@ -11,6 +11,7 @@ from jaxpriv.mechanisms._accounting import (
     zcdp_to_dp,
 )
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, trailing_zeros
+from jaxpriv.mechanisms._honaker import HonakerState, honaker_tree, honaker_weights
 from jaxpriv.mechanisms._mutual_information import (
     bandit_clip_bound,
     bandit_mutual_information_to_stddev,
@@ -19,6 +20,12 @@ from jaxpriv.mechanisms._mutual_information import (
     stddev_to_mutual_information,
 )
 from jaxpriv.mechanisms._noise import gamma_norm
+from jaxpriv.mechanisms._sqrt_factorization import (
+    SQRT_MAX_ELEMENTS,
+    SqrtState,
+    sqrt_coefficients,
+    sqrt_factorization,
+)
 from jaxpriv.mechanisms._tree import (
     NEIGHBOURING,
     NOISE_FAMILIES,
@@ -29,6 +36,7 @@ from jaxpriv.mechanisms._tree import (
     clip_l2,
     prefix_sums,
 )
+from jaxpriv.mechanisms._variance import PrefixSumInfo, calibrated_sensitivity, describe, release_variance
 from jaxpriv.mechanisms._window_tree import (
     GAUSSIAN_CALIBRATIONS,
     WINDOW_NOISE_FAMILIES,
@@ -46,8 +54,12 @@ __all__ = [
     "GAUSSIAN_CALIBRATIONS",
     "NEIGHBOURING",
     "NOISE_FAMILIES",
+    "SQRT_MAX_ELEMENTS",
     "WINDOW_NOISE_FAMILIES",
     "DyadicSums",
+    "HonakerState",
+    "PrefixSumInfo",
+    "SqrtState",
     "TreeParams",
     "TreeState",
     "WindowTreeParams",
@@ -56,8 +68,10 @@ __all__ = [
     "bandit_mutual_information_to_stddev",
     "bandit_stddev_to_mutual_information",
     "binary_tree",
+    "calibrated_sensitivity",
     "clip_l1",
     "clip_l2",
+    "describe",
     "dp_to_zcdp",
     "dyadic_init",
     "dyadic_step",
@@ -65,10 +79,15 @@ __all__ = [
     "gamma_norm",
     "gaussian_node_stddev",
     "gaussian_stddev",
+    "honaker_tree",
+    "honaker_weights",
     "laplace_node_scale",
     "mutual_information_to_stddev",
     "node_variance",
     "prefix_sums",
+    "release_variance",
+    "sqrt_coefficients",
+    "sqrt_factorization",
     "stddev_to_mutual_information",
     "trailing_zeros",
     "tree_depth",

@@ -7,12 +7,14 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Mechanism, PRNGKey, as_key, check_horizon, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
+from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, register
 
 NOISE_FAMILIES = ("gamma", "laplace", "gaussian")
 
@@ -167,7 +169,26 @@ def binary_tree(
         release = poison_past_horizon(release, t, horizon)
         return state._replace(sums=sums, nonfinite=state.nonfinite + bad), release
 
-    return Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise), horizon)
+    def sensitivity_fn(params: TreeParams) -> np.ndarray:
+        return factor * np.asarray(params.sensitivity, np.float64)
+
+    def variance_fn(params: TreeParams, t: np.ndarray) -> np.ndarray:
+        # popcount(t) independent nodes, each with the budget split D ways (ρ/D: variance × D; ε/D: × D²)
+        node = budget_unit_variance(noise, params, sensitivity_fn(params), dim) * (
+            depth if noise == "gaussian" else depth**2
+        )
+        return popcount(t) * node
+
+    mechanism = Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise), horizon)
+    return register(
+        mechanism, PrefixSumInfo("binary_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn)
+    )
+
+
+def popcount(t: np.ndarray) -> np.ndarray:
+    """The number of set bits of each (non-negative, int64) ``t``, on the host."""
+    t = np.asarray(t, np.int64)
+    return sum((t >> k) & 1 for k in range(63))
 
 
 @partial(jax.jit, static_argnums=0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -10,8 +10,8 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey
-from jaxpriv.mechanisms import DyadicSums, TreeParams, TreeState, binary_tree, dyadic_init, tree_depth
+from jaxpriv._base import Learner, Mechanism, PRNGKey
+from jaxpriv.mechanisms import DyadicSums, TreeParams, binary_tree, describe, dyadic_init, tree_depth
 from jaxpriv.oco.ftal import dyadic_prefix_sum, leader_point
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -36,10 +36,12 @@ class PFTALState(NamedTuple):
     w: jax.Array  # shape=[d], the point played next
     points: DyadicSums  # exact dyadic sums of the points played so far
     strong_convexity: jax.Array  # shape=()
-    tree: TreeState  # private sums of the gradients
+    tree: Any  # the prefix-sum mechanism's state (TreeState for the paper's tree): private sums of the gradients
 
 
-def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Learner:
+def pftal(
+    horizon: int, constraint: ConstraintSet, noise: str | None = None, mechanism: Mechanism | None = None
+) -> Learner:
     """PFTAL for ``L``-Lipschitz, ``H``-strongly convex losses on a convex set ``C``.
 
     Line 4 of Algorithm 1, ``argmin_{w∈C} <v_t, w> + (H/2) sum_{τ<=t} ||w - w_τ||²``,
@@ -61,10 +63,25 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
     Regret (Theorem 4): ``E[Regret(T)] = O(p (L + H||C||)² log^{2.5} T / (εH))``;
     ``jaxpriv.theory.pftal_regret_bound`` evaluates it with the proof's constants.
 
+    Another prefix-sum mechanism (``mechanism=``): any mechanism of
+    ``jaxpriv.mechanisms`` (``honaker_tree``, ``sqrt_factorization``, ``blt``, or a
+    ``binary_tree``) built for ``(T', d)`` with ``T' >= T``, ``d = dim(C)`` and
+    ``neighbouring="replace"``. The learner passes it
+    ``TreeParams(epsilon, rho, sensitivity=L)`` (``sqrt(d) L`` for a Laplace family):
+    the mechanism clips each gradient to that bound and calibrates its noise to
+    the replace-one sensitivity ``2L`` (times its encoder's column norm for a
+    factorization). The points are then ε-DP or ρ-zCDP as that mechanism states
+    (the sequence of points is post-processing of its releases); the regret bound
+    is Theorem 4's with the tree's ``D σ²_node`` replaced by the mechanism's worst
+    per-step variance: ``jaxpriv.theory.pftal_mechanism_regret_bound``.
+
     Args:
       horizon: ``T``, fixes the depth of the tree.
       constraint: the set ``C`` (its projection is used); any set of ``jaxpriv.sets``.
-      noise: the tree's noise family, ``"gamma"`` (the paper's), ``"laplace"`` or ``"gaussian"``.
+      noise: the tree's noise family, ``"gamma"`` (the paper's, the default), ``"laplace"``
+        or ``"gaussian"``: shorthand for ``binary_tree(T, d, noise, neighbouring="replace")``.
+      mechanism: a prefix-sum mechanism instead of the paper's tree (see above); its
+        noise family is then the learner's (``noise``, if given, must agree).
 
     Returns:
       A ``Learner`` with params ``PFTALParams``; feedback is the gradient at the played point.
@@ -72,7 +89,9 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
       reproduces ``ftal(constraint, horizon)`` bit for bit.
 
     Raises:
-      ValueError: ``constraint`` has no projection, or a static argument is invalid;
+      ValueError: ``constraint`` has no projection, or a static argument is invalid
+        (a ``mechanism`` of another shape, a shorter horizon, add/remove neighbours, or
+        a ``noise`` that disagrees with it);
         ``check`` raises it for ``strong_convexity <= 0``, a negative ``lipschitz``
         or a budget ``<= 0``.
 
@@ -81,7 +100,7 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
       in Full-information and Bandit Settings, NeurIPS 2013, Algorithm 1.
     """
     require_projection(constraint)
-    tree = binary_tree(horizon, constraint.dim, noise, neighbouring="replace")
+    tree, noise = prefix_sum_mechanism(horizon, constraint.dim, noise, mechanism)
     depth = tree_depth(horizon)
     # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) L.
     norm_factor = float(np.sqrt(constraint.dim)) if noise == "laplace" else 1.0
@@ -117,3 +136,31 @@ def pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Lear
         return state._replace(w=w, points=points, tree=tree_state)
 
     return Learner(init_fn, act_fn, update_fn, check, horizon)
+
+
+def prefix_sum_mechanism(
+    horizon: int, dim: int, noise: str | None, mechanism: Mechanism | None
+) -> tuple[Mechanism, str]:
+    """The learner's prefix-sum mechanism and its noise family: the paper's tree, or a checked ``mechanism``.
+
+    Raises:
+      ValueError: ``mechanism`` is not a prefix-sum mechanism of ``jaxpriv.mechanisms``, has
+        another dimension, a horizon shorter than ``horizon``, add/remove neighbours, or
+        a noise family other than ``noise``.
+    """
+    if mechanism is None:
+        noise = "gamma" if noise is None else noise
+        return binary_tree(horizon, dim, noise, neighbouring="replace"), noise
+    info = describe(mechanism)
+    if info.dim != dim:
+        raise ValueError(f"mechanism must be built for dim={dim} (the constraint's dimension), got dim={info.dim}")
+    if info.horizon < horizon:
+        raise ValueError(f"mechanism's horizon must be >= {horizon} (the learner's), got {info.horizon}")
+    if info.neighbouring != "replace":
+        raise ValueError(
+            "mechanism must be built with neighbouring='replace' (the learner's replace-one guarantee), "
+            f"got {info.neighbouring!r}"
+        )
+    if noise is not None and noise != info.noise:
+        raise ValueError(f"noise must be None or {info.noise!r} (the mechanism's family), got {noise!r}")
+    return mechanism, info.noise

@@ -1,0 +1,120 @@
+"""The exact variance oracle of every prefix-sum mechanism, and what each one declares.
+
+A prefix-sum mechanism of jaxpriv is a ``Mechanism`` (a NamedTuple of pure
+functions) that releases ``v_t = sum_{s<=t} x_s + noise_t``. Its factory
+registers a ``PrefixSumInfo`` for it: its shape ``(T, d)``, its noise family and
+neighbouring relation, the sensitivity its noise is calibrated to, and the
+exact per-step, per-coordinate variance of ``noise_t``. The record is keyed by
+the mechanism's ``step`` function (weakly: it goes away with the mechanism), so
+the ``Mechanism`` protocol itself is unchanged.
+
+Every oracle is evaluated on the host in float64 NumPy; it accepts arrays of
+params (a privacy grid) and of steps ``t``, broadcast together.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+from jax.typing import ArrayLike
+
+from jaxpriv._base import Mechanism
+
+
+class PrefixSumInfo(NamedTuple):
+    """What a prefix-sum mechanism declares about itself.
+
+    Attributes:
+      name: the factory (``"binary_tree"``, ``"honaker_tree"``, ``"sqrt_factorization"``, ``"blt"``).
+      horizon: ``T``, the number of steps it is calibrated for.
+      dim: ``d``, the dimension of each input.
+      noise: the noise family (``"gamma"``, ``"laplace"``, ``"gaussian"``).
+      neighbouring: ``"add_remove"`` or ``"replace"``.
+      sensitivity: ``params -> s``: the sensitivity the noise is calibrated to, in the
+        family's norm (L1 for Laplace, L2 otherwise), for the neighbouring relation named:
+        per node for the trees (``Δ`` or ``2Δ``), times the maximum column norm of
+        the encoder for the matrix factorizations.
+      variance: ``(params, t) -> var``: the exact per-coordinate variance of the
+        release error ``v_t - sum_{s<=t} x_s`` at step ``t`` (float64).
+    """
+
+    name: str
+    horizon: int
+    dim: int
+    noise: str
+    neighbouring: str
+    sensitivity: Callable[[Any], np.ndarray]
+    variance: Callable[[Any, np.ndarray], np.ndarray]
+
+
+_REGISTRY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def register(mechanism: Mechanism, info: PrefixSumInfo) -> Mechanism:
+    """Record ``info`` for ``mechanism`` (keyed by its ``step``) and return the mechanism unchanged."""
+    _REGISTRY[mechanism.step] = info
+    return mechanism
+
+
+def describe(mechanism: Mechanism) -> PrefixSumInfo:
+    """The ``PrefixSumInfo`` of a prefix-sum mechanism built by one of jaxpriv's factories.
+
+    Raises:
+      ValueError: ``mechanism`` is not a prefix-sum mechanism of jaxpriv.
+    """
+    step = getattr(mechanism, "step", None)
+    info = _REGISTRY.get(step) if step is not None else None
+    if info is None:
+        raise ValueError(
+            "mechanism must be a prefix-sum Mechanism built by jaxpriv.mechanisms (binary_tree, "
+            f"honaker_tree, sqrt_factorization or blt), got {type(mechanism).__name__}"
+        )
+    return info
+
+
+def _steps(info: PrefixSumInfo, t: ArrayLike) -> np.ndarray:
+    steps = np.asarray(t)
+    if not np.issubdtype(steps.dtype, np.integer) or np.any(steps < 1) or np.any(steps > info.horizon):
+        raise ValueError(f"t must be integers in [1, {info.horizon}] (the mechanism's horizon), got {t!r}")
+    return steps.astype(np.int64)
+
+
+def release_variance(mechanism: Mechanism, params: Any, t: ArrayLike) -> np.ndarray:
+    """Exact per-coordinate variance of a prefix-sum mechanism's release error at step ``t``.
+
+    ``Var(v_t[j] - sum_{s<=t} x_s[j])`` for every coordinate ``j`` (the noise does not
+    depend on the inputs), in float64, broadcast over the params' arrays and ``t``.
+    An infinite budget gives 0.
+
+    Args:
+      mechanism: a prefix-sum mechanism of ``jaxpriv.mechanisms``.
+      params: its params (``TreeParams``).
+      t: the 1-based step(s), ``1 <= t <= T``.
+
+    Raises:
+      ValueError: not a prefix-sum mechanism, or ``t`` outside ``[1, T]``.
+    """
+    info = describe(mechanism)
+    return np.asarray(info.variance(params, _steps(info, t)), np.float64)
+
+
+def calibrated_sensitivity(mechanism: Mechanism, params: Any) -> np.ndarray:
+    """The sensitivity a prefix-sum mechanism's noise is calibrated to (see ``PrefixSumInfo.sensitivity``)."""
+    return np.asarray(describe(mechanism).sensitivity(params), np.float64)
+
+
+def budget_unit_variance(noise: str, params: Any, sensitivity: np.ndarray, dim: int) -> np.ndarray:
+    """Per-coordinate variance of one unit-weight noise draw calibrated to ``sensitivity`` (float64).
+
+    Gaussian (ρ-zCDP): ``s²/(2ρ)``; Laplace (ε-DP): ``2(s/ε)²``; Gamma-norm (ε-DP): ``(d+1)(s/ε)²``.
+    """
+    s = np.asarray(sensitivity, np.float64)
+    if noise == "gaussian":
+        rho = np.asarray(params.rho, np.float64)
+        return s**2 / (2.0 * rho)
+    eps = np.asarray(params.epsilon, np.float64)
+    per = 2.0 if noise == "laplace" else dim + 1.0
+    return per * (s / eps) ** 2
