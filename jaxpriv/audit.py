@@ -1,0 +1,688 @@
+"""Empirical privacy audits: a statistical lower bound on the privacy loss of a mechanism or a learner.
+
+An audit runs a component many times on two neighbouring inputs ``A`` and ``B``
+(in one compiled, vmapped batch), turns each run's output into a score (large
+means "looks like B"), and asks how well a threshold on the score tells the two
+apart. A test with false-positive rate ``α`` and false-negative rate ``β`` can
+exist only if the component's privacy loss is at least
+
+* ``ε >= log((1 - β - δ) / α)`` for ``(ε, δ)``-DP (Kairouz, Oh & Viswanath 2015;
+  the auditing recipe of Jagielski, Ullman & Oprea 2020 and Nasr et al. 2021);
+* ``μ >= Φ⁻¹(1 - α) - Φ⁻¹(β)`` for ``μ``-Gaussian DP (the trade-off curve
+  ``G_μ`` of Dong, Roth & Su 2022); a Gaussian mechanism that is ``ρ``-zCDP is
+  exactly ``sqrt(2ρ)``-GDP, so ``ρ >= μ²/2`` for such a mechanism.
+
+The rates are estimated from finite samples, so each is replaced by its
+Clopper–Pearson bound in the conservative direction; the result is a lower bound
+that holds with probability at least ``1 - alpha`` over the audit's randomness.
+The threshold (and which tail) is chosen on a held-out half of each sample and
+the bound is evaluated on the other half (``thresholds=None``), or, for a
+data-independent list of thresholds, by a union bound over them. Either way the
+choice of the threshold is paid for and the confidence is honest.
+
+A lower bound above the claimed value is a proof, at that confidence, that the
+implementation is less private than it claims. A lower bound below the claim
+proves nothing about privacy; it says the audit could not refute the claim with
+its sample, statistic and neighbouring inputs (Steinke, Nasr & Jagielski 2023).
+
+What is audited here (``audit_tree``, ``audit_pftal``, ``audit_adac_ucb``):
+
+* the binary tree (``jaxpriv.mechanisms.binary_tree``), all three noise families:
+  one canary of the full sensitivity at ``position``; the statistic is the exact
+  log-likelihood ratio of the noisy tree nodes on the canary's path (recovered
+  from the releases by differences), which sees the whole budget;
+* PFTAL: replace-one on one round's loss (gradient ``-L u`` vs ``+L u``); the
+  points played reveal the tree's releases when the constraint set is large
+  enough for the projection to stay inactive, then the tree's statistic;
+* AdaC-UCB: reward tables that differ in the first reward of arm 0 (0 vs 1); the
+  statistic is the round at which arm 0 is next chosen.
+
+Not audited: MI-OGD and MI bandit OGD state mutual information, not DP, so no
+hypothesis test between two neighbouring inputs lower-bounds their claim (the
+mutual information is an average over the data distribution, not a worst case
+over pairs); they are documented exclusions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import partial
+from statistics import NormalDist
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxpriv._base import Learner, Mechanism, PRNGKey, as_key
+from jaxpriv.mechanisms._accounting import tree_depth
+from jaxpriv.mechanisms._tree import TreeParams
+from jaxpriv.mechanisms._variance import describe
+
+_NORMAL = NormalDist()
+KINDS = ("epsilon", "rho")
+
+
+# ----------------------------------------------------------------------------- the arithmetic
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz), float64 scalars."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 100001):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-16:
+            break
+    return h
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """The regularised incomplete beta function ``I_x(a, b)`` in float64 (host side, no SciPy).
+
+    Numerical Recipes' continued fraction (modified Lentz) with the symmetry
+    ``I_x(a,b) = 1 - I_{1-x}(b,a)`` for ``x > (a+1)/(a+b+2)``; relative accuracy about 1e-14.
+    """
+    a, b, x = float(a), float(b), float(x)
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x > (a + 1.0) / (a + b + 2.0):
+        return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+    return front * _betacf(a, b, x) / a
+
+
+def _beta_quantile(q: float, a: float, b: float) -> float:
+    """``x`` with ``I_x(a, b) = q``, by bisection (80 halvings of [0, 1]: below float64 resolution)."""
+    lo, hi = 0.0, 1.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if betainc(a, b, mid) < q:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def cp_lower(k: int, n: int, level: float) -> float:
+    """One-sided Clopper–Pearson lower bound: ``P(p >= cp_lower) >= 1 - level`` for ``k ~ Bin(n, p)``."""
+    k, n = _counts(k, n)
+    return 0.0 if k == 0 else _beta_quantile(level, k, n - k + 1)
+
+
+def cp_upper(k: int, n: int, level: float) -> float:
+    """One-sided Clopper–Pearson upper bound: ``P(p <= cp_upper) >= 1 - level`` for ``k ~ Bin(n, p)``."""
+    k, n = _counts(k, n)
+    return 1.0 if k == n else _beta_quantile(1.0 - level, k + 1, n - k)
+
+
+def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """The exact (Clopper & Pearson 1934) two-sided ``1 - alpha`` interval for a binomial proportion.
+
+    ``lower = B⁻¹(alpha/2; k, n-k+1)`` and ``upper = B⁻¹(1-alpha/2; k+1, n-k)``, with
+    ``B⁻¹`` the Beta quantile (bisection on the regularised incomplete beta); ``lower = 0``
+    for ``k = 0`` and ``upper = 1`` for ``k = n``. For ``k = 0`` the upper end is
+    ``1 - (alpha/2)^(1/n)``, for ``k = n`` the lower end ``(alpha/2)^(1/n)``.
+
+    Raises:
+      ValueError: ``n < 1``, ``k`` outside ``0..n`` or ``alpha`` outside (0, 1).
+    """
+    _alpha(alpha)
+    return cp_lower(k, n, alpha / 2), cp_upper(k, n, alpha / 2)
+
+
+def _counts(k: Any, n: Any) -> tuple[int, int]:
+    if int(n) != n or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    if int(k) != k or not 0 <= k <= n:
+        raise ValueError(f"k must be an integer in [0, n={n}], got {k!r}")
+    return int(k), int(n)
+
+
+def _alpha(alpha: float) -> float:
+    if not 0.0 < float(alpha) < 1.0:
+        raise ValueError(f"alpha must be in (0, 1) (the audit's confidence is 1 - alpha), got {alpha!r}")
+    return float(alpha)
+
+
+def epsilon_from_rates(fpr: float, tpr: float, delta: float = 0.0) -> float:
+    """``log((tpr - δ) / fpr)``: the ε that a test with these rates requires of an ``(ε, δ)``-DP component.
+
+    ``0`` when the test is no better than chance; ``inf`` when ``fpr = 0 < tpr - δ``.
+    """
+    num = tpr - delta
+    if num <= 0 or num <= fpr:
+        return 0.0
+    return math.inf if fpr <= 0 else math.log(num / fpr)
+
+
+def gdp_mu_from_rates(fpr: float, fnr: float) -> float:
+    """``Φ⁻¹(1 - fpr) - Φ⁻¹(fnr)``: the μ a test with these rates requires of a μ-GDP component.
+
+    Every μ-GDP component's trade-off curve lies above ``G_μ(α) = Φ(Φ⁻¹(1-α) - μ)``
+    (Dong, Roth & Su 2022, Def. 2.4), so a test with rates ``(fpr, fnr)`` needs
+    ``fnr >= G_μ(fpr)``, i.e. the returned μ. Clamped at 0 (chance), ``inf`` at a rate 0.
+    """
+    if fpr <= 0 or fnr <= 0:
+        return math.inf if fpr + fnr < 1 else 0.0
+    if fpr >= 1 or fnr >= 1:
+        return 0.0
+    return max(0.0, _NORMAL.inv_cdf(1.0 - fpr) - _NORMAL.inv_cdf(fnr))
+
+
+def mu_to_rho(mu: float) -> float:
+    """``ρ = μ²/2``: the zCDP parameter of the Gaussian mechanism that is exactly μ-GDP (``μ = Δ/σ``)."""
+    return 0.5 * float(mu) ** 2
+
+
+def rho_to_mu(rho: float) -> float:
+    """``μ = sqrt(2ρ)``: the Gaussian mechanism with ``σ = Δ/sqrt(2ρ)`` is ``ρ``-zCDP and ``μ``-GDP."""
+    return math.sqrt(2.0 * float(rho))
+
+
+class Bound(NamedTuple):
+    """An empirical lower bound on a privacy parameter, from two samples of scores.
+
+    Attributes:
+      value: the lower bound (ε for ``epsilon_lower_bound``, μ for ``gdp_mu_lower_bound``):
+        the true parameter is at least ``value`` with probability ``>= confidence``.
+      confidence: ``1 - alpha``.
+      threshold: the threshold of the test; runs with ``score >= threshold`` (``tail=+1``)
+        or ``score < threshold`` (``tail=-1``) are called "B".
+      tail: ``+1`` or ``-1``.
+      fpr: ``(count, n)`` of A-runs called B, on the evaluation sample.
+      tpr: ``(count, n)`` of B-runs called B, on the evaluation sample.
+      method: ``"holdout"`` or ``"union"``.
+    """
+
+    value: float
+    confidence: float
+    threshold: float
+    tail: int
+    fpr: tuple[int, int]
+    tpr: tuple[int, int]
+    method: str
+
+
+def _rates(a: np.ndarray, b: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of ``score >= c`` in each sample, for every ``c`` (sorted search; no loop)."""
+    a = np.sort(a)
+    b = np.sort(b)
+    ka = a.size - np.searchsorted(a, thresholds, side="left")
+    kb = b.size - np.searchsorted(b, thresholds, side="left")
+    return ka, kb
+
+
+def _check_scores(scores: Any, name: str) -> np.ndarray:
+    s = np.asarray(scores, np.float64).ravel()
+    if s.size == 0 or not np.all(np.isfinite(s)):
+        raise ValueError(f"{name} must be a non-empty array of finite scores, got {s.size} values")
+    return s
+
+
+def _min_runs(level: float) -> int:
+    """The smallest sample for which a perfect test can give a positive bound: ``level^(1/n) > 1/2``."""
+    return int(math.floor(math.log(1.0 / level) / math.log(2.0))) + 1
+
+
+def _best(
+    scores_a: np.ndarray,
+    scores_b: np.ndarray,
+    alpha: float,
+    value: Callable[[float, float], float],
+    thresholds: np.ndarray | None,
+) -> Bound:
+    """The best one-threshold test, with the threshold choice paid for (holdout or union bound)."""
+    alpha = _alpha(alpha)
+    a = _check_scores(scores_a, "scores_a")
+    b = _check_scores(scores_b, "scores_b")
+
+    def bound_of(ka, na, kb, nb, level):
+        fpr_hi = cp_upper(int(ka), na, level)  # A called B
+        tpr_lo = cp_lower(int(kb), nb, level)  # B called B
+        return value(fpr_hi, tpr_lo)
+
+    if thresholds is None:
+        ha, hb = a.size // 2, b.size // 2
+        need = 2 * _min_runs(alpha / 2)
+        if min(a.size, b.size) < need:
+            raise ValueError(
+                f"sample too small for confidence {1 - alpha:g}: the held-out evaluation needs at least {need} "
+                f"runs per side (half of them select the threshold), got {a.size} and {b.size}"
+            )
+        sel_a, ev_a, sel_b, ev_b = a[:ha], a[ha:], b[:hb], b[hb:]
+        grid = np.unique(np.quantile(np.concatenate([sel_a, sel_b]), np.linspace(0.0, 1.0, 257)))
+        z = _NORMAL.inv_cdf(1.0 - alpha / 2)
+        best = (-np.inf, float(grid[0]), 1)
+        for sign in (1, -1):  # the two tails; thresholds vectorised
+            if sign > 0:
+                ka, kb = _rates(sel_a, sel_b, grid)
+            else:  # score < c: the complement of score >= c
+                ka, kb = _rates(sel_a, sel_b, grid)
+                ka, kb = ha - ka, hb - kb
+            # selection only (validity comes from the held-out half): normal-approximation ends
+            pa, pb = ka / ha, kb / hb
+            fpr_hi = np.minimum(1.0, pa + z * np.sqrt(pa * (1 - pa) / ha) + 1.0 / ha)
+            tpr_lo = np.maximum(0.0, pb - z * np.sqrt(pb * (1 - pb) / hb) - 1.0 / hb)
+            vals = np.array([value(f, t) for f, t in zip(fpr_hi, tpr_lo)])
+            i = int(np.argmax(vals))
+            if vals[i] > best[0]:
+                best = (float(vals[i]), float(grid[i]), sign)
+        _, c, sign = best
+        fa = int(np.sum(ev_a >= c) if sign > 0 else np.sum(ev_a < c))
+        fb = int(np.sum(ev_b >= c) if sign > 0 else np.sum(ev_b < c))
+        v = bound_of(fa, ev_a.size, fb, ev_b.size, alpha / 2)
+        return Bound(v, 1 - alpha, c, sign, (fa, ev_a.size), (fb, ev_b.size), "holdout")
+
+    grid = np.asarray(thresholds, np.float64).ravel()
+    if grid.size == 0 or not np.all(np.isfinite(grid)):
+        raise ValueError("thresholds must be a non-empty list of finite numbers")
+    level = alpha / (2 * 2 * grid.size)  # two CP bounds per test, two tails per threshold
+    need = _min_runs(level)
+    if min(a.size, b.size) < need:
+        raise ValueError(
+            f"sample too small for confidence {1 - alpha:g} over {2 * grid.size} tests: need at least {need} runs "
+            f"per side, got {a.size} and {b.size}"
+        )
+    best_b = Bound(0.0, 1 - alpha, float(grid[0]), 1, (0, a.size), (0, b.size), "union")
+    for c in grid:
+        for sign in (1, -1):
+            fa = int(np.sum(a >= c) if sign > 0 else np.sum(a < c))
+            fb = int(np.sum(b >= c) if sign > 0 else np.sum(b < c))
+            v = bound_of(fa, a.size, fb, b.size, level)
+            if v > best_b.value:
+                best_b = Bound(v, 1 - alpha, float(c), sign, (fa, a.size), (fb, b.size), "union")
+    return best_b
+
+
+def epsilon_lower_bound(
+    scores_a: Any, scores_b: Any, alpha: float = 0.05, delta: float = 0.0, thresholds: Any = None
+) -> Bound:
+    """A ``1 - alpha`` lower bound on ε of an ``(ε, δ)``-DP component from scores on neighbours A and B.
+
+    For a test "call B when ``score >= c``" (or ``< c``) with false-positive rate
+    ``α`` (A called B) and true-positive rate ``1 - β``, ``(ε, δ)``-DP implies
+    ``ε >= log((1 - β - δ) / α)`` (Kairouz, Oh & Viswanath 2015; Jagielski et al. 2020;
+    Nasr et al. 2021). ``α`` is replaced by its Clopper–Pearson upper bound and ``1 - β``
+    by its lower bound, each at level ``alpha/2``.
+
+    The threshold choice is paid for in one of two ways:
+
+    * ``thresholds=None`` (default): the first half of each sample selects the
+      threshold and the tail (among 257 pooled quantiles), the second half
+      evaluates that single test: the bound is valid at ``1 - alpha``.
+    * ``thresholds`` given (data-independent!): every threshold and both tails are
+      evaluated on the whole samples, with a union bound (each CP at level
+      ``alpha / (4 · len(thresholds))``).
+
+    Args:
+      scores_a: scores of the runs on input A (any shape; flattened).
+      scores_b: scores of the runs on input B; larger should mean "B".
+      alpha: ``1 - confidence``.
+      delta: the δ of the claim (0 for pure ε-DP).
+      thresholds: optional fixed thresholds (see above).
+
+    Returns:
+      A ``Bound`` whose ``value`` is the lower bound on ε.
+
+    Raises:
+      ValueError: a sample too small for the confidence (the minimum named), a
+        non-finite score, ``alpha`` outside (0, 1).
+    """
+    return _best(scores_a, scores_b, alpha, lambda f, t: epsilon_from_rates(f, t, delta), _opt(thresholds))
+
+
+def gdp_mu_lower_bound(scores_a: Any, scores_b: Any, alpha: float = 0.05, thresholds: Any = None) -> Bound:
+    """A ``1 - alpha`` lower bound on μ of a μ-Gaussian-DP component (Dong, Roth & Su 2022).
+
+    ``μ >= Φ⁻¹(1 - α) - Φ⁻¹(β)`` for the test's false-positive rate ``α`` and
+    false-negative rate ``β``, both replaced by their Clopper–Pearson upper bounds
+    (level ``alpha/2`` each); the threshold choice is paid for as in
+    ``epsilon_lower_bound``. For a Gaussian mechanism (σ calibrated to ρ-zCDP),
+    ``μ = sqrt(2ρ)`` exactly, so ``mu_to_rho(value)`` lower-bounds its ρ. (For a
+    ρ-zCDP component that is not a Gaussian mechanism the conversion is not a
+    bound: zCDP does not imply ``sqrt(2ρ)``-GDP in general.)
+    """
+    return _best(scores_a, scores_b, alpha, lambda f, t: gdp_mu_from_rates(f, 1.0 - t), _opt(thresholds))
+
+
+def _opt(thresholds: Any) -> np.ndarray | None:
+    return None if thresholds is None else np.asarray(thresholds, np.float64)
+
+
+# ----------------------------------------------------------------------------- audits
+
+
+class Audit(NamedTuple):
+    """The result of an audit: the claim and the empirical lower bound beside it.
+
+    Attributes:
+      component: a name for the table.
+      kind: ``"epsilon"`` (ε-DP) or ``"rho"`` (ρ-zCDP of a Gaussian mechanism, via μ-GDP).
+      claim: the claimed ε or ρ (for the whole stream / run, as documented by the component).
+      lower: the empirical lower bound on the same parameter.
+      confidence: ``1 - alpha``: ``lower`` is below the true parameter with at least this probability.
+      runs: runs per side (A and B).
+      bound: the underlying ``Bound`` (ε, or μ for ``kind="rho"``).
+    """
+
+    component: str
+    kind: str
+    claim: float
+    lower: float
+    confidence: float
+    runs: int
+    bound: Bound
+
+    @property
+    def ratio(self) -> float:
+        """``lower / claim``: above 1 refutes the claim at the stated confidence."""
+        return self.lower / self.claim
+
+
+def _finish(component: str, kind: str, claim: float, scores: np.ndarray, alpha: float, runs: int) -> Audit:
+    if kind == "rho":
+        b = gdp_mu_lower_bound(scores[0], scores[1], alpha)
+        return Audit(component, kind, float(claim), mu_to_rho(b.value), b.confidence, runs, b)
+    b = epsilon_lower_bound(scores[0], scores[1], alpha)
+    return Audit(component, kind, float(claim), b.value, b.confidence, runs, b)
+
+
+def _check_runs(runs: int) -> int:
+    if int(runs) != runs or runs < 2:
+        raise ValueError(f"runs must be an integer >= 2, got {runs!r}")
+    return int(runs)
+
+
+def _path_nodes(releases: np.ndarray, position: int, depth: int, horizon: int) -> np.ndarray:
+    """The noisy tree nodes that contain the input at ``position``, from the releases ``[..., T, d]``.
+
+    The node of level ``i`` holding ``position`` closes at ``t_c = (⌊(p-1)/2^i⌋ + 1) 2^i`` and equals
+    ``v_{t_c} - v_{t_c - 2^i}`` (``v_0 = 0``). Nodes closing after the horizon are skipped.
+    Returns ``[..., levels, d]``.
+    """
+    nodes = []
+    for i in range(depth):  # a host loop over the D levels
+        close = (((position - 1) >> i) + 1) << i
+        if close > horizon:
+            break
+        prev = close - (1 << i)
+        node = releases[..., close - 1, :] - (releases[..., prev - 1, :] if prev >= 1 else 0.0)
+        nodes.append(node)
+    return np.stack(nodes, axis=-2)
+
+
+def _node_scores(nodes: np.ndarray, noise: str, low: float, high: float) -> np.ndarray:
+    """The log-likelihood ratio (up to a positive factor) of B (canary ``high·e_1``) vs A (``low·e_1``) per node, summed.
+
+    Gaussian: ``Σ_i y_i1`` (exact LR). Laplace, and Gamma-norm in one dimension:
+    ``Σ_i clip(y_i1, low, high)`` (exact LR: ``|y - low| - |y - high|`` is that clip up to a
+    constant). Gamma-norm in ``d > 1``: ``Σ_i ||y_i - low e_1|| - ||y_i - high e_1||`` (exact).
+    """
+    nodes = np.asarray(nodes, np.float64)
+    if noise == "gaussian":
+        s = nodes[..., 0].sum(-1)
+    elif noise == "laplace" or nodes.shape[-1] == 1:
+        s = np.clip(nodes[..., 0], low, high).sum(-1)
+    else:
+        e = np.zeros(nodes.shape[-1])
+        e[0] = 1.0
+        s = (np.linalg.norm(nodes - low * e, axis=-1) - np.linalg.norm(nodes - high * e, axis=-1)).sum(-1)
+    return np.round(s / (high - low), 9)  # exact atoms (clip) stay exact; float noise is not a threshold
+
+
+@partial(jax.jit, static_argnums=(0, 4))
+def _tree_batch(mechanism: Mechanism, params: Any, streams: jax.Array, keys: jax.Array, horizon: int) -> jax.Array:
+    def one(xs, key):
+        k_init, k_steps = jax.random.split(key)
+        state = mechanism.init(k_init, params)
+
+        def body(state, t):
+            return mechanism.step(jax.random.fold_in(k_steps, t), state, xs[t - 1], t)
+
+        return jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))[1]
+
+    return jax.vmap(lambda xs, ks: jax.vmap(lambda k: one(xs, k))(ks))(streams, keys)
+
+
+def _canary_ends(neighbouring: str, bound: float, canary: float | None) -> tuple[float, float]:
+    if canary is None:
+        canary = bound
+    if not 0 < canary <= bound * (1 + 1e-6):
+        raise ValueError(
+            f"canary must be in (0, {bound:g}] (the component's declared input bound), got {canary!r}: "
+            "a canary beyond the bound is clipped, or, unclipped, is outside what the guarantee covers"
+        )
+    return (-canary, canary) if neighbouring == "replace" else (0.0, canary)
+
+
+def audit_tree(
+    mechanism: Mechanism,
+    params: TreeParams,
+    key: Any,
+    runs: int = 20000,
+    *,
+    position: int = 1,
+    alpha: float = 0.05,
+    canary: float | None = None,
+    name: str | None = None,
+) -> Audit:
+    """Audit a binary tree (any noise family) with one canary at ``position``, in one vmapped batch.
+
+    Neighbours, in the relation the tree declares (``describe(mechanism).neighbouring``):
+    every input is zero except the one at ``position``, which is ``0`` vs ``Δ e_1``
+    (``"add_remove"``) or ``-Δ e_1`` vs ``+Δ e_1`` (``"replace"``), with ``Δ = params.sensitivity``
+    the declared clipping bound (or ``canary <= Δ``). Statistic: the exact log-likelihood ratio
+    of the noisy nodes on the canary's path (``_node_scores``), recovered from the releases:
+    it sees every node the canary enters, i.e. the whole budget when the tree's ``D`` levels
+    all close within the horizon (``T`` a power of two). For the Gamma-norm family the bound
+    is tight only in one dimension (build the tree with ``dim=1``): in ``d > 1`` the
+    worst-case privacy loss needs the noise aligned with the canary, a rare event.
+
+    Returns an ``Audit``: ``kind="epsilon"`` (``"gamma"``, ``"laplace"``; ε-DP, the ``"union"``
+    of nothing: holdout threshold) or ``kind="rho"`` (``"gaussian"``; the μ-GDP bound as ρ = μ²/2).
+    The claim is ``params.epsilon`` or ``params.rho``, the tree's guarantee for the whole stream.
+
+    Raises:
+      ValueError: ``mechanism`` declares no neighbouring relation (not a jaxpriv prefix-sum
+        mechanism) or is not a binary tree; a canary beyond the declared bound; too few runs
+        for the confidence; bad params.
+    """
+    try:
+        info = describe(mechanism)
+    except ValueError as err:
+        raise ValueError(f"cannot audit a component without a declared neighbouring relation: {err}") from None
+    if info.name != "binary_tree":
+        raise ValueError(f"audit_tree audits binary_tree mechanisms, got {info.name!r}")
+    runs = _check_runs(runs)
+    if mechanism.check is not None:
+        mechanism.check(params)
+    horizon, dim, noise = info.horizon, info.dim, info.noise
+    if not 1 <= int(position) <= horizon:
+        raise ValueError(f"position must be in [1, {horizon}] (the tree's horizon), got {position!r}")
+    bound = float(np.asarray(params.sensitivity))
+    low, high = _canary_ends(info.neighbouring, bound, canary)
+    streams = np.zeros((2, horizon, dim), np.float32)
+    streams[0, position - 1, 0], streams[1, position - 1, 0] = low, high
+    keys = jax.random.split(as_key(key), 2 * runs).reshape(2, runs)
+    p32 = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
+    releases = np.asarray(_tree_batch(mechanism, p32, jnp.asarray(streams), keys, horizon))
+    nodes = _path_nodes(releases, int(position), tree_depth(horizon), horizon)
+    scores = _node_scores(nodes, noise, low, high)
+    kind = "rho" if noise == "gaussian" else "epsilon"
+    claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+    label = name or f"binary_tree[{noise}, {info.neighbouring}]"
+    return _finish(label, kind, claim, scores, alpha, runs)
+
+
+@partial(jax.jit, static_argnums=(0, 4, 5))
+def _learner_batch(
+    learner: Learner, params: Any, tables: jax.Array, keys: jax.Array, horizon: int, bandit: bool
+) -> jax.Array:
+    """Actions ``[2, runs, T + 1, ...]`` of ``learner`` on two feedback tables (``[2, T, ...]``).
+
+    Full information: the feedback at ``t`` is ``table[t-1]`` (a gradient). Bandit: ``table[t-1, a_t]``.
+    The last action is the one the learner would play at ``T + 1`` (full information only; bandits
+    repeat ``a_T``).
+    """
+
+    def one(table, key):
+        k_init, k_run = jax.random.split(key)
+        state = learner.init(k_init, params)
+
+        def body(state, t):
+            k_act, k_upd = jax.random.split(jax.random.fold_in(k_run, t))
+            a = learner.act(k_act, state, t)
+            fb = table[t - 1, a] if bandit else table[t - 1]
+            return learner.update(k_upd, state, a, fb, t), a
+
+        state, actions = jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))
+        last = actions[-1] if bandit else learner.act(k_run, state, horizon + 1)
+        return jnp.concatenate([actions, last[None]], axis=0)
+
+    return jax.vmap(lambda tab, ks: jax.vmap(lambda k: one(tab, k))(ks))(tables, keys)
+
+
+def audit_pftal(
+    params: Any,
+    key: Any,
+    runs: int = 20000,
+    *,
+    horizon: int = 8,
+    noise: str = "gamma",
+    mechanism: Mechanism | None = None,
+    position: int = 1,
+    alpha: float = 0.05,
+    name: str | None = None,
+) -> Audit:
+    """Audit PFTAL (``jaxpriv.oco.pftal``) in one dimension, replace-one on one round's loss.
+
+    Neighbouring loss sequences (the paper's replace-one relation): an adaptive
+    adversary reveals gradient 0 at every round except ``position``, where it
+    reveals ``-L`` (sequence A) or ``+L`` (sequence B), ``L = params.lipschitz``:
+    e.g. ``f_t(w) = (H/2)(w - w_t)²`` and, at ``position``, ``f(w) = ∓L w + (H/2)(w - w_t)²``
+    (gradient ``∓L`` at the played point): the two losses differ by the full
+    replace-one sensitivity ``2L``. The constraint set is the ball of radius
+    ``1e4``, so the projection stays inactive and the points played reveal the
+    tree's releases exactly: ``v_t = H (Σ_{s<=t} w_s - t w_{t+1})``. The statistic
+    is then the tree's path-node log-likelihood ratio (``audit_tree``).
+
+    Args:
+      params: ``PFTALParams``; the claim is its ε (``"gamma"``, ``"laplace"``) or ρ (``"gaussian"``).
+      key: PRNG key or integer seed.
+      runs: runs per side.
+      horizon: ``T`` (a power of two: every level of the tree closes).
+      noise: the tree's family, or ``mechanism``: a ``binary_tree(T, 1, ..., "replace")``.
+      position: the replaced round.
+      alpha: ``1 - confidence``.
+
+    Raises:
+      ValueError: as ``audit_tree``; a ``mechanism`` that is not a binary tree.
+    """
+    from jaxpriv.oco.pftal import pftal
+    from jaxpriv.sets import l2_ball
+
+    runs = _check_runs(runs)
+    learner = pftal(horizon, l2_ball(1, 1e4), None if mechanism is not None else noise, mechanism)
+    if mechanism is not None:
+        info = describe(mechanism)
+        if info.name != "binary_tree":
+            raise ValueError(f"audit_pftal's statistic needs a binary_tree mechanism, got {info.name!r}")
+        noise = info.noise
+    learner.check(params)
+    if not 1 <= int(position) <= horizon:
+        raise ValueError(f"position must be in [1, {horizon}], got {position!r}")
+    lip = float(np.asarray(params.lipschitz))
+    tables = np.zeros((2, horizon, 1), np.float32)
+    tables[0, position - 1, 0], tables[1, position - 1, 0] = -lip, lip
+    keys = jax.random.split(as_key(key), 2 * runs).reshape(2, runs)
+    p32 = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
+    w = np.asarray(_learner_batch(learner, p32, jnp.asarray(tables), keys, horizon, False), np.float64)
+    h = float(np.asarray(params.strong_convexity))
+    t = np.arange(1, horizon + 1)[:, None]
+    releases = h * (np.cumsum(w[:, :, :-1], axis=2) - t * w[:, :, 1:])  # v_t for t = 1..T
+    # the tree saw gradients -L / +L; its node LLR is that of the tree with canary ends (-L, L)
+    nodes = _path_nodes(releases, int(position), tree_depth(horizon), horizon)
+    scores = _node_scores(nodes, noise, -lip, lip)
+    kind = "rho" if noise == "gaussian" else "epsilon"
+    claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+    return _finish(name or f"pftal[{noise}]", kind, claim, scores, alpha, runs)
+
+
+def audit_adac_ucb(
+    params: Any,
+    key: Any,
+    runs: int = 20000,
+    *,
+    horizon: int = 64,
+    learner: Learner | None = None,
+    alpha: float = 0.05,
+    name: str | None = None,
+) -> Audit:
+    """Audit AdaC-UCB (``jaxpriv.bandits.adac_ucb``, two arms) with reward tables that differ in one round.
+
+    Neighbours (event-level replace-one on the reward table, the ρ-Interactive zCDP
+    relation the policy claims): every reward is 0, except round 1's reward of arm
+    0 (its first pull), which is 0 (A) or 1 (B), the full range ``[0, 1]``. That reward
+    enters only arm 0's first released mean ``μ̃_0 = r + N(0, 1/(2ρ))`` (σ for ``n = 1``),
+    which stays in the index until arm 0 is chosen again; the statistic is minus the round at
+    which arm 0 is next chosen (``-(T+1)`` if never), a monotone function of ``μ̃_0`` up to the
+    later noise of arm 1. Claim: ρ (a Gaussian mechanism: μ-GDP with ``μ = sqrt(2ρ)``).
+
+    Args:
+      params: ``AdaCUCBParams``.
+      key: PRNG key or integer seed.
+      runs: runs per side.
+      horizon: rounds per run.
+      learner: the policy to audit (default ``adac_ucb(2)``); two arms.
+      alpha: ``1 - confidence``.
+    """
+    from jaxpriv.bandits.adac_ucb import adac_ucb
+
+    runs = _check_runs(runs)
+    learner = adac_ucb(2) if learner is None else learner
+    if learner.check is not None:
+        learner.check(params)
+    tables = np.zeros((2, horizon, 2), np.float32)
+    tables[1, 0, 0] = 1.0
+    keys = jax.random.split(as_key(key), 2 * runs).reshape(2, runs)
+    p32 = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
+    arms = np.asarray(_learner_batch(learner, p32, jnp.asarray(tables), keys, horizon, True))[:, :, :horizon]
+    later = arms[:, :, 2:] == 0
+    first = np.where(later.any(-1), later.argmax(-1) + 3, horizon + 1)
+    scores = -first.astype(np.float64)
+    claim = float(np.asarray(params.rho))
+    return _finish(name or "adac_ucb", "rho", claim, scores, alpha, runs)
+
+
+__all__ = [
+    "KINDS",
+    "Audit",
+    "Bound",
+    "audit_adac_ucb",
+    "audit_pftal",
+    "audit_tree",
+    "betainc",
+    "clopper_pearson",
+    "cp_lower",
+    "cp_upper",
+    "epsilon_from_rates",
+    "epsilon_lower_bound",
+    "gdp_mu_from_rates",
+    "gdp_mu_lower_bound",
+    "mu_to_rho",
+    "rho_to_mu",
+]
