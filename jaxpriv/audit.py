@@ -238,6 +238,14 @@ def _min_runs(level: float) -> int:
     return int(math.floor(math.log(1.0 / level) / math.log(2.0))) + 1
 
 
+def _wilson(k: np.ndarray, n: int, z: float, side: float) -> np.ndarray:
+    """The Wilson score interval's upper (``side=+1``) or lower (``-1``) end, vectorised."""
+    p = k / n
+    centre = p + z * z / (2 * n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return np.clip((centre + side * half) / (1 + z * z / n), 0.0, 1.0)
+
+
 def _best(
     scores_a: np.ndarray,
     scores_b: np.ndarray,
@@ -273,10 +281,9 @@ def _best(
             else:  # score < c: the complement of score >= c
                 ka, kb = _rates(sel_a, sel_b, grid)
                 ka, kb = ha - ka, hb - kb
-            # selection only (validity comes from the held-out half): normal-approximation ends
-            pa, pb = ka / ha, kb / hb
-            fpr_hi = np.minimum(1.0, pa + z * np.sqrt(pa * (1 - pa) / ha) + 1.0 / ha)
-            tpr_lo = np.maximum(0.0, pb - z * np.sqrt(pb * (1 - pb) / hb) - 1.0 / hb)
+            # selection only (validity comes from the held-out half): Wilson score ends, close to CP's
+            fpr_hi = _wilson(ka, ha, z, 1.0)
+            tpr_lo = _wilson(kb, hb, z, -1.0)
             vals = np.array([value(f, t) for f, t in zip(fpr_hi, tpr_lo)])
             i = int(np.argmax(vals))
             if vals[i] > best[0]:
@@ -630,6 +637,8 @@ def audit_adac_ucb(
     horizon: int = 64,
     learner: Learner | None = None,
     alpha: float = 0.05,
+    canary: float = 1.0,
+    beyond_bound: bool = False,
     name: str | None = None,
 ) -> Audit:
     """Audit AdaC-UCB (``jaxpriv.bandits.adac_ucb``, two arms) with reward tables that differ in one round.
@@ -649,6 +658,12 @@ def audit_adac_ucb(
       horizon: rounds per run.
       learner: the policy to audit (default ``adac_ucb(2)``); two arms.
       alpha: ``1 - confidence``.
+      canary: round 1's reward of arm 0 in table B (default 1, the declared bound).
+      beyond_bound: allow ``canary > 1``: a reward outside the declared range that a correct
+        policy clips (``clip_rewards=True``); this audits the clipping itself.
+
+    Raises:
+      ValueError: ``canary`` outside ``(0, 1]`` without ``beyond_bound``; too few runs; bad params.
     """
     from jaxpriv.bandits.adac_ucb import adac_ucb
 
@@ -657,7 +672,12 @@ def audit_adac_ucb(
     if learner.check is not None:
         learner.check(params)
     tables = np.zeros((2, horizon, 2), np.float32)
-    tables[1, 0, 0] = 1.0
+    if not (0 < canary <= 1 or (beyond_bound and canary > 1 and math.isfinite(canary))):
+        raise ValueError(
+            f"canary must be in (0, 1] (AdaC-UCB's declared reward range), got {canary!r}; "
+            "pass beyond_bound=True to audit the clipping with a reward outside the range"
+        )
+    tables[1, 0, 0] = canary
     keys = jax.random.split(as_key(key), 2 * runs).reshape(2, runs)
     p32 = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
     arms = np.asarray(_learner_batch(learner, p32, jnp.asarray(tables), keys, horizon, True))[:, :, :horizon]

@@ -1,0 +1,159 @@
+"""Privacy audits: the bound's arithmetic, "below the claim" for correct components, power against broken ones."""
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxpriv import audit as A
+from jaxpriv import mechanisms as M
+from jaxpriv._base import Mechanism
+from jaxpriv.bandits import _episodic_ucb
+from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb
+from jaxpriv.mechanisms._variance import register
+from jaxpriv.oco.pftal import PFTALParams
+
+# ----------------------------------------------------------------------------- arithmetic: exact references
+
+
+@pytest.mark.parametrize("n", [1, 10, 137])
+@pytest.mark.parametrize("alpha", [0.05, 0.01])
+def test_clopper_pearson_closed_forms(n, alpha):
+    # k = 0: [0, 1 - (α/2)^(1/n)]; k = n: [(α/2)^(1/n), 1]
+    assert A.clopper_pearson(0, n, alpha) == (0.0, pytest.approx(1 - (alpha / 2) ** (1 / n), abs=1e-14))
+    assert A.clopper_pearson(n, n, alpha) == (pytest.approx((alpha / 2) ** (1 / n), abs=1e-14), 1.0)
+
+
+def test_clopper_pearson_reference_values():
+    assert A.clopper_pearson(0, 10, 0.05)[1] == pytest.approx(0.3084971078187607, abs=1e-14)
+    # k = 1, n = 2: lower solves 1 - (1-p)^2 = α/2, upper solves p^2 = 1 - α/2
+    lo, hi = A.clopper_pearson(1, 2, 0.05)
+    assert lo == pytest.approx(1 - math.sqrt(1 - 0.025), abs=1e-14)
+    assert hi == pytest.approx(math.sqrt(1 - 0.025), abs=1e-14)
+    # k = 3, n = 10, α = 0.05 (exact values from the Beta quantiles; SciPy's beta.ppf agrees to 1e-15)
+    lo, hi = A.clopper_pearson(3, 10, 0.05)
+    assert lo == pytest.approx(0.06673951117773447, abs=1e-13)
+    assert hi == pytest.approx(0.6524528500599973, abs=1e-13)
+    # a large sample: k = 3000, n = 100000
+    lo, hi = A.clopper_pearson(3000, 100000, 0.05)
+    assert lo == pytest.approx(0.028951357930227933, abs=1e-12)
+    assert hi == pytest.approx(0.031076018469193313, abs=1e-12)
+
+
+def test_betainc_integer_parameters_are_binomial_tails():
+    # I_x(k, n-k+1) = P(Bin(n, x) >= k)
+    n, k, x = 7, 3, 0.3
+    tail = sum(math.comb(n, j) * x**j * (1 - x) ** (n - j) for j in range(k, n + 1))
+    assert A.betainc(k, n - k + 1, x) == pytest.approx(tail, abs=1e-14)
+
+
+def test_rate_conversions():
+    assert A.epsilon_from_rates(0.1, 0.5) == pytest.approx(math.log(5))
+    assert A.epsilon_from_rates(0.1, 0.5, delta=0.1) == pytest.approx(math.log(4))
+    assert A.epsilon_from_rates(0.5, 0.4) == 0.0
+    # Gaussian trade-off: μ = Φ⁻¹(1-α) - Φ⁻¹(β); α = β = Φ(-1/2) gives μ = 1
+    a = 0.3085375387259869  # Φ(-0.5)
+    assert A.gdp_mu_from_rates(a, a) == pytest.approx(1.0, abs=1e-12)
+    assert A.gdp_mu_from_rates(0.025, 0.5) == pytest.approx(1.959963984540054, abs=1e-12)
+    assert A.mu_to_rho(1.0) == 0.5 and A.rho_to_mu(2.0) == 2.0
+
+
+def test_bounds_on_hand_made_counts():
+    # union method with one threshold: a = 10 of 100 above 0.5, b = 60 of 100 above 0.5
+    a = np.r_[np.ones(10), np.zeros(90)]
+    b = np.r_[np.ones(60), np.zeros(40)]
+    level = 0.05 / 4  # two CP bounds, two tails, one threshold
+    eps = A.epsilon_lower_bound(a, b, 0.05, thresholds=[0.5])
+    assert eps.value == pytest.approx(math.log(A.cp_lower(60, 100, level) / A.cp_upper(10, 100, level)), abs=1e-12)
+    assert (eps.fpr, eps.tpr, eps.tail) == ((10, 100), (60, 100), 1)
+    mu = A.gdp_mu_lower_bound(a, b, 0.05, thresholds=[0.5])
+    expect = A.gdp_mu_from_rates(A.cp_upper(10, 100, level), 1 - A.cp_lower(60, 100, level))
+    assert mu.value == pytest.approx(expect, abs=1e-12)
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="sample too small"):
+        A.epsilon_lower_bound(np.zeros(5), np.ones(5), 0.05)
+    with pytest.raises(ValueError, match="alpha"):
+        A.clopper_pearson(1, 10, 1.5)
+    with pytest.raises(ValueError, match="k must be"):
+        A.clopper_pearson(11, 10)
+    with pytest.raises(ValueError, match="finite"):
+        A.gdp_mu_lower_bound([np.nan, 1.0], [0.0, 1.0])
+    tree = M.binary_tree(4, 1, "laplace")
+    with pytest.raises(ValueError, match="declared input bound"):
+        A.audit_tree(tree, M.TreeParams(epsilon=1.0, sensitivity=1.0), 0, runs=100, canary=5.0)
+    bare = Mechanism(tree.init, lambda *a: tree.step(*a), tree.check, tree.horizon)  # not registered
+    with pytest.raises(ValueError, match="neighbouring relation"):
+        A.audit_tree(bare, M.TreeParams(epsilon=1.0), 0, runs=100)
+    with pytest.raises(ValueError, match="reward range"):
+        A.audit_adac_ucb(AdaCUCBParams(rho=0.5), 0, runs=100, canary=5.0)
+
+
+# ----------------------------------------------------------------------------- audits: below the claim, and power
+
+
+def _less_noise(mechanism, factor=0.8):
+    """The same tree with 20% too little noise (a local broken variant; never in the library)."""
+    step = lambda *a: mechanism.step(*a)  # noqa: E731  (a new step: its own registry entry)
+    broken = Mechanism(
+        lambda k, p: mechanism.init(k, p)._replace(scale=factor * mechanism.init(k, p).scale),
+        step,
+        mechanism.check,
+        mechanism.horizon,
+    )
+    return register(broken, M.describe(mechanism))
+
+
+TREE_PARAMS = M.TreeParams(epsilon=1.0, rho=0.5, sensitivity=1.0)
+
+
+@pytest.mark.parametrize("noise", ["gamma", "laplace", "gaussian"])
+def test_tree_audit_below_claim_and_catches_less_noise(noise):
+    tree = M.binary_tree(4, 1, noise)  # T = 4: all D = 3 levels close, the statistic sees the whole budget
+    ok = A.audit_tree(tree, TREE_PARAMS, 1, runs=20000)
+    bad = A.audit_tree(_less_noise(tree), TREE_PARAMS, 1, runs=20000)
+    assert ok.confidence == 0.95 and ok.runs == 20000
+    assert 0 < ok.lower < ok.claim, ok
+    assert bad.lower > bad.claim, bad  # 0.8× noise: the true ε is 1.25, the true ρ 0.78
+
+
+def test_tree_audit_replace_relation():
+    tree = M.binary_tree(8, 1, "gamma", neighbouring="replace")
+    ok = A.audit_tree(tree, TREE_PARAMS, 4, runs=10000, position=3)
+    assert 0.5 < ok.lower < ok.claim, ok
+
+
+@pytest.mark.parametrize("noise", ["gamma", "gaussian"])
+def test_pftal_audit_below_claim_and_catches_less_noise(noise):
+    params = PFTALParams(epsilon=1.0, rho=0.5, lipschitz=1.0, strong_convexity=1.0)
+    ok = A.audit_pftal(params, 2, runs=20000, horizon=8, noise=noise)
+    broken_tree = _less_noise(M.binary_tree(8, 1, noise, neighbouring="replace"))
+    bad = A.audit_pftal(params, 2, runs=20000, horizon=8, mechanism=broken_tree)
+    assert 0 < ok.lower < ok.claim, ok
+    assert bad.lower > bad.claim, bad
+
+
+def _adac_ucb_less_noise(factor=0.8):
+    def calibrate(params):
+        return jnp.asarray(params.beta, jnp.float32), factor * M.gaussian_stddev(params.rho, 1.0)
+
+    return _episodic_ucb.episodic_ucb(2, None, True, True, "samples", "random", calibrate, lambda p: None)
+
+
+def test_adac_ucb_audit_below_claim_and_catches_less_noise():
+    params = AdaCUCBParams(rho=0.5)
+    ok = A.audit_adac_ucb(params, 3, runs=50000, horizon=32)
+    bad = A.audit_adac_ucb(params, 3, runs=50000, horizon=32, learner=_adac_ucb_less_noise())
+    assert 0 < ok.lower < ok.claim, ok
+    assert bad.lower > bad.claim, bad
+
+
+def test_adac_ucb_audit_catches_missing_clipping():
+    params = AdaCUCBParams(rho=0.5)
+    unclipped = adac_ucb(2, clip_rewards=False)
+    bad = A.audit_adac_ucb(params, 4, runs=5000, horizon=32, learner=unclipped, canary=5.0, beyond_bound=True)
+    ok = A.audit_adac_ucb(params, 4, runs=5000, horizon=32, canary=5.0, beyond_bound=True)
+    assert bad.lower > bad.claim, bad
+    assert ok.lower < ok.claim, ok
