@@ -55,7 +55,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv._base import Learner, Mechanism, PRNGKey, as_key
+from jaxpriv._base import Learner, Mechanism, as_key
 from jaxpriv.mechanisms._accounting import tree_depth
 from jaxpriv.mechanisms._tree import TreeParams
 from jaxpriv.mechanisms._variance import describe
@@ -235,7 +235,7 @@ def _check_scores(scores: Any, name: str) -> np.ndarray:
 
 def _min_runs(level: float) -> int:
     """The smallest sample for which a perfect test can give a positive bound: ``level^(1/n) > 1/2``."""
-    return int(math.floor(math.log(1.0 / level) / math.log(2.0))) + 1
+    return math.floor(math.log(1.0 / level) / math.log(2.0)) + 1
 
 
 def _wilson(k: np.ndarray, n: int, z: float, side: float) -> np.ndarray:
@@ -284,7 +284,7 @@ def _best(
             # selection only (validity comes from the held-out half): Wilson score ends, close to CP's
             fpr_hi = _wilson(ka, ha, z, 1.0)
             tpr_lo = _wilson(kb, hb, z, -1.0)
-            vals = np.array([value(f, t) for f, t in zip(fpr_hi, tpr_lo)])
+            vals = np.array([value(f, t) for f, t in zip(fpr_hi, tpr_lo, strict=True)])
             i = int(np.argmax(vals))
             if vals[i] > best[0]:
                 best = (float(vals[i]), float(grid[i]), sign)
@@ -433,7 +433,7 @@ def _path_nodes(releases: np.ndarray, position: int, depth: int, horizon: int) -
 
 
 def _node_scores(nodes: np.ndarray, noise: str, low: float, high: float) -> np.ndarray:
-    """The log-likelihood ratio (up to a positive factor) of B (canary ``high·e_1``) vs A (``low·e_1``) per node, summed.
+    """The log-likelihood ratio (up to a factor) of B (canary ``high·e_1``) vs A (``low·e_1``), summed over nodes.
 
     Gaussian: ``Σ_i y_i1`` (exact LR). Laplace, and Gamma-norm in one dimension:
     ``Σ_i clip(y_i1, low, high)`` (exact LR: ``|y - low| - |y - high|`` is that clip up to a

@@ -1,4 +1,4 @@
-"""Command line: ``jaxpriv demo``, ``bandits``, ``sweep`` and ``window`` (also ``python -m jaxpriv ...``).
+"""Command line: ``jaxpriv demo``, ``bandits``, ``sweep``, ``window`` and ``audit`` (also ``python -m jaxpriv ...``).
 
 Argument parsing only: every command calls a function of ``jaxpriv.experiments``.
 Every command turns on JAX's persistent compilation cache (``--no-compile-cache``
@@ -85,6 +85,17 @@ def window(args: argparse.Namespace) -> int:
     return 0
 
 
+def audit(args: argparse.Namespace) -> int:
+    """Privacy audits: every audited component's claim beside its empirical lower bound."""
+    from jaxpriv.experiments.audit_table import print_table
+
+    if args.runs < 10:
+        print("jaxpriv audit: error: --runs must be >= 10", file=sys.stderr)
+        return 2
+    print_table(args.runs, args.seed, args.alpha)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="jaxpriv", description="Private online learning and bandits in JAX.")
     common = argparse.ArgumentParser(add_help=False)
@@ -141,6 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--seeds", type=int, default=16)
     w.add_argument("--seed", type=int, default=0)
     w.set_defaults(func=window)
+    a = sub.add_parser("audit", parents=[common], help="privacy audits: empirical lower bounds beside the claims")
+    a.add_argument("--runs", type=int, default=20000, help="runs per side (neighbouring input) per component")
+    a.add_argument("--alpha", type=float, default=0.05, help="1 - confidence")
+    a.add_argument("--seed", type=int, default=0)
+    a.set_defaults(func=audit)
     args = parser.parse_args(argv)
     if not args.no_compile_cache:
         enable_compile_cache(args.compile_cache_dir)

@@ -96,7 +96,10 @@ def test_bad_input_is_named():
 
 def _less_noise(mechanism, factor=0.8):
     """The same tree with 20% too little noise (a local broken variant; never in the library)."""
-    step = lambda *a: mechanism.step(*a)  # noqa: E731  (a new step: its own registry entry)
+
+    def step(*a):  # a new step function: the broken variant gets its own registry entry
+        return mechanism.step(*a)
+
     broken = Mechanism(
         lambda k, p: mechanism.init(k, p)._replace(scale=factor * mechanism.init(k, p).scale),
         step,
@@ -157,3 +160,12 @@ def test_adac_ucb_audit_catches_missing_clipping():
     ok = A.audit_adac_ucb(params, 4, runs=5000, horizon=32, canary=5.0, beyond_bound=True)
     assert bad.lower > bad.claim, bad
     assert ok.lower < ok.claim, ok
+
+
+def test_cli_audit_table(capsys):
+    from jaxpriv import cli
+
+    assert cli.main(["audit", "--no-compile-cache", "--runs", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "| binary_tree[laplace, add_remove] | ε | 1 |" in out and "adac_ucb" in out and "mi_ogd" in out
+    assert cli.main(["audit", "--no-compile-cache", "--runs", "3"]) == 2
