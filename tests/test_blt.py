@@ -78,8 +78,10 @@ def test_worst_variance_is_within_one_percent_of_the_square_root():
 
 def test_the_state_is_buffers_times_d_and_float32_under_x64():
     mech = M.blt(2**14, 5, buffers=3)
-    state = mech.init(None, M.TreeParams(rho=0.5, sensitivity=1.0))
+    with jax.enable_x64(True):
+        state = mech.init(None, M.TreeParams(rho=0.5, sensitivity=1.0))
+        state, v = jax.jit(mech.step)(jax.random.key(0), state, jnp.ones(5), jnp.int32(1))
     assert state.buffers.shape == (3, 5) and state.noise.shape == (5,)
-    assert state.buffers.dtype == jnp.float32
+    assert state.buffers.dtype == state.noise.dtype == v.dtype == jnp.float32
     assert M.describe(mech).name == "blt"
     assert M.blt_coefficients(2**14, 3) is M.blt_coefficients(2**14, 3)  # optimised once per (T, buffers)
