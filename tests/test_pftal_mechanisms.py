@@ -23,22 +23,9 @@ def _sweep(learner, rho):
     return np.asarray(jp.sweep(learner, ENV, p, jax.random.key(1), T, seeds=SEEDS, checkpoints=CHECKPOINTS).regret)
 
 
-def test_square_root_factorization_lowers_pftal_regret_and_is_ftal_at_infinite_rho():
+def test_square_root_and_blt_factorizations_lower_pftal_regret_and_are_ftal_at_infinite_rho():
     rho = np.array([0.5, np.inf], np.float32)
     tree = _sweep(oco.pftal(T, BALL, "gaussian"), rho)
-    sqrt = _sweep(oco.pftal(T, BALL, mechanism=mechanisms.sqrt_factorization(T, D, neighbouring="replace")), rho)
-    # shared seeds: the paired difference of the final regret at rho = 1/2
-    diff = tree[0, :, -1] - sqrt[0, :, -1]
-    mean, se = mean_with_stderr(diff)
-    assert mean > 5 * se, (mean, se)
-    assert np.mean(sqrt[0, :, -1]) < 0.7 * np.mean(tree[0, :, -1])
-    # each stays below Theorem 4's bound with its own worst per-step variance
-    for name, regret in (("binary_tree", tree), ("sqrt_factorization", sqrt)):
-        mech = getattr(mechanisms, name)(T, D, "gaussian", neighbouring="replace")
-        var = mechanisms.release_variance(mech, mechanisms.TreeParams(rho=0.5, sensitivity=LIP), np.arange(1, T + 1))
-        bound = float(theory.pftal_mechanism_regret_bound(T, D, LIP, H, BALL.radius, var.max()))
-        final, final_se = mean_with_stderr(regret[0, :, -1])
-        assert final + 5 * final_se < bound, (name, final, bound)
     ftal = jp.sweep(
         oco.ftal(BALL),
         ENV,
@@ -48,7 +35,23 @@ def test_square_root_factorization_lowers_pftal_regret_and_is_ftal_at_infinite_r
         seeds=SEEDS,
         checkpoints=CHECKPOINTS,
     )
-    np.testing.assert_allclose(sqrt[1], np.asarray(ftal.regret), rtol=1e-4, atol=1e-4)
+    regrets = {"binary_tree": tree}
+    for name in ("sqrt_factorization", "blt"):
+        mech = getattr(mechanisms, name)(T, D, "gaussian", neighbouring="replace")
+        regret = regrets[name] = _sweep(oco.pftal(T, BALL, mechanism=mech), rho)
+        # shared seeds: the paired difference of the final regret at rho = 1/2
+        diff = tree[0, :, -1] - regret[0, :, -1]
+        mean, se = mean_with_stderr(diff)
+        assert mean > 5 * se, (name, mean, se)
+        assert np.mean(regret[0, :, -1]) < 0.7 * np.mean(tree[0, :, -1]), name
+        np.testing.assert_allclose(regret[1], np.asarray(ftal.regret), rtol=1e-4, atol=1e-4)
+    # each stays below Theorem 4's bound with its own worst per-step variance
+    for name, regret in regrets.items():
+        mech = getattr(mechanisms, name)(T, D, "gaussian", neighbouring="replace")
+        var = mechanisms.release_variance(mech, mechanisms.TreeParams(rho=0.5, sensitivity=LIP), np.arange(1, T + 1))
+        bound = float(theory.pftal_mechanism_regret_bound(T, D, LIP, H, BALL.radius, var.max()))
+        final, final_se = mean_with_stderr(regret[0, :, -1])
+        assert final + 5 * final_se < bound, (name, final, bound)
 
 
 def test_pftal_passes_its_clip_and_replace_one_sensitivity_to_the_mechanism():
