@@ -128,6 +128,8 @@ def blt_coefficients(horizon: int, buffers: int = BLT_DEFAULT_BUFFERS) -> BLTCoe
     """
     from scipy.optimize import minimize  # SciPy ships with jax
 
+    horizon, buffers = _check_static(horizon, buffers)
+
     def objective(x: np.ndarray) -> float:
         with np.errstate(all="ignore"):
             value = np.log(_worst_variance_factor(_unpack(x), horizon))
@@ -141,7 +143,19 @@ def blt_coefficients(horizon: int, buffers: int = BLT_DEFAULT_BUFFERS) -> BLTCoe
         best = res if best is None or res.fun < best.fun else best
     coeffs = _unpack(best.x)
     order = np.argsort(-coeffs.decay)
-    return BLTCoefficients(coeffs.decay[order].copy(), coeffs.weight[order].copy())
+    decay, weight = coeffs.decay[order].copy(), coeffs.weight[order].copy()
+    decay.setflags(write=False)  # cached: shared by every caller
+    weight.setflags(write=False)
+    return BLTCoefficients(decay, weight)
+
+
+def _check_static(horizon: int, buffers: int) -> tuple[int, int]:
+    horizon = _validate.positive_int("horizon", horizon)
+    if horizon > BLT_MAX_HORIZON:
+        raise ValueError(f"horizon must be an integer in [1, {BLT_MAX_HORIZON}] for blt, got {horizon}")
+    if isinstance(buffers, bool) or not isinstance(buffers, (int, np.integer)) or not 1 <= buffers <= BLT_MAX_BUFFERS:
+        raise ValueError(f"buffers must be an integer in [1, {BLT_MAX_BUFFERS}], got {buffers!r}")
+    return horizon, int(buffers)
 
 
 class BLTState(NamedTuple):
@@ -223,15 +237,10 @@ def blt(
       Matrices and Applications to Streaming Differential Privacy, 2025: the inverse of a BLT is a
       BLT (``C`` above). McKenna 2024: BLT factorizations at scale for private training.
     """
-    horizon = _validate.positive_int("horizon", horizon)
-    if horizon > BLT_MAX_HORIZON:
-        raise ValueError(f"horizon must be an integer in [1, {BLT_MAX_HORIZON}] for blt, got {horizon}")
+    horizon, buffers = _check_static(horizon, buffers)
     dim = _validate.positive_int("dim", dim)
     noise = _validate.choice("noise", noise, ("gaussian",))
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)
-    if isinstance(buffers, bool) or not isinstance(buffers, (int, np.integer)) or not 1 <= buffers <= BLT_MAX_BUFFERS:
-        raise ValueError(f"buffers must be an integer in [1, {BLT_MAX_BUFFERS}], got {buffers!r}")
-    buffers = int(buffers)
     factor = 2.0 if neighbouring == "replace" else 1.0
     depth = _accounting.tree_depth(horizon)
     coeffs = blt_coefficients(horizon, buffers)
