@@ -75,3 +75,30 @@ def test_a_mechanism_that_does_not_fit_the_learner_is_refused():
         oco.pftal(64, BALL, "gamma", mechanism=sqrt(64, D, neighbouring="replace"))
     with pytest.raises(ValueError, match="prefix-sum Mechanism"):
         oco.pftal(64, BALL, mechanism=oco.ftal(BALL))
+
+
+def test_private_bandit_ftal_takes_a_blt_and_is_bandit_ftal_at_infinite_rho():
+    horizon, c = 200, sets.l2_ball(3)
+    mech = mechanisms.blt(horizon, 3, neighbouring="replace", buffers=3)
+    learner = oco.private_bandit_ftal(horizon, c, mechanism=mech)
+    env = envs.bandit_feedback(envs.quadratic_stream(c))
+    ep = envs.QuadraticParams(1.3, jnp.array([0.6, -0.2, 0.1]), 0.2)
+    pp = oco.PrivateBanditFTALParams(rho=jnp.inf, loss_bound=10.0)  # |f| < 10: the clip is inactive
+    a = jp.run(learner, env, jp.SimParams(pp, ep), 0, horizon, checkpoints=None)
+    free = jp.SimParams(oco.BanditFTALParams(), ep)
+    b = jp.run(oco.bandit_ftal(horizon, c), env, free, 0, horizon, checkpoints=None)
+    np.testing.assert_array_equal(a.loss, b.loss)
+    # the mechanism gets the clip pB/β and calibrates to the replace-one 2pB/β times its column norm
+    pp = pp._replace(rho=0.5)
+    state = learner.init(jax.random.key(0), pp)
+    beta = float(theory.bandit_ftal_exploration(horizon, 3, 1.0, "oblivious"))
+    clip = 3 * 10.0 / beta
+    assert float(state.sums.sensitivity) == pytest.approx(clip, rel=1e-5)
+    sens = float(mechanisms.calibrated_sensitivity(mech, mechanisms.TreeParams(rho=0.5, sensitivity=clip)))
+    assert float(state.sums.scale) == pytest.approx(sens / np.sqrt(2 * 0.5), rel=1e-5)
+    n = jp.run(learner, env, jp.SimParams(pp, ep), 0, horizon, checkpoints=None)
+    assert not np.array_equal(n.loss, b.loss)  # power: a finite budget changes the points
+    with pytest.raises(ValueError, match="neighbouring='replace'"):
+        oco.private_bandit_ftal(horizon, c, mechanism=mechanisms.blt(horizon, 3, buffers=3))
+    with pytest.raises(ValueError, match="noise must be None or 'gaussian'"):
+        oco.private_bandit_ftal(horizon, c, "gamma", mechanism=mech)
