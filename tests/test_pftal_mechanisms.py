@@ -102,3 +102,29 @@ def test_private_bandit_ftal_takes_a_blt_and_is_bandit_ftal_at_infinite_rho():
         oco.private_bandit_ftal(horizon, c, mechanism=mechanisms.blt(horizon, 3, buffers=3))
     with pytest.raises(ValueError, match="noise must be None or 'gaussian'"):
         oco.private_bandit_ftal(horizon, c, "gamma", mechanism=mech)
+
+
+def test_regularized_pftal_and_private_experts_take_a_blt_and_choose_h_from_its_variance():
+    horizon, c = 128, sets.l2_ball(D)
+    mech = mechanisms.blt(horizon, D, neighbouring="replace", buffers=3)
+    tree = oco.regularized_pftal(horizon, c, "gaussian")
+    blt = oco.regularized_pftal(horizon, c, mechanism=mech)
+    p = oco.RegularizedPFTALParams(rho=0.5, lipschitz=1.5)
+    # Theorem 11's H with c = sqrt(d max_t Var_t) per unit clip at rho = 1/2 (computed here at rho = 1/2, not 1)
+    var = mechanisms.release_variance(mech, mechanisms.TreeParams(rho=0.5, sensitivity=1.0), np.arange(1, horizon + 1))
+    expected = theory.regularized_pftal_strength(horizon, D, 1.5, c.radius, 0.5, unit_noise_norm=np.sqrt(D * var.max()))
+    h_blt = float(blt.init(jax.random.key(0), p).strong_convexity)
+    assert h_blt == pytest.approx(float(expected), rel=1e-5)
+    assert h_blt < float(tree.init(jax.random.key(0), p).strong_convexity)  # less noise, less regularisation
+    # at rho = inf both are regularised FTAL: the same points
+    env = envs.quadratic_stream(c)
+    sim = jp.SimParams(p._replace(rho=jnp.inf), ENV_P)
+    a = jp.run(blt, env, sim, 0, horizon, checkpoints=None)
+    b = jp.run(tree, env, sim, 0, horizon, checkpoints=None)
+    np.testing.assert_allclose(a.loss, b.loss, rtol=1e-6, atol=1e-6)
+    experts = oco.private_experts(horizon, 3, mechanism=mechanisms.blt(horizon, 3, neighbouring="replace", buffers=3))
+    state = experts.init(jax.random.key(0), oco.PrivateExpertsParams(rho=0.5))
+    # the clip is L + H·radius (the gradient bound of c_t + H w_t; radius 1 for the simplex)
+    assert float(state.tree.sensitivity) == pytest.approx(np.sqrt(3) + float(state.strong_convexity), rel=1e-5)
+    with pytest.raises(ValueError, match="dim=3"):
+        oco.private_experts(horizon, 3, mechanism=mech)
