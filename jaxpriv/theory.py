@@ -189,6 +189,7 @@ def regularized_pftal_strength(
     budget: ArrayLike,
     noise: str = "gamma",
     depth: int | None = None,
+    unit_noise_norm: ArrayLike | None = None,
 ) -> jax.Array:
     """The ``H`` of Theorem 11: the exact minimiser of ``regularized_pftal_regret_bound``.
 
@@ -199,9 +200,16 @@ def regularized_pftal_strength(
     ``c ~ d D^{1.5}/ε``, so ``H ~ sqrt(d log^{2.5} T / (ε T))``: the paper's
     choice (Theorem 11 states it up to constants; these are the proof's). At
     ``ε = inf``, ``H ~ (L/R) sqrt(4 (1 + ln T) / T)`` (regularised FTAL).
+
+    ``unit_noise_norm``: ``c`` itself, for another prefix-sum mechanism
+    (``sqrt(d · max_t Var_t)`` per unit clip, ``oco.regularized_pftal(mechanism=...)``);
+    ``noise``, ``budget`` and ``depth`` are then unused for ``c``.
     """
     depth = _accounting.tree_depth(horizon) if depth is None else depth
-    c = _unit_noise_norm(noise, budget, depth, dim)
+    if unit_noise_norm is None:
+        c = _unit_noise_norm(noise, budget, depth, dim)
+    else:
+        c = jnp.asarray(unit_noise_norm, jnp.float32)
     kappa = 2.0 * (1.0 + c) * _harmonic_bound(horizon)
     t = jnp.asarray(horizon, jnp.float32)
     lip = jnp.asarray(lipschitz, jnp.float32)

@@ -22,6 +22,7 @@ CASES = [
     ("honaker_tree", "laplace", EPS_P),
     ("honaker_tree", "gaussian", RHO_P),
     ("sqrt_factorization", "gaussian", RHO_P),
+    ("blt", "gaussian", RHO_P),
 ]
 
 
@@ -131,7 +132,7 @@ def test_infinite_budget_is_exact_and_inputs_are_clipped(name, noise):
     np.testing.assert_allclose(out, np.cumsum(np.tile(clipped, (13, 1)), 0), rtol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["honaker_tree", "sqrt_factorization"])
+@pytest.mark.parametrize("name", ["honaker_tree", "sqrt_factorization", "blt"])
 def test_guard_rails(name):
     mech = _build(name, "gaussian", 8)
     p = M.TreeParams(rho=jnp.inf, sensitivity=1.0)
@@ -154,6 +155,13 @@ def test_bad_input_is_refused_before_compiling():
         M.sqrt_factorization(8, 2, "laplace")
     with pytest.raises(ValueError, match=r"horizon \* dim must be <= 16777216.*1024 MiB per seed"):
         M.sqrt_factorization(2**20, 256)
+    with pytest.raises(ValueError, match="noise must be one of \\('gaussian',\\)"):
+        M.blt(8, 2, "laplace")
+    for buffers in (0, 9, 2.5, True):
+        with pytest.raises(ValueError, match=r"buffers must be an integer in \[1, 8\]"):
+            M.blt(8, 2, buffers=buffers)
+    with pytest.raises(ValueError, match=r"horizon must be an integer in \[1, 16777216\] for blt"):
+        M.blt(2**24 + 1, 1)
     with pytest.raises(ValueError, match="noise must be one of"):
         M.honaker_tree(8, 2, "poisson")
     with pytest.raises(ValueError, match="neighbouring must be one of"):

@@ -10,6 +10,17 @@ from jaxpriv.mechanisms._accounting import (
     tree_depth,
     zcdp_to_dp,
 )
+from jaxpriv.mechanisms._blt import (
+    BLT_DEFAULT_BUFFERS,
+    BLT_MAX_BUFFERS,
+    BLT_MAX_HORIZON,
+    BLTCoefficients,
+    BLTState,
+    blt,
+    blt_coefficients,
+    blt_dense,
+    blt_norms,
+)
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, trailing_zeros
 from jaxpriv.mechanisms._honaker import HonakerState, honaker_tree, honaker_weights
 from jaxpriv.mechanisms._mutual_information import (
@@ -51,11 +62,16 @@ from jaxpriv.mechanisms._window_tree import (
 )
 
 __all__ = [
+    "BLT_DEFAULT_BUFFERS",
+    "BLT_MAX_BUFFERS",
+    "BLT_MAX_HORIZON",
     "GAUSSIAN_CALIBRATIONS",
     "NEIGHBOURING",
     "NOISE_FAMILIES",
     "SQRT_MAX_ELEMENTS",
     "WINDOW_NOISE_FAMILIES",
+    "BLTCoefficients",
+    "BLTState",
     "DyadicSums",
     "HonakerState",
     "PrefixSumInfo",
@@ -68,6 +84,10 @@ __all__ = [
     "bandit_mutual_information_to_stddev",
     "bandit_stddev_to_mutual_information",
     "binary_tree",
+    "blt",
+    "blt_coefficients",
+    "blt_dense",
+    "blt_norms",
     "calibrated_sensitivity",
     "clip_l1",
     "clip_l2",

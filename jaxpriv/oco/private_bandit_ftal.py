@@ -10,8 +10,8 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey
-from jaxpriv.mechanisms import TreeParams, binary_tree, tree_depth
+from jaxpriv._base import Learner, Mechanism, PRNGKey
+from jaxpriv.mechanisms import TreeParams, tree_depth
 from jaxpriv.oco import one_point
 from jaxpriv.oco.bandit_ftal import (
     PRESETS,
@@ -23,6 +23,7 @@ from jaxpriv.oco.bandit_ftal import (
     played_point,
     preset_values,
 )
+from jaxpriv.oco.pftal import prefix_sum_mechanism
 from jaxpriv.sets import ConstraintSet
 
 
@@ -47,7 +48,11 @@ class PrivateBanditFTALParams(NamedTuple):
 
 
 def private_bandit_ftal(
-    horizon: int, constraint: ConstraintSet, noise: str = "gamma", preset: str = "oblivious"
+    horizon: int,
+    constraint: ConstraintSet,
+    noise: str | None = None,
+    preset: str = "oblivious",
+    mechanism: Mechanism | None = None,
 ) -> Learner:
     """Private bandit FTAL (Algorithm 3): bandit FTAL whose estimate sums come from the binary tree.
 
@@ -74,14 +79,24 @@ def private_bandit_ftal(
 
     Regret (Theorem 6; Theorem 17 for ``"general_convex"``): ``Õ(pT^{2/3}χ)``
     (oblivious preset, oblivious adversary), ``Õ(pT^{3/4}χ)`` (adaptive); with the
-    proofs' constants ``theory.private_bandit_ftal_regret_bound``.
+    proofs' constants ``theory.private_bandit_ftal_regret_bound`` (for the paper's tree).
+
+    Another prefix-sum mechanism (``mechanism=``), as in ``oco.pftal``: any mechanism of
+    ``jaxpriv.mechanisms`` (``honaker_tree``, ``sqrt_factorization``, ``blt``) built for
+    ``(T' >= T, d)`` with ``neighbouring="replace"``; it is given the clip ``pB/β`` and
+    calibrates to ``2pB/β`` times its own factor. The points are then ε-DP or ρ-zCDP as that
+    mechanism states. The presets (``H``, ``λ``, ``β``) do not depend on the noise, so they are
+    unchanged; ``theory.private_bandit_ftal_regret_bound`` stays the tree's bound (its privacy
+    term is the tree's variance, an upper bound for the Honaker tree, not the factorizations').
 
     Args:
       horizon: ``T``; fixes the tree's depth and the presets; declared.
       constraint: the set ``C``; needs a projection and an inner ball (``sets.bandit_radii``).
-      noise: the tree's noise family, ``"gamma"`` (the paper's), ``"laplace"`` or ``"gaussian"``.
+      noise: the tree's noise family, ``"gamma"`` (the paper's; ``None`` means it), ``"laplace"`` or
+        ``"gaussian"``; with ``mechanism``, ``None`` or that mechanism's family.
       preset: ``"oblivious"``, ``"adaptive"`` or ``"general_convex"`` (Theorem 6's two
         parameter choices and Theorem 17's).
+      mechanism: a prefix-sum mechanism instead of the paper's tree (see above).
 
     Returns:
       A ``Learner`` with params ``PrivateBanditFTALParams``; feedback is the loss value
@@ -89,7 +104,8 @@ def private_bandit_ftal(
       (and ``|f_t| <= B``) it reproduces ``bandit_ftal(horizon, constraint, preset)`` bit for bit.
 
     Raises:
-      ValueError: a set without projection or inner ball, a bad static argument;
+      ValueError: a set without projection or inner ball, a bad static argument, a
+        ``mechanism`` that does not fit (as ``oco.pftal``);
         ``check``: ``β ∉ (0, r)``, ``B <= 0``, ``H < 0``, ``λ < 0``, ``H + λ <= 0``, a budget ``<= 0``.
 
     References:
@@ -100,7 +116,7 @@ def private_bandit_ftal(
     horizon = _validate.positive_int("horizon", horizon)
     preset = _validate.choice("preset", preset, PRESETS)
     r, _ = one_point.require_inner_ball(constraint)
-    tree = binary_tree(horizon, constraint.dim, noise, neighbouring="replace")
+    tree, noise = prefix_sum_mechanism(horizon, constraint.dim, noise, mechanism)
     p = one_point.sphere_dim(constraint)
     depth = tree_depth(horizon)
     # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) pB/β.

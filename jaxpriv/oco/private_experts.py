@@ -9,7 +9,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey
+from jaxpriv._base import Learner, Mechanism, PRNGKey
 from jaxpriv.oco.pftal import PFTALState
 from jaxpriv.oco.regularized_pftal import RegularizedPFTALParams, regularized_pftal
 from jaxpriv.sets import simplex
@@ -29,7 +29,9 @@ class PrivateExpertsParams(NamedTuple):
     strong_convexity: ArrayLike = float("nan")
 
 
-def private_experts(horizon: int, num_experts: int, noise: str = "gamma") -> Learner:
+def private_experts(
+    horizon: int, num_experts: int, noise: str | None = None, mechanism: Mechanism | None = None
+) -> Learner:
     """Learning with experts under differential privacy: Table 1, first row.
 
     The learner plays a distribution ``w_t ∈ Δ_p`` over ``p`` experts and
@@ -48,7 +50,10 @@ def private_experts(horizon: int, num_experts: int, noise: str = "gamma") -> Lea
     Args:
       horizon: ``T``.
       num_experts: ``p >= 1``.
-      noise: the tree's noise family.
+      noise: the tree's noise family (``None``: ``"gamma"``, the paper's; with ``mechanism``,
+        ``None`` or its family).
+      mechanism: a prefix-sum mechanism for ``(T' >= T, p)`` built with ``neighbouring="replace"``
+        instead of the paper's tree, as ``regularized_pftal(mechanism=...)`` (``H`` from its variance).
 
     Returns:
       A ``Learner`` with params ``PrivateExpertsParams``; feedback is the cost vector ``c_t``.
@@ -58,7 +63,7 @@ def private_experts(horizon: int, num_experts: int, noise: str = "gamma") -> Lea
       Pitassi, Rothblum, Differential privacy under continual observation, STOC 2010.
     """
     p = _validate.positive_int("num_experts", num_experts)
-    base = regularized_pftal(horizon, simplex(p), noise)
+    base = regularized_pftal(horizon, simplex(p), noise, mechanism)
     lipschitz = float(np.sqrt(p))
 
     def inner(params: PrivateExpertsParams) -> RegularizedPFTALParams:

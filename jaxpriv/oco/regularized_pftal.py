@@ -10,8 +10,8 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, theory
-from jaxpriv._base import Learner, PRNGKey
-from jaxpriv.mechanisms import tree_depth
+from jaxpriv._base import Learner, Mechanism, PRNGKey
+from jaxpriv.mechanisms import TreeParams, describe, release_variance, tree_depth
 from jaxpriv.oco.pftal import PFTALParams, PFTALState, pftal
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -34,7 +34,9 @@ class RegularizedPFTALParams(NamedTuple):
     strong_convexity: ArrayLike = float("nan")
 
 
-def regularized_pftal(horizon: int, constraint: ConstraintSet, noise: str = "gamma") -> Learner:
+def regularized_pftal(
+    horizon: int, constraint: ConstraintSet, noise: str | None = None, mechanism: Mechanism | None = None
+) -> Learner:
     """PFTAL on ``h_t(w) = f_t(w) + (H/2)||w||²`` for ``L``-Lipschitz convex losses (Appendix C).
 
     Algorithm 1 run on the regularised losses: the tree is fed
@@ -53,10 +55,20 @@ def regularized_pftal(horizon: int, constraint: ConstraintSet, noise: str = "gam
     (``theory.regularized_pftal_strength``); ``theory.regularized_pftal_regret_bound``
     evaluates the bound.
 
+    Another prefix-sum mechanism (``mechanism=``), as in ``oco.pftal`` (built for
+    ``(T' >= T, d)`` with ``neighbouring="replace"``): the points are then private as that
+    mechanism states, and Theorem 11's ``H`` uses its noise instead of the tree's: ``c`` above
+    becomes ``sqrt(d · max_t Var_t)`` with ``Var_t`` its ``release_variance`` per unit clip
+    (``sqrt(d)`` for a Laplace family), computed once on the host in float64 at budget 1 and
+    scaled by ``1/ρ`` (Gaussian) or ``1/ε²``; ``theory.regularized_pftal_strength(...,
+    unit_noise_norm=c)``.
+
     Args:
       horizon: ``T``; fixes the tree's depth and Theorem 11's ``H``.
       constraint: the set ``C`` (its projection is used).
-      noise: ``"gamma"`` (the paper's), ``"laplace"`` or ``"gaussian"``.
+      noise: ``"gamma"`` (the paper's; ``None`` means it), ``"laplace"`` or ``"gaussian"``; with
+        ``mechanism``, ``None`` or that mechanism's family.
+      mechanism: a prefix-sum mechanism instead of the paper's tree (see above).
 
     Returns:
       A ``Learner`` with params ``RegularizedPFTALParams``; feedback is the
@@ -71,13 +83,29 @@ def regularized_pftal(horizon: int, constraint: ConstraintSet, noise: str = "gam
       in Full-information and Bandit Settings, NeurIPS 2013, Appendix C.
     """
     require_projection(constraint)
-    base = pftal(horizon, constraint, noise)
+    base = pftal(horizon, constraint, noise, mechanism)
+    noise = "gamma" if noise is None and mechanism is None else noise
     depth = tree_depth(horizon)
     dim, radius = constraint.dim, constraint.radius
+    unit_variance = None
+    if mechanism is not None:
+        noise = describe(mechanism).noise
+        clip = float(np.sqrt(dim)) if noise == "laplace" else 1.0
+        steps = np.arange(1, horizon + 1)
+        unit_variance = float(np.max(release_variance(mechanism, TreeParams(1.0, 1.0, clip), steps)))
+
+    def unit_noise_norm(budget: ArrayLike) -> jax.Array | None:
+        if unit_variance is None:
+            return None
+        b = jnp.asarray(budget, jnp.float32)
+        scale = b if noise == "gaussian" else b * b  # variance ∝ 1/ρ (Gaussian), 1/ε² otherwise
+        return jnp.sqrt(dim * unit_variance / scale)
 
     def strength(params: RegularizedPFTALParams) -> jax.Array:
         budget = params.rho if noise == "gaussian" else params.epsilon
-        theorem = theory.regularized_pftal_strength(horizon, dim, params.lipschitz, radius, budget, noise, depth)
+        theorem = theory.regularized_pftal_strength(
+            horizon, dim, params.lipschitz, radius, budget, noise, depth, unit_noise_norm(budget)
+        )
         h = jnp.asarray(params.strong_convexity, jnp.float32)
         return jnp.where(jnp.isnan(h), theorem, h)
 
