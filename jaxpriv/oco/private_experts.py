@@ -38,7 +38,8 @@ def private_experts(
     suffers ``<c_t, w_t>`` with ``c_t ∈ {0,1}^p``. It is regularised PFTAL
     (``regularized_pftal``, Appendix C) on the simplex, whose projection is exact
     (sort-based), with ``L = sqrt(p)`` (``||c_t||_2 <= sqrt p``): the tree clips
-    ``c_t + H w_t`` to ``sqrt(p) + 2H``.
+    ``c_t + H w_t`` to ``sqrt(p) + H`` (``||w_t||_2 <= 1`` on the simplex) and, as in
+    PFTAL, is calibrated to the replace-one sensitivity ``2(sqrt(p) + H)``.
 
     Privacy: ε-DP (ρ-zCDP for ``"gaussian"``) for the whole sequence of
     distributions, with respect to replacing one whole cost vector (stronger

@@ -43,7 +43,8 @@ def regularized_pftal(
     ``∇h_t(w_t) = ∇f_t(w_t) + H w_t`` and the next point is
     ``Π_C(mean(w_1..w_t) - v_t/(H t))``. ``h_t`` is ``H``-strongly convex and
     ``(L + H||C||)``-Lipschitz on ``C``, so the tree clips its inputs to
-    ``Δ = L + 2H||C||`` (Appendix B.1's bound for ``h``).
+    ``L + H||C||`` and, as in PFTAL, is calibrated to the replace-one sensitivity
+    ``2(L + H||C||)`` (Appendix B.1's argument applied to ``h``).
 
     Privacy: as PFTAL, ε-DP (``"gamma"``, ``"laplace"``) or ρ-zCDP
     (``"gaussian"``) for the whole sequence of points, event level (one loss
