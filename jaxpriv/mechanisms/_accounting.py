@@ -53,6 +53,15 @@ def gaussian_node_stddev(rho: ArrayLike, sensitivity: ArrayLike, depth: int) -> 
     return jnp.asarray(sensitivity, jnp.float32) * jnp.sqrt(depth / (2.0 * rho))
 
 
+def node_scale(noise: str, epsilon: ArrayLike, rho: ArrayLike, sensitivity: ArrayLike, depth: int) -> jax.Array:
+    """The per-node noise scale of a ``depth``-level tree in family ``noise`` (the three functions above)."""
+    if noise == "gamma":
+        return gamma_node_scale(epsilon, sensitivity, depth)
+    if noise == "laplace":
+        return laplace_node_scale(epsilon, sensitivity, depth)
+    return gaussian_node_stddev(rho, sensitivity, depth)
+
+
 def gaussian_stddev(rho: ArrayLike, sensitivity: ArrayLike) -> jax.Array:
     """Gaussian mechanism ``σ = Δ / sqrt(2ρ)`` for ρ-zCDP (Bun & Steinke 2016, Prop. 1.6)."""
     rho = jnp.asarray(rho, jnp.float32)

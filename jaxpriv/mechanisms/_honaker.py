@@ -105,12 +105,7 @@ def honaker_tree(
     def init_fn(key: PRNGKey, params: TreeParams) -> HonakerState:
         del key
         sens = factor * jnp.asarray(params.sensitivity, dtype)
-        if noise == "gamma":
-            scale = _accounting.gamma_node_scale(params.epsilon, sens, depth)
-        elif noise == "laplace":
-            scale = _accounting.laplace_node_scale(params.epsilon, sens, depth)
-        else:
-            scale = _accounting.gaussian_node_stddev(params.rho, sens, depth)
+        scale = _accounting.node_scale(noise, params.epsilon, params.rho, sens, depth)
         return HonakerState(
             sums=dyadic_init(depth, dim, dtype),
             error=jnp.zeros((depth, dim), dtype),

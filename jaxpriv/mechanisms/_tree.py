@@ -148,12 +148,7 @@ def binary_tree(
     def init_fn(key: PRNGKey, params: TreeParams) -> TreeState:
         del key
         sens = factor * jnp.asarray(params.sensitivity, dtype)
-        if noise == "gamma":
-            scale = _accounting.gamma_node_scale(params.epsilon, sens, depth)
-        elif noise == "laplace":
-            scale = _accounting.laplace_node_scale(params.epsilon, sens, depth)
-        else:
-            scale = _accounting.gaussian_node_stddev(params.rho, sens, depth)
+        scale = _accounting.node_scale(noise, params.epsilon, params.rho, sens, depth)
         return TreeState(
             sums=dyadic_init(depth, dim, dtype),
             scale=jnp.asarray(scale, dtype),
