@@ -103,10 +103,17 @@ def test_phase_constant_matches_eq_5_6_by_hand():
         f = D + 2 * math.sqrt(D * math.log(2 / dk)) + 2 * math.log(2 / dk)
         c_np = 8 * D / beta**2 * math.log(4 / dk)
         c_p = c_np + 2 * D / beta * math.sqrt(2 / rho * f)
-        got_p = float(core.phase_constant(ell, rho, delta, K, D, private=True))
+        got_p = float(core.phase_constant(ell, rho, delta, K, D, private=True, rule="paper"))
         got_np = float(core.phase_constant(ell, rho, delta, K, D, private=False))
         assert got_p == pytest.approx(c_p, rel=1e-5)
         assert got_np == pytest.approx(c_np, rel=1e-5)
+        # the joint rule: the root of c² - c⁰c - 2dc⁰/ρ, shorter than eq. (5.6), longer than GOPE's
+        joint = (c_np + math.sqrt(c_np**2 + 8 * D * c_np / rho)) / 2
+        got_j = float(core.phase_constant(ell, rho, delta, K, D, private=True))
+        assert got_j == pytest.approx(joint, rel=1e-5)
+        assert c_np < got_j < got_p
+        # ... at which the per-arm error's variance proxy (d/c)(1 + 2d/(ρc)) is exactly GOPE's d/c⁰
+        assert (D / got_j) * (1 + 2 * D / (rho * got_j)) == pytest.approx(D / c_np, rel=1e-4)
     # ρ = ∞: the private phase length is GOPE's.
     assert float(core.phase_constant(2, jnp.inf, 0.001, K, D, True)) == float(
         core.phase_constant(2, 1.0, 0.001, K, D, False)
@@ -293,7 +300,7 @@ def test_price_of_privacy_falls_with_t_gope():
     assert p_early - p_late > 3 * math.hypot(se_early, se_late), (p_early, se_early, p_late, se_late)
 
 
-def gope_bound(actions, theta, horizon, rho, delta, private):
+def gope_bound(actions, theta, horizon, rho, delta, private, rule="joint"):
     """Σ over the phases started before T of (c_ℓ + K) · min(Δ_max, 8 β_ℓ) (phase 1: Δ_max).
 
     On the good event (probability >= 1 - δ) every arm of A_ℓ, ℓ >= 2, has gap <= 4 β_{ℓ-1} = 8 β_ℓ
@@ -304,7 +311,7 @@ def gope_bound(actions, theta, horizon, rho, delta, private):
     total, t, ell = 0.0, 0, 1
     k = len(means)
     while t < horizon:
-        c = float(core.phase_constant(ell, rho, delta, k, len(theta), private))
+        c = float(core.phase_constant(ell, rho, delta, k, len(theta), private, rule))
         length = min(c + k, horizon - t)
         total += length * (dmax if ell == 1 else min(dmax, 8 * 2.0**-ell))
         t += c

@@ -22,6 +22,18 @@ from jaxpriv.bandits import design as _design
 #: Design weights below this are dropped from the support ``S_ℓ`` (spec §4.5).
 SUPPORT_TOL = 1e-6
 CALIBRATIONS = ("safe", "paper")
+#: Diagnostic ablations of AdaC-GOPE (not private): only the noise (GOPE's phase
+#: lengths), or only the extra exploration (AdaC-GOPE's phase lengths, no noise).
+ABLATIONS = (None, "noise", "exploration")
+
+
+def ablation_parts(private: bool, ablation: str | None) -> tuple[bool, bool]:
+    """``(private phase lengths, private noise)`` for AdaC-GOPE (``private``) under ``ablation``."""
+    if ablation not in ABLATIONS:
+        raise ValueError(f"ablation must be one of {ABLATIONS}, got {ablation!r}")
+    if ablation is not None and not private:
+        raise ValueError("ablation applies to AdaC-GOPE (private params) only")
+    return private and ablation != "noise", private and ablation != "exploration"
 
 
 def normalise_actions(actions: jax.Array, action_bound: jax.Array, clip: bool) -> jax.Array:
@@ -59,21 +71,53 @@ def chi2_tail(dim: int, delta: jax.Array) -> jax.Array:
 
 
 def phase_constant(
-    phase: jax.Array, rho: jax.Array, delta: jax.Array, num_actions: int, dim: int, private: bool
+    phase: jax.Array,
+    rho: jax.Array,
+    delta: jax.Array,
+    num_actions: int,
+    dim: int,
+    private: bool,
+    rule: str = "joint",
 ) -> jax.Array:
-    """``c_ℓ`` of thesis eq. (5.6) (the paper's eq. (4)); ``T_ℓ(a) = ⌈c_ℓ π_ℓ(a)⌉``.
+    """``c_ℓ``, the phase length: ``T_ℓ(a) = ⌈c_ℓ π_ℓ(a)⌉``.
 
-    ``c_ℓ = (8d/β_ℓ²) log(4/δ_{K,ℓ}) + (2d/β_ℓ) sqrt((2/ρ) f(d, δ_{K,ℓ}))`` with
-    ``β_ℓ = 2^{-ℓ}``; the second (privacy) summand is absent for GOPE
-    (``private=False``) and vanishes as ``ρ -> ∞``.
+    GOPE (``private=False``), thesis eq. (5.6) without its privacy summand:
+    ``c⁰_ℓ = (8d/β_ℓ²) log(4/δ_{K,ℓ})``, ``β_ℓ = 2^{-ℓ}``. With ``g² <= d/c`` (an exact
+    G-optimal design) this makes ``|<θ̂_ℓ - θ*, a>| <= β_ℓ/2`` w.p. ``>= 1 - δ_{K,ℓ}/2`` for
+    each arm (1-sub-Gaussian rewards).
+
+    AdaC-GOPE, ``rule="paper"`` (eq. (5.6), the paper's eq. (4)):
+    ``c_ℓ = c⁰_ℓ + (2d/β_ℓ) sqrt((2/ρ) f(d, δ_{K,ℓ}))``: the noise term is bounded
+    separately, by Cauchy–Schwarz and a χ²_d tail, ``|<V^{-1/2}N, a>| <= g ‖N‖ <= β_ℓ/2``.
+    The extra length vanishes as ``ρ -> ∞`` only at rate ``1/√ρ``.
+
+    AdaC-GOPE, ``rule="joint"`` (default; derived here): for a fixed arm ``a`` the
+    error ``<θ̃_ℓ - θ*, a> = <θ̂_ℓ - θ*, a> + <V^{-1/2}N_ℓ, a>`` is a sum of two independent
+    terms, sub-Gaussian with variance proxy ``‖a‖²_{V^{-1}} <= g²`` and Gaussian with variance
+    ``σ² ‖a‖²_{V^{-1}}``, ``σ² = 2d/(ρc)`` (the noise of Step 4; ``"safe"`` calibration
+    uses ``max(g², d/c)``, the same under ``g² <= d/c``), so it is sub-Gaussian with proxy
+    ``(d/c)(1 + 2d/(ρc))``. Asking for GOPE's own guarantee (``β_ℓ/2`` w.p. ``1 - δ_{K,ℓ}/2``,
+    i.e. proxy ``<= d/c⁰_ℓ``) gives ``c² - c⁰c - 2dc⁰/ρ >= 0``:
+    ``c_ℓ = (c⁰_ℓ + sqrt(c⁰_ℓ² + 8dc⁰_ℓ/ρ)) / 2``. Every per-arm statement Theorem 5.12's proof
+    uses (``|<θ̃_ℓ - θ*, a>| <= β_ℓ`` on the good event, union over arms and phases through
+    ``δ_{K,ℓ}``) holds as for eq. (5.6), with a shorter phase at every ρ; the extra length
+    over GOPE is ``≈ 2d/ρ`` for large ρ (rate ``1/ρ``). Privacy does not depend on ``c``
+    (the noise is calibrated to the realised ``V_ℓ``).
     """
     ell = jnp.asarray(phase, jnp.float32)
     beta = jnp.exp2(-ell)
     dk = confidence_level(phase, delta, num_actions)
     c = (8.0 * dim / beta**2) * jnp.log(4.0 / dk)
-    if private:
-        c = c + (2.0 * dim / beta) * jnp.sqrt((2.0 / jnp.asarray(rho, jnp.float32)) * chi2_tail(dim, dk))
-    return c
+    if not private:
+        return c
+    rho = jnp.asarray(rho, jnp.float32)
+    if rule == "paper":
+        return c + (2.0 * dim / beta) * jnp.sqrt((2.0 / rho) * chi2_tail(dim, dk))
+    return 0.5 * (c + jnp.sqrt(c**2 + 8.0 * dim * c / rho))
+
+
+#: AdaC-GOPE's phase-length rules (``adac_gope(phase_length=...)``), see ``phase_constant``.
+PHASE_LENGTHS = ("joint", "paper")
 
 
 def allocation(weights: jax.Array, c: jax.Array, horizon: int) -> jax.Array:
@@ -204,11 +248,12 @@ def plan_phase(
     design_tol: float,
     design_iters: int,
     run: Any = True,
+    rule: str = "joint",
 ) -> PhasePlan:
-    """Steps 1–2 of Algorithm 8: G-optimal design on ``A_ℓ``, ``c_ℓ`` and ``T_ℓ(a)``."""
+    """Steps 1–2 of Algorithm 8: G-optimal design on ``A_ℓ``, ``c_ℓ`` (``phase_constant``) and ``T_ℓ(a)``."""
     dim = x.shape[-1]
     des = _design.g_optimal_design(x, active, tol=design_tol, max_iters=design_iters, run=run)
-    c = phase_constant(phase, rho, delta, num_actions, dim, private)
+    c = phase_constant(phase, rho, delta, num_actions, dim, private, rule)
     return PhasePlan(c, allocation(des.weights, c, horizon), des)
 
 
@@ -298,6 +343,8 @@ def phased_elimination(
     calibration: str = "safe",
     design_tol: float = 1e-3,
     design_iters: int = 5000,
+    ablation: str | None = None,
+    phase_length: str = "joint",
 ):
     """The step-level GOPE (``private=False``) or AdaC-GOPE policy; see ``gope`` / ``adac_gope``."""
     from jaxpriv._base import Learner, poison_past_horizon, zero_nonfinite  # local: keep the import surface narrow
@@ -311,6 +358,8 @@ def phased_elimination(
     if not 0.0 < design_tol < 1.0:
         raise ValueError(f"design_tol must be in (0, 1), got {design_tol!r}")
     design_iters = _validate.positive_int("design_iters", design_iters)
+    explore, noisy = ablation_parts(private, ablation)
+    phase_length = _validate.choice("phase_length", phase_length, PHASE_LENGTHS)
 
     def check(params: Any) -> None:
         check_common(params, num_actions, dim, private)
@@ -322,7 +371,9 @@ def phased_elimination(
         delta = jnp.asarray(params.delta, jnp.float32)
         active = jnp.ones((num_actions,), bool)
         phase = jnp.ones((), jnp.int32)
-        plan = plan_phase(x, active, phase, rho, delta, num_actions, horizon, private, design_tol, design_iters)
+        plan = plan_phase(
+            x, active, phase, rho, delta, num_actions, horizon, explore, design_tol, design_iters, rule=phase_length
+        )
         return GOPEState(
             actions=x,
             rho=rho,
@@ -358,12 +409,20 @@ def phased_elimination(
         done = jnp.all(state.pulled >= state.alloc)
 
         def close(s: GOPEState) -> GOPEState:
-            rel = close_phase(
-                key, s.actions, s.active, s.pulled, s.reward_sum, s.phase, s.c, s.rho, private, calibration
-            )
+            rel = close_phase(key, s.actions, s.active, s.pulled, s.reward_sum, s.phase, s.c, s.rho, noisy, calibration)
             nxt = s.phase + 1
             plan = plan_phase(
-                s.actions, rel.active, nxt, s.rho, s.delta, num_actions, horizon, private, design_tol, design_iters
+                s.actions,
+                rel.active,
+                nxt,
+                s.rho,
+                s.delta,
+                num_actions,
+                horizon,
+                explore,
+                design_tol,
+                design_iters,
+                rule=phase_length,
             )
             return s._replace(
                 phase=nxt,

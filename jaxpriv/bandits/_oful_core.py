@@ -93,6 +93,58 @@ def privacy_radius(
     return jnp.sqrt(var * f) / jnp.sqrt(jnp.asarray(min_eigenvalue, jnp.float32))
 
 
+def self_normalized_radius(
+    gram: jax.Array,
+    num_noisy: ArrayLike,
+    rho: ArrayLike,
+    regularization: ArrayLike,
+    delta: ArrayLike,
+    theta_bound: ArrayLike,
+    noise_bound: ArrayLike,
+) -> jax.Array:
+    """AdaC-OFUL's radius with the privacy noise inside the self-normalised bound (derived here).
+
+    ``β̃_τ = sqrt(1 + c/λ_min(V_τ)) · R sqrt(2 log(1/δ) + log det(V_τ + cI) - d log λ) + sqrt(λ) S``,
+    ``c = ℓσ²/R²``, ``σ² = 2/ρ`` (the per-switch noise variance), ``ℓ`` switches so far.
+
+    Derivation. With ``r_s = <θ*, a_s> + η_s`` and ``N_ℓ = Σ_{m<=ℓ} Y_m``,
+    ``θ̃_τ - θ* = V_τ^{-1}(S - λθ*)`` where ``S = Σ_{s<=τ} a_s η_s + N_ℓ``. Write each
+    ``Y_m = Σ_i (σ/R) e_i · (R Z_{m,i})``, ``Z ~ N(0, 1)`` fresh: ``S`` is then one
+    self-normalised martingale over the interleaved sequence of reward rounds
+    (design ``a_s``, noise ``η_s``, ``R``-sub-Gaussian) and noise draws (design
+    ``(σ/R) e_i``, deterministic; noise ``R Z``, exactly ``R``-sub-Gaussian), every design
+    predictable. Abbasi-Yadkori, Pál & Szepesvári 2011, Theorem 1, with ``V_0 = λI`` gives,
+    w.p. ``>= 1 - δ`` simultaneously at every switch, ``‖S‖_{W^{-1}} <= R sqrt(2 log(1/δ) +
+    log det W - d log λ)`` with ``W = V_τ + cI``. Since ``W^{1/2} V_τ^{-1} W^{1/2}`` has
+    eigenvalues ``1 + c/v_i``, ``‖S‖_{V_τ^{-1}} <= sqrt(1 + c/λ_min(V_τ)) ‖S‖_{W^{-1}}``, and
+    ``‖λθ*‖_{V_τ^{-1}} <= sqrt(λ) S``. So ``‖θ̃_τ - θ*‖_{V_τ} <= β̃_τ``: the same confidence
+    statement as RS-OFUL's radius, one event of probability ``1 - δ`` (the ``"robust"``
+    radius spends ``δ`` on the data and another ``δ`` on the noise). As ``ρ -> ∞``,
+    ``c -> 0`` and ``β̃_τ`` tends to RS-OFUL's ``β_τ`` at rate ``1/ρ`` (the ``"robust"``
+    enlargement vanishes at ``1/√ρ``). ``R = 0`` uses ``R = σ`` (any ``R' >= R`` is valid).
+    The radius only; the centre is the paper's ``θ̃_τ = V_τ^{-1}(Σ a_s r_s + N_ℓ)``.
+    """
+    dim = gram.shape[-1]
+    lam = jnp.asarray(regularization, jnp.float32)
+    var = 2.0 / jnp.asarray(rho, jnp.float32)
+    r = jnp.asarray(noise_bound, jnp.float32)
+    r = jnp.where(r > 0, r, jnp.sqrt(var))
+    c = jnp.asarray(num_noisy, jnp.float32) * var / r**2
+    c = jnp.where(jnp.isfinite(c), c, 0.0)  # ρ = ∞: no noise
+    eye = jnp.eye(dim, dtype=jnp.float32)
+    logdet_w = 2.0 * jnp.sum(jnp.log(jnp.diagonal(jnp.linalg.cholesky(gram + c * eye))))
+    lam_min = jnp.linalg.eigvalsh(gram)[0]
+    inner = jnp.maximum(2.0 * jnp.log(1.0 / jnp.asarray(delta, jnp.float32)) + logdet_w - dim * jnp.log(lam), 0.0)
+    inflate = jnp.sqrt(1.0 + c / lam_min)
+    return inflate * r * jnp.sqrt(inner) + jnp.sqrt(lam) * jnp.asarray(theta_bound, jnp.float32)
+
+
+#: AdaC-OFUL's confidence radii (``adac_oful(radius=...)``).
+RADII = ("self_normalized", "robust")
+#: Diagnostic ablations of AdaC-OFUL (not private): the noise alone, or the enlarged radius alone.
+ABLATIONS = (None, "noise", "radius")
+
+
 class OFULState(NamedTuple):
     """State of RS-OFUL / AdaC-OFUL.
 
@@ -130,8 +182,21 @@ class OFULState(NamedTuple):
     nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
-def rarely_switching_oful(num_actions: int, dim: int, horizon: int, private: bool, clip: bool = True) -> Learner:
+def rarely_switching_oful(
+    num_actions: int,
+    dim: int,
+    horizon: int,
+    private: bool,
+    clip: bool = True,
+    radius: str = "self_normalized",
+    ablation: str | None = None,
+) -> Learner:
     """RS-OFUL (``private=False``) or AdaC-OFUL; see ``oful.rs_oful`` / ``adac_oful.adac_oful``."""
+    radius = _validate.choice("radius", radius, RADII)
+    if ablation not in ABLATIONS:
+        raise ValueError(f"ablation must be one of {ABLATIONS}, got {ablation!r}")
+    add_noise = private and ablation != "radius"
+    enlarge = private and ablation != "noise"
     num_actions = _validate.positive_int("num_actions", num_actions, minimum=2)
     dim = _validate.positive_int("dim", dim)
     horizon = _validate.positive_int("horizon", horizon)
@@ -205,23 +270,28 @@ def rarely_switching_oful(num_actions: int, dim: int, horizon: int, private: boo
         def do_switch(s: OFULState) -> OFULState:
             num = s.num_switches + 1
             noise_sum = s.noise_sum
-            if private:
+            if add_noise:
                 stddev = jnp.sqrt(2.0 / s.rho)  # Gaussian mechanism, ℓ2 sensitivity 2
                 noise_sum = noise_sum + stddev * jax.random.normal(key, (dim,), jnp.float32)
             c = jnp.linalg.cholesky(s.gram)
             theta = jax.scipy.linalg.cho_solve((c, True), s.stat + noise_sum)
             inv = jax.scipy.linalg.cho_solve((c, True), eye)
             ld = 2.0 * jnp.sum(jnp.log(jnp.diagonal(c)))
-            radius = oful_radius(ld, s.regularization, s.delta, s.theta_bound, s.noise_bound, dim)
-            if private:
+            if enlarge and radius == "self_normalized":
+                rad = self_normalized_radius(
+                    s.gram, num, s.rho, s.regularization, s.delta, s.theta_bound, s.noise_bound
+                )
+            else:
+                rad = oful_radius(ld, s.regularization, s.delta, s.theta_bound, s.noise_bound, dim)
+            if enlarge and radius == "robust":
                 lam_min = jnp.linalg.eigvalsh(s.gram)[0]
-                radius = radius + privacy_radius(num, s.rho, s.delta, horizon, dim, lam_min)
+                rad = rad + privacy_radius(num, s.rho, s.delta, horizon, dim, lam_min)
             return s._replace(
                 noise_sum=noise_sum,
                 logdet_tau=ld,
                 theta_tilde=theta,
                 gram_inv_tau=0.5 * (inv + inv.T),
-                radius=radius,
+                radius=rad,
                 num_switches=num,
             )
 

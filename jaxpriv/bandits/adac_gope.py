@@ -39,6 +39,8 @@ def adac_gope(
     calibration: str = "safe",
     design_tol: float = 1e-3,
     design_iters: int = 5000,
+    ablation: str | None = None,
+    phase_length: str = "joint",
 ) -> Learner:
     """AdaC-GOPE (thesis Algorithm 8, the paper's Algorithm 2): ρ-zCDP linear bandits, finite arms.
 
@@ -46,9 +48,14 @@ def adac_gope(
 
     1. ``π_ℓ`` = G-optimal design on ``A_ℓ`` (Frank–Wolfe, ``design.g_optimal_design``).
     2. Play each ``a ∈ S_ℓ = Supp(π_ℓ)`` exactly ``T_ℓ(a) = ⌈c_ℓ π_ℓ(a)⌉`` times
-       (in index order), with eq. (5.6) (the paper's eq. (4))
-       ``c_ℓ = (8d/β_ℓ²) log(4/δ_{K,ℓ}) + (2d/β_ℓ) sqrt((2/ρ) f(d, δ_{K,ℓ}))``,
-       ``δ_{K,ℓ} = δ/(Kℓ(ℓ+1))``, ``f(d, δ) = d + 2 sqrt(d log(2/δ)) + 2 log(2/δ)``.
+       (in index order). ``phase_length="paper"``: eq. (5.6) (the paper's eq. (4))
+       ``c_ℓ = c⁰_ℓ + (2d/β_ℓ) sqrt((2/ρ) f(d, δ_{K,ℓ}))``, ``c⁰_ℓ = (8d/β_ℓ²) log(4/δ_{K,ℓ})``
+       (GOPE's), ``δ_{K,ℓ} = δ/(Kℓ(ℓ+1))``, ``f(d, δ) = d + 2 sqrt(d log(2/δ)) + 2 log(2/δ)``.
+       ``phase_length="joint"`` (default; derived in ``_gope_core.phase_constant``): the
+       estimate's sampling error and the Gaussian noise, projected on one arm, are one
+       sub-Gaussian variable, so the same per-arm confidence needs only
+       ``c_ℓ = (c⁰_ℓ + sqrt(c⁰_ℓ² + 8dc⁰_ℓ/ρ))/2 <= eq. (5.6)``; the extra exploration over
+       GOPE is ``≈ 2d/ρ`` rounds per phase as ``ρ -> ∞`` (eq. (5.6)'s: ``∝ 1/√ρ``).
     3. ``V_ℓ = Σ T_ℓ(a) a aᵀ``, ``θ̂_ℓ = V_ℓ^{-1} Σ_{t in phase ℓ} a_t r_t`` (this phase only).
     4. ``θ̃_ℓ = θ̂_ℓ + V_ℓ^{-1/2} N_ℓ`` with ``N_ℓ ~ N(0, σ_ℓ² I_d)``, one draw per phase.
     5. ``A_{ℓ+1} = {a ∈ A_ℓ : max_b <θ̃_ℓ, b - a> <= 2β_ℓ}``.
@@ -87,6 +94,11 @@ def adac_gope(
       calibration: ``"safe"`` (default) or ``"paper"``.
       design_tol: Frank–Wolfe stops at ``g(π) <= (1 + tol) d``.
       design_iters: Frank–Wolfe iteration cap.
+      phase_length: ``"joint"`` (default) or ``"paper"`` (eq. (5.6)).
+      ablation: ``None`` (AdaC-GOPE), or a diagnostic that is **not private**: ``"noise"``
+        (the noise with GOPE's phase lengths) or ``"exploration"`` (AdaC-GOPE's longer
+        phases without the noise); they decompose the price of privacy
+        (``jaxpriv.experiments.zcdp_fidelity``).
 
     Returns:
       A ``Learner`` with params ``AdaCGOPEParams``; actions are int32 indices.
@@ -101,4 +113,6 @@ def adac_gope(
       (arXiv 2309.00557), Algorithm 2 / eq. (4); A. Azize, PhD thesis (2024), Algorithm 8,
       eq. (5.6), Thm 5.12, §C.1.3.
     """
-    return phased_elimination(num_actions, dim, horizon, True, clip, calibration, design_tol, design_iters)
+    return phased_elimination(
+        num_actions, dim, horizon, True, clip, calibration, design_tol, design_iters, ablation, phase_length
+    )

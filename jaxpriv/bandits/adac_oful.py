@@ -7,9 +7,26 @@ from typing import NamedTuple
 from jax.typing import ArrayLike
 
 from jaxpriv._base import Learner
-from jaxpriv.bandits._oful_core import OFULState, oful_radius, privacy_radius, rarely_switching_oful
+from jaxpriv.bandits._oful_core import (
+    ABLATIONS,
+    RADII,
+    OFULState,
+    oful_radius,
+    privacy_radius,
+    rarely_switching_oful,
+    self_normalized_radius,
+)
 
-__all__ = ["AdaCOFULParams", "OFULState", "adac_oful", "oful_radius", "privacy_radius"]
+__all__ = [
+    "ABLATIONS",
+    "RADII",
+    "AdaCOFULParams",
+    "OFULState",
+    "adac_oful",
+    "oful_radius",
+    "privacy_radius",
+    "self_normalized_radius",
+]
 
 
 class AdaCOFULParams(NamedTuple):
@@ -34,7 +51,14 @@ class AdaCOFULParams(NamedTuple):
     action_bound: ArrayLike = 1.0
 
 
-def adac_oful(num_actions: int, dim: int, horizon: int, clip: bool = True) -> Learner:
+def adac_oful(
+    num_actions: int,
+    dim: int,
+    horizon: int,
+    clip: bool = True,
+    radius: str = "self_normalized",
+    ablation: str | None = None,
+) -> Learner:
     """AdaC-OFUL (thesis Algorithm 9, the paper's Algorithm 3): ρ-zCDP linear contextual bandits.
 
     ``V_0 = λI``, ``θ̃ = 0``, ``τ = 0``, ``ℓ = 1``. At round ``t`` observe ``A_t``;
@@ -43,11 +67,26 @@ def adac_oful(num_actions: int, dim: int, horizon: int, clip: bool = True) -> Le
     cumulative noise), ``ℓ += 1``, ``τ = t - 1``. Play
     ``argmax_{a ∈ A_t} <θ̃_τ, a> + β̃_τ ‖a‖_{V_τ^{-1}}``.
 
-    Radius (spec §5.2, **[STD]** robust implementable choice; the paper's
-    numeric β̃ is not given and its ``γ_t`` needs the unknown ``λ₀``):
-    ``β̃_τ = β_τ + sqrt((2ℓ/ρ) (d + 2 sqrt(d log(T/δ)) + 2 log(T/δ))) / sqrt(λ_min(V_τ))``,
-    ``β_τ = R sqrt(2 log(1/δ) + log(det V_τ/λ^d)) + sqrt(λ) S`` — Thm C.13's
-    derivation with the public ``λ_min(V_τ)`` in place of the ``λ₀``-based bound.
+    Radius (the paper's numeric ``β̃`` is not given, and its ``γ_t`` needs the
+    unknown ``λ₀``); both choices keep ``‖θ̃_τ - θ*‖_{V_τ} <= β̃_τ`` at every switch
+    with high probability:
+
+    * ``radius="self_normalized"`` (default; derived in ``self_normalized_radius``):
+      the noise ``Y_m`` enters Abbasi-Yadkori et al.'s self-normalised bound as
+      ``d`` pseudo-observations per switch,
+      ``β̃_τ = sqrt(1 + c/λ_min(V_τ)) R sqrt(2 log(1/δ) + log det(V_τ + cI) - d log λ) + sqrt(λ) S``,
+      ``c = 2ℓ/(ρR²)``; probability ``>= 1 - δ``; tends to RS-OFUL's radius at rate ``1/ρ``.
+    * ``radius="robust"`` (spec §5.2, **[STD]**, the earlier default):
+      ``β̃_τ = β_τ + sqrt((2ℓ/ρ) (d + 2 sqrt(d log(T/δ)) + 2 log(T/δ))) / sqrt(λ_min(V_τ))``,
+      ``β_τ = R sqrt(2 log(1/δ) + log(det V_τ/λ^d)) + sqrt(λ) S`` — Thm C.13's
+      derivation with the public ``λ_min(V_τ)`` in place of the ``λ₀``-based bound;
+      probability ``>= 1 - 2δ``; the enlargement vanishes at rate ``1/√ρ``, and it is
+      large while ``λ_min(V_τ)`` is small.
+
+    ``ablation`` (diagnostics, **not private**): ``"noise"`` adds the noise but
+    uses RS-OFUL's radius; ``"radius"`` uses the chosen radius without adding
+    the noise. They decompose AdaC-OFUL's price of privacy
+    (``jaxpriv.experiments.zcdp_fidelity``).
 
     Privacy: ρ-Interactive zCDP (thesis Def. 3.5) w.r.t. the rewards, for
     neighbouring reward tables differing in one round's reward; the contexts
@@ -75,6 +114,8 @@ def adac_oful(num_actions: int, dim: int, horizon: int, clip: bool = True) -> Le
       dim: ``d``.
       horizon: ``T >= K`` (enters the noise bound through ``log(T/δ)``).
       clip: the privacy-hygiene switch (default ``True``).
+      radius: ``"self_normalized"`` (default) or ``"robust"``.
+      ablation: ``None`` (AdaC-OFUL), ``"noise"`` or ``"radius"`` (diagnostics, not private).
 
     Returns:
       A ``Learner`` with params ``AdaCOFULParams``; feedback ``ContextualFeedback``
@@ -82,12 +123,15 @@ def adac_oful(num_actions: int, dim: int, horizon: int, clip: bool = True) -> Le
       the feedback of round ``t - 1``; round 1 is played uniformly at random).
 
     Raises:
-      ValueError: ``num_actions < 2``, ``horizon < num_actions``; from ``check``:
+      ValueError: ``num_actions < 2``, ``horizon < num_actions``, an unknown ``radius`` or
+        ``ablation``; from ``check``:
         ``rho <= 0``, ``delta ∉ (0, 1)``, non-positive ``regularization`` /
         ``switch_factor`` / ``theta_bound`` / ``action_bound``.
 
     References:
       A. Azize, D. Basu. Concentrated Differential Privacy for Bandits. IEEE SaTML 2024
-      (arXiv 2309.00557), Algorithm 3; A. Azize, PhD thesis (2024), Algorithm 9, Thm C.13, Thm 5.17.
+      (arXiv 2309.00557), Algorithm 3; A. Azize, PhD thesis (2024), Algorithm 9, Thm C.13, Thm 5.17;
+      Y. Abbasi-Yadkori, D. Pál, Cs. Szepesvári. Improved Algorithms for Linear Stochastic
+      Bandits. NeurIPS 2011, Theorem 1 (the self-normalised bound).
     """
-    return rarely_switching_oful(num_actions, dim, horizon, True, clip)
+    return rarely_switching_oful(num_actions, dim, horizon, True, clip, radius, ablation)

@@ -108,9 +108,12 @@ def _gope_simulator(
     design_tol: float,
     design_iters: int,
     reward_sums: RewardSums,
+    ablation: str | None = None,
+    phase_length: str = "joint",
 ) -> Callable[[PRNGKey, SimParams], tuple[jax.Array, jax.Array, jax.Array]]:
     ckpts = jnp.asarray(checkpoints, jnp.int32)
     num_scan = core.max_phases(horizon) + 1
+    explore, noisy = core.ablation_parts(private, ablation)
 
     def one(key: PRNGKey, params: SimParams):
         lp, ep = params.learner, params.env
@@ -136,7 +139,18 @@ def _gope_simulator(
             k_sum, k_noise = jax.random.split(jax.random.fold_in(k_run, ell))
             started = t_used < horizon
             plan = core.plan_phase(
-                x, active, ell, rho, delta, num_actions, horizon, private, design_tol, design_iters, run=started
+                x,
+                active,
+                ell,
+                rho,
+                delta,
+                num_actions,
+                horizon,
+                explore,
+                design_tol,
+                design_iters,
+                run=started,
+                rule=phase_length,
             )
             alloc = jnp.where(started, plan.alloc, 0)
             off = jnp.cumsum(alloc) - alloc  # support arms are played in index order
@@ -146,7 +160,7 @@ def _gope_simulator(
             pulls_at = pulls_at + jnp.clip(ckpts[:, None] - t_used - off[None, :], 0, n[None, :])
             phases_at = phases_at + (started & (ckpts > t_used)).astype(jnp.int32)
             sums = reward_sums(k_sum, means, stddev, n)
-            rel = core.close_phase(k_noise, x, active, n, sums, ell, plan.c, rho, private, calibration)
+            rel = core.close_phase(k_noise, x, active, n, sums, ell, plan.c, rho, noisy, calibration)
             active = jnp.where(complete, rel.active, active)
             return (active, t_used + jnp.sum(n), pulls_at, phases_at), None
 
@@ -182,6 +196,8 @@ def simulate_gope_phases(
     chunk: int | None = None,
     reward_sums: RewardSums | None = None,
     policy: Learner | None = None,
+    ablation: str | None = None,
+    phase_length: str = "joint",
 ) -> EpisodeResult:
     """AdaC-GOPE (``AdaCGOPEParams``) or GOPE (``GOPEParams``) on a linear bandit, phase by phase.
 
@@ -211,6 +227,9 @@ def simulate_gope_phases(
       policy: optional, the step-level ``adac_gope`` / ``gope`` these phases stand
         in for; a ``horizon`` past the one it was built for raises ``ValueError``
         naming both (its phase lengths are capped at its own horizon).
+      phase_length: AdaC-GOPE's phase-length rule, ``"joint"`` (default) or ``"paper"`` (see ``adac_gope``).
+      ablation: ``None``, or, with ``AdaCGOPEParams``, ``"noise"`` / ``"exploration"``
+        (diagnostics, not private; see ``adac_gope``).
 
     Returns:
       An ``EpisodeResult``: ``regret[..., m]``, ``episodes[..., m]`` (phases
@@ -221,9 +240,12 @@ def simulate_gope_phases(
     check_horizon(horizon, policy, "policy")
     instance = _validate.choice("instance", instance, INSTANCES)
     exact_pulls = _validate.positive_int("exact_pulls", exact_pulls)
+    core.ablation_parts(isinstance(params, AdaCGOPEParams), ablation)
     if isinstance(params, AdaCGOPEParams):
         private = True
-        adac_gope(num_actions, dim, horizon, clip, calibration, design_tol, design_iters).check(params)
+        adac_gope(
+            num_actions, dim, horizon, clip, calibration, design_tol, design_iters, phase_length=phase_length
+        ).check(params)
     elif isinstance(params, GOPEParams):
         private = False
         gope(num_actions, dim, horizon, clip, design_tol, design_iters).check(params)
@@ -245,6 +267,8 @@ def simulate_gope_phases(
         float(design_tol),
         int(design_iters),
         reward_sums,
+        ablation,
+        _validate.choice("phase_length", phase_length, core.PHASE_LENGTHS),
     )
     regret, episodes, pulls = episode_sweep(one, SimParams(params, env_params), key, seeds, chunk)
     return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, episodes, pulls)
