@@ -11,7 +11,7 @@ counterpart on shared seeds (common random numbers) over a grid of ρ:
 * ``"contextual"``: AdaC-OFUL vs RS-OFUL, ``K = 10`` fresh actions per round
   ``~ N((1/√3)·1, 0.1·I_3)``, θ* on the sphere per run, ``C = 1``, ``λ = 0.1``,
   ``δ = 0.001``, ``N(0, 1)`` noise; simulated step by step (``jaxpriv.sweep``),
-  one run per horizon of the left panel (the radius uses ``log(T/δ)``); the
+  one run per horizon of the left panel (the ``"robust"`` radius uses ``log(T/δ)``); the
   right panel uses the checkpoints of the longest run.
 
 Each setting gives the paper's two views: the regret gap
@@ -65,6 +65,8 @@ class SettingConfig(NamedTuple):
       pop_horizon: the last ``t`` of the right panel.
       seeds: runs per point.
       clip: the privacy-hygiene switch.
+      radius: AdaC-OFUL's radius (``adac_oful(radius=...)``; contextual setting).
+      phase_length: AdaC-GOPE's phase-length rule (``adac_gope(phase_length=...)``; linear setting).
     """
 
     name: str
@@ -74,6 +76,8 @@ class SettingConfig(NamedTuple):
     pop_horizon: int
     seeds: int
     clip: bool = True
+    radius: str = "self_normalized"
+    phase_length: str = "joint"
 
 
 def linear_config(full: bool = False, seeds: int | None = None, clip: bool = True) -> SettingConfig:
@@ -154,7 +158,15 @@ def _run_linear(cfg: SettingConfig, key: jax.Array) -> SettingResult:
     rhos = jnp.asarray(cfg.rhos, jnp.float32)
     t0 = time.perf_counter()
     priv = simulate_gope_phases(
-        AdaCGOPEParams(template.actions, rhos), template, key, t_max, cfg.seeds, ckpts, clip=cfg.clip, instance="random"
+        AdaCGOPEParams(template.actions, rhos),
+        template,
+        key,
+        t_max,
+        cfg.seeds,
+        ckpts,
+        clip=cfg.clip,
+        instance="random",
+        phase_length=cfg.phase_length,
     )
     nonpriv = simulate_gope_phases(
         GOPEParams(template.actions), template, key, t_max, cfg.seeds, ckpts, clip=cfg.clip, instance="random"
@@ -180,7 +192,7 @@ def _run_contextual(cfg: SettingConfig, key: jax.Array) -> SettingResult:
     for horizon in horizons:  # a handful of static horizons: one compilation each
         ckpts = "log" if horizon == max(horizons) else [horizon]
         priv = sweep(
-            adac_oful(num_actions, dim, horizon, cfg.clip),
+            adac_oful(num_actions, dim, horizon, cfg.clip, cfg.radius),
             env,
             SimParams(AdaCOFULParams(rho=rhos, action_bound=bound), ep),
             key,
@@ -272,6 +284,7 @@ def _save(res: SettingResult, out: Path) -> dict[str, Any]:
         "simulator": "episode-level (fast_gope)" if cfg.name == "linear" else "step-level (jaxpriv.sweep)",
         "seeds": cfg.seeds,
         "clip": cfg.clip,
+        **({"phase_length": cfg.phase_length} if cfg.name == "linear" else {"radius": cfg.radius}),
         "rhos": list(cfg.rhos),
         "horizons": list(cfg.horizons),
         "regret_nonprivate": dict(zip(map(str, cfg.horizons), res.regret_nonprivate.round(3).tolist(), strict=True)),
@@ -303,6 +316,8 @@ def run_setting(
     clip: bool = True,
     key: jax.Array | None = None,
     config: SettingConfig | None = None,
+    radius: str = "self_normalized",
+    phase_length: str = "joint",
 ) -> SettingResult:
     """Run one setting, and write its two figures, ``.npz`` and ``.json`` under ``out_dir`` (if given).
 
@@ -314,7 +329,9 @@ def run_setting(
       seeds: override the number of runs.
       clip: the privacy-hygiene switch (``False``: the paper's unclipped setup).
       key: the base PRNG key (default ``jax.random.key(0)``).
-      config: a custom ``SettingConfig`` (overrides ``full``/``seeds``/``clip``).
+      config: a custom ``SettingConfig`` (overrides ``full``/``seeds``/``clip``/``radius``/``phase_length``).
+      radius: AdaC-OFUL's radius, ``"self_normalized"`` (default) or ``"robust"``.
+      phase_length: AdaC-GOPE's phase-length rule, ``"joint"`` (default) or ``"paper"``.
 
     Returns:
       A ``SettingResult``.
@@ -322,7 +339,7 @@ def run_setting(
     if name not in SETTINGS:
         raise ValueError(f"name must be one of {tuple(SETTINGS)}, got {name!r}")
     make, runner = SETTINGS[name]
-    cfg = config or make(full=full, seeds=seeds, clip=clip)
+    cfg = config or make(full=full, seeds=seeds, clip=clip)._replace(radius=radius, phase_length=phase_length)
     res = runner(cfg, jax.random.key(0) if key is None else key)
     if out_dir is not None:
         out = Path(out_dir)
@@ -341,11 +358,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--full", action="store_true", help="the paper's scale (100 runs, T up to 10^7 / 10^5)")
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--unclipped", action="store_true", help="the paper's unclipped Gaussian setup")
+    ap.add_argument("--radius", default="self_normalized", choices=("self_normalized", "robust"))
+    ap.add_argument("--phase-length", default="joint", choices=("joint", "paper"))
     ap.add_argument("--out", default="results/bandits_linear")
     args = ap.parse_args(argv)
     names = ("linear", "contextual") if args.setting == "both" else (args.setting,)
     for name in names:
-        res = run_setting(name, args.out, full=args.full, seeds=args.seeds, clip=not args.unclipped)
+        res = run_setting(
+            name,
+            args.out,
+            full=args.full,
+            seeds=args.seeds,
+            clip=not args.unclipped,
+            radius=args.radius,
+            phase_length=args.phase_length,
+        )
         print(json.dumps(json.loads((Path(args.out) / f"{name}.json").read_text()), indent=1))
         print(f"{name}: {res.seconds:.1f} s")
 
@@ -418,6 +445,8 @@ def _register() -> None:
                     "instance": "actions and θ* uniform on the sphere, drawn per run",
                     "simulator": "episode-level (one scan step per phase), jaxpriv.bandits.fast_gope",
                     "noise": "V^{-1/2} N(0, (2/ρ) max(g², d/c) I) (calibration='safe')",
+                    "phase_length": "joint: c = (c0 + sqrt(c0² + 8 d c0/ρ))/2, c0 = GOPE's (8d/β²) log(4/δ_K,ℓ) "
+                    "(adac_gope default; eq. (5.6) is phase_length='paper')",
                     "clip": "rewards clipped to [-1, 1] (private-safe); per-arm sums exact up to 64 pulls, "
                     "moment-matched Gaussian beyond; the unclipped paper setup: zcdp_bandits_linear --unclipped",
                 },
@@ -440,9 +469,9 @@ def _register() -> None:
                     "lambda": 0.1,
                     "delta": 0.001,
                     "reward_noise": "N(0, 1)",
-                    "simulator": "step-level, jaxpriv.sweep; shorter horizons read off checkpoints of the longest run "
-                    "(the radius uses log(T/δ) with T the longest horizon)",
-                    "radius": "β_τ + sqrt((2ℓ/ρ) f(d, δ/T)) / sqrt(λ_min(V_τ)) (spec §5.2 [STD])",
+                    "simulator": "step-level, jaxpriv.sweep; shorter horizons read off checkpoints of the longest run",
+                    "radius": "self_normalized: sqrt(1 + c/λ_min(V_τ)) R sqrt(2 log(1/δ) + log det(V_τ + cI) "
+                    "- d log λ) + sqrt(λ) S, c = 2ℓ/(ρR²) (adac_oful default; the spec §5.2 choice is radius='robust')",
                     "clip": "rewards clipped to [-1, 1], actions a/L shrunk to the unit ball, "
                     f"L = {CONTEXT_ACTION_BOUND}",
                     "round_1": "played uniformly at random (A_1 arrives with the first feedback)",
