@@ -419,15 +419,19 @@ def _check_runs(runs: int) -> int:
 def _path_nodes(releases: np.ndarray, position: int, depth: int, horizon: int) -> np.ndarray:
     """The noisy tree nodes that contain the input at ``position``, from the releases ``[..., T, d]``.
 
-    The node of level ``i`` holding ``position`` closes at ``t_c = (⌊(p-1)/2^i⌋ + 1) 2^i`` and equals
-    ``v_{t_c} - v_{t_c - 2^i}`` (``v_0 = 0``). Nodes closing after the horizon are skipped.
-    Returns ``[..., levels, d]``.
+    The node of level ``i`` holding ``position`` closes at ``t_c = (⌊(p-1)/2^i⌋ + 1) 2^i``. A release
+    ``v_t`` sums the nodes at the set bits of ``t``, so only left children (even ``⌊(p-1)/2^i⌋``) and
+    roots are ever released; such a node equals ``v_{t_c} - v_{t_c - 2^i}`` (``v_0 = 0``). Right
+    children (never released: the canary's loss there is nil) and nodes closing after the horizon
+    are skipped. Returns ``[..., levels, d]``.
     """
     nodes = []
     for i in range(depth):  # a host loop over the D levels
         close = (((position - 1) >> i) + 1) << i
         if close > horizon:
             break
+        if ((position - 1) >> i) & 1:  # a right child: never part of a release
+            continue
         prev = close - (1 << i)
         node = releases[..., close - 1, :] - (releases[..., prev - 1, :] if prev >= 1 else 0.0)
         nodes.append(node)
@@ -818,10 +822,16 @@ def audit_window_tree(
     except the one at ``position``, ``0`` vs ``Δ`` (``"add_remove"``) or ``-Δ`` vs ``+Δ``
     (``"replace"``), ``Δ = params.sensitivity``. The claim is window privacy: the input at
     ``p = position`` is protected in the releases ``s_1..s_{p+W-1}`` only (after that it enters
-    as an exact sum, by design), so the statistic sees exactly those releases (all ``T`` when
-    ``W >= T``): ``heldout_fisher_scores`` on them (exact likelihood ratio for the Gaussian
-    family; a linear statistic for the Gamma family, whose nodes cannot all be recovered from
-    the covered releases once the window crosses a block boundary).
+    as an exact sum, by design), so the statistic sees those releases only. Statistic:
+
+    * ``W >= T`` (the full binary tree over ``T``), or ``position = 1``: the canary's nodes are
+      the binary tree's path nodes of its first block (all left children or the block root,
+      released in the block's prefix phase, recovered by differences of ``s_1..s_B``,
+      ``B = 2^ceil(log2 W)``; later releases hold none of them and no noise they share), and the
+      statistic is their exact log-likelihood ratio (``audit_tree``'s), which sees the whole budget;
+    * otherwise: ``heldout_fisher_scores`` on the covered releases (exact likelihood ratio for
+      the Gaussian family; a weaker linear statistic for the Gamma family: a right child of the
+      path is released only in the next block's suffix phase, mixed with other nodes).
 
     Claim: window ε-DP, ``params.epsilon`` (``"gamma"``), or window ``(ε, δ)``-DP with
     ``δ = params.delta`` (``"gaussian"``): the bound is on ε at that δ
@@ -841,7 +851,7 @@ def audit_window_tree(
       ValueError: a bad static argument or params; a canary beyond ``Δ``; ``position``
         outside ``[1, T]``; too few runs.
     """
-    from jaxpriv.mechanisms._window_tree import window_tree
+    from jaxpriv.mechanisms._window_tree import window_levels, window_tree
 
     runs = _check_runs(runs)
     built = window_tree(horizon, 1, window, noise, neighbouring, calibration)  # validates the static arguments
@@ -852,8 +862,15 @@ def audit_window_tree(
         raise ValueError(f"position must be in [1, {horizon}] (the tree's horizon), got {position!r}")
     low, high = _canary_ends(neighbouring, float(np.asarray(params.sensitivity)), canary)
     releases = _canary_releases(mechanism, params, key, runs, horizon, 1, int(position), low, high)
-    covered = min(horizon, int(position) + int(window) - 1)
-    scores = heldout_fisher_scores(releases[:, :, :covered, 0])
+    m = window_levels(window, horizon)
+    if window >= horizon or int(position) == 1:  # the path nodes are the binary tree's, recovered exactly
+        span = horizon if window >= horizon else 2**m
+        nodes = _path_nodes(releases[:, :, :span], int(position), m + 1, span)
+        scores = _node_scores(nodes, noise, low, high)
+        scores = np.stack([scores[0], scores[1]])
+    else:
+        covered = min(horizon, int(position) + int(window) - 1)
+        scores = heldout_fisher_scores(releases[:, :, :covered, 0])
     delta = float(np.asarray(params.delta)) if noise == "gaussian" else 0.0
     label = name or f"window_tree[{noise}, {neighbouring}, W={window}]"
     return _finish(label, "epsilon", float(np.asarray(params.epsilon)), scores, alpha, runs, delta)
@@ -982,12 +999,11 @@ def audit_oco(
       ValueError: an unknown learner (the known ones named) or noise family; ``position``
         outside ``[1, T]``; too few runs.
     """
+    import importlib
+
     from jaxpriv import sets
-    from jaxpriv.oco import private_bandit_ftal as pbf
-    from jaxpriv.oco import private_experts as pe
-    from jaxpriv.oco import regularized_pftal as rp
-    from jaxpriv.oco import wdp_cocol as cl
-    from jaxpriv.oco import wdp_cocop as cp
+
+    rp, pe, pbf, cp, cl = (importlib.import_module(f"jaxpriv.oco.{m}") for m in LEARNERS)
 
     if learner not in LEARNERS:
         raise ValueError(f"learner must be one of {LEARNERS}, got {learner!r}")
@@ -1011,7 +1027,7 @@ def audit_oco(
         params = params or pbf.PrivateBanditFTALParams(1.0, 0.5, 1.0)
         tables = np.zeros((2, horizon), np.float32)
         tables[0, i], tables[1, i] = -float(params.loss_bound), float(params.loss_bound)
-        interact = int(position)
+        interact, points = int(position), horizon  # no point is played at T + 1 (it is NaN)
     else:
         constraint = sets.l2_ball(1, 1.0) if learner == "wdp_cocop" else sets.simplex(2)
         factory = cp.wdp_cocop if learner == "wdp_cocop" else cl.wdp_cocol
