@@ -25,15 +25,29 @@ implementation is less private than it claims. A lower bound below the claim
 proves nothing about privacy; it says the audit could not refute the claim with
 its sample, statistic and neighbouring inputs (Steinke, Nasr & Jagielski 2023).
 
-What is audited here (``audit_tree``, ``audit_pftal``, ``audit_adac_ucb``):
+What is audited here (``audit_tree``, ``audit_pftal``, ``audit_adac_ucb``, ``audit_prefix_sums``,
+``audit_window_tree``, ``audit_learner`` / ``audit_oco``; ``jaxpriv audit`` prints them all):
 
 * the binary tree (``jaxpriv.mechanisms.binary_tree``), all three noise families:
   one canary of the full sensitivity at ``position``; the statistic is the exact
-  log-likelihood ratio of the noisy tree nodes on the canary's path (recovered
-  from the releases by differences), which sees the whole budget;
+  log-likelihood ratio of the released noisy tree nodes on the canary's path (recovered
+  from the releases by differences; right children are never released), which sees the
+  whole budget at ``position = 1``;
+* Honaker's tree, the square-root factorization and BLT (``audit_prefix_sums``, any
+  prefix-sum mechanism that declares its neighbouring relation): the same canary; the
+  statistic is a Fisher direction ``Σ⁻¹(mean_B - mean_A)`` on the releases, learned on a
+  held-out half of the runs (``heldout_fisher_scores``): the exact likelihood ratio for
+  Gaussian releases ``A x + correlated noise``, a weaker linear statistic otherwise;
+* the window tree (``audit_window_tree``): window ε-DP (Gamma) or window (ε, δ)-DP (Gaussian,
+  the bound is on ε at the claimed δ); only the releases the claim covers (up to
+  ``position + W - 1``) are used; the exact path statistic at ``position = 1`` (or ``W >= T``),
+  the held-out Fisher statistic otherwise;
 * PFTAL: replace-one on one round's loss (gradient ``-L u`` vs ``+L u``); the
   points played reveal the tree's releases when the constraint set is large
   enough for the projection to stay inactive, then the tree's statistic;
+* regularised PFTAL, private experts, private bandit FTAL, WDP-COCOP, WDP-COCOL
+  (``audit_oco``): replace-one on one round's feedback, the adversarial choice documented per
+  learner; the statistic is the held-out Fisher direction on the points played;
 * AdaC-UCB: reward tables that differ in the first reward of arm 0 (0 vs 1); the
   statistic is the round at which arm 0 is next chosen.
 
@@ -519,8 +533,10 @@ def audit_tree(
     (``"add_remove"``) or ``-Δ e_1`` vs ``+Δ e_1`` (``"replace"``), with ``Δ = params.sensitivity``
     the declared clipping bound (or ``canary <= Δ``). Statistic: the exact log-likelihood ratio
     of the noisy nodes on the canary's path (``_node_scores``), recovered from the releases:
-    it sees every node the canary enters, i.e. the whole budget when the tree's ``D`` levels
-    all close within the horizon (``T`` a power of two). For the Gamma-norm family the bound
+    it sees every released node the canary enters. A release sums the nodes at the set bits of
+    ``t``, so a right child is never released: the canary at ``position`` spends the share of
+    its left-child (and root) ancestors only, the whole budget at ``position = 1`` when the
+    ``D`` levels all close within the horizon (``T`` a power of two). For the Gamma-norm family the bound
     is tight only in one dimension (build the tree with ``dim=1``): in ``d > 1`` the
     worst-case privacy loss needs the noise aligned with the canary, a rare event.
 
