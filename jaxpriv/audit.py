@@ -25,15 +25,29 @@ implementation is less private than it claims. A lower bound below the claim
 proves nothing about privacy; it says the audit could not refute the claim with
 its sample, statistic and neighbouring inputs (Steinke, Nasr & Jagielski 2023).
 
-What is audited here (``audit_tree``, ``audit_pftal``, ``audit_adac_ucb``):
+What is audited here (``audit_tree``, ``audit_pftal``, ``audit_adac_ucb``, ``audit_prefix_sums``,
+``audit_window_tree``, ``audit_learner`` / ``audit_oco``; ``jaxpriv audit`` prints them all):
 
 * the binary tree (``jaxpriv.mechanisms.binary_tree``), all three noise families:
   one canary of the full sensitivity at ``position``; the statistic is the exact
-  log-likelihood ratio of the noisy tree nodes on the canary's path (recovered
-  from the releases by differences), which sees the whole budget;
+  log-likelihood ratio of the released noisy tree nodes on the canary's path (recovered
+  from the releases by differences; right children are never released), which sees the
+  whole budget at ``position = 1``;
+* Honaker's tree, the square-root factorization and BLT (``audit_prefix_sums``, any
+  prefix-sum mechanism that declares its neighbouring relation): the same canary; the
+  statistic is a Fisher direction ``Σ⁻¹(mean_B - mean_A)`` on the releases, learned on a
+  held-out half of the runs (``heldout_fisher_scores``): the exact likelihood ratio for
+  Gaussian releases ``A x + correlated noise``, a weaker linear statistic otherwise;
+* the window tree (``audit_window_tree``): window ε-DP (Gamma) or window (ε, δ)-DP (Gaussian,
+  the bound is on ε at the claimed δ); only the releases the claim covers (up to
+  ``position + W - 1``) are used; the exact path statistic at ``position = 1`` (or ``W >= T``),
+  the held-out Fisher statistic otherwise;
 * PFTAL: replace-one on one round's loss (gradient ``-L u`` vs ``+L u``); the
   points played reveal the tree's releases when the constraint set is large
   enough for the projection to stay inactive, then the tree's statistic;
+* regularised PFTAL, private experts, private bandit FTAL, WDP-COCOP, WDP-COCOL
+  (``audit_oco``): replace-one on one round's feedback, the adversarial choice documented per
+  learner; the statistic is the held-out Fisher direction on the points played;
 * AdaC-UCB: reward tables that differ in the first reward of arm 0 (0 vs 1); the
   statistic is the round at which arm 0 is next chosen.
 
@@ -384,6 +398,7 @@ class Audit(NamedTuple):
       confidence: ``1 - alpha``: ``lower`` is below the true parameter with at least this probability.
       runs: runs per side (A and B).
       bound: the underlying ``Bound`` (ε, or μ for ``kind="rho"``).
+      delta: the δ of an ``(ε, δ)`` claim (``kind="epsilon"``; 0 for pure ε-DP): ``lower`` bounds ε at that δ.
     """
 
     component: str
@@ -393,6 +408,7 @@ class Audit(NamedTuple):
     confidence: float
     runs: int
     bound: Bound
+    delta: float = 0.0
 
     @property
     def ratio(self) -> float:
@@ -400,12 +416,12 @@ class Audit(NamedTuple):
         return self.lower / self.claim
 
 
-def _finish(component: str, kind: str, claim: float, scores: np.ndarray, alpha: float, runs: int) -> Audit:
+def _finish(component: str, kind: str, claim: float, scores: Any, alpha: float, runs: int, delta: float = 0.0) -> Audit:
     if kind == "rho":
         b = gdp_mu_lower_bound(scores[0], scores[1], alpha)
         return Audit(component, kind, float(claim), mu_to_rho(b.value), b.confidence, runs, b)
-    b = epsilon_lower_bound(scores[0], scores[1], alpha)
-    return Audit(component, kind, float(claim), b.value, b.confidence, runs, b)
+    b = epsilon_lower_bound(scores[0], scores[1], alpha, delta=delta)
+    return Audit(component, kind, float(claim), b.value, b.confidence, runs, b, float(delta))
 
 
 def _check_runs(runs: int) -> int:
@@ -417,15 +433,19 @@ def _check_runs(runs: int) -> int:
 def _path_nodes(releases: np.ndarray, position: int, depth: int, horizon: int) -> np.ndarray:
     """The noisy tree nodes that contain the input at ``position``, from the releases ``[..., T, d]``.
 
-    The node of level ``i`` holding ``position`` closes at ``t_c = (⌊(p-1)/2^i⌋ + 1) 2^i`` and equals
-    ``v_{t_c} - v_{t_c - 2^i}`` (``v_0 = 0``). Nodes closing after the horizon are skipped.
-    Returns ``[..., levels, d]``.
+    The node of level ``i`` holding ``position`` closes at ``t_c = (⌊(p-1)/2^i⌋ + 1) 2^i``. A release
+    ``v_t`` sums the nodes at the set bits of ``t``, so only left children (even ``⌊(p-1)/2^i⌋``) and
+    roots are ever released; such a node equals ``v_{t_c} - v_{t_c - 2^i}`` (``v_0 = 0``). Right
+    children (never released: the canary's loss there is nil) and nodes closing after the horizon
+    are skipped. Returns ``[..., levels, d]``.
     """
     nodes = []
     for i in range(depth):  # a host loop over the D levels
         close = (((position - 1) >> i) + 1) << i
         if close > horizon:
             break
+        if ((position - 1) >> i) & 1:  # a right child: never part of a release
+            continue
         prev = close - (1 << i)
         node = releases[..., close - 1, :] - (releases[..., prev - 1, :] if prev >= 1 else 0.0)
         nodes.append(node)
@@ -465,6 +485,25 @@ def _tree_batch(mechanism: Mechanism, params: Any, streams: jax.Array, keys: jax
     return jax.vmap(lambda xs, ks: jax.vmap(lambda k: one(xs, k))(ks))(streams, keys)
 
 
+def _canary_releases(
+    mechanism: Mechanism,
+    params: Any,
+    key: Any,
+    runs: int,
+    horizon: int,
+    dim: int,
+    position: int,
+    low: float,
+    high: float,
+) -> np.ndarray:
+    """Releases ``[2, runs, T, d]`` of ``mechanism`` on the two canary streams (``low`` / ``high`` at ``position``)."""
+    streams = np.zeros((2, horizon, dim), np.float32)
+    streams[0, position - 1, 0], streams[1, position - 1, 0] = low, high
+    keys = jax.random.split(as_key(key), 2 * runs).reshape(2, runs)
+    p32 = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
+    return np.asarray(_tree_batch(mechanism, p32, jnp.asarray(streams), keys, horizon))
+
+
 def _canary_ends(neighbouring: str, bound: float, canary: float | None) -> tuple[float, float]:
     if canary is None:
         canary = bound
@@ -494,8 +533,10 @@ def audit_tree(
     (``"add_remove"``) or ``-Δ e_1`` vs ``+Δ e_1`` (``"replace"``), with ``Δ = params.sensitivity``
     the declared clipping bound (or ``canary <= Δ``). Statistic: the exact log-likelihood ratio
     of the noisy nodes on the canary's path (``_node_scores``), recovered from the releases:
-    it sees every node the canary enters, i.e. the whole budget when the tree's ``D`` levels
-    all close within the horizon (``T`` a power of two). For the Gamma-norm family the bound
+    it sees every released node the canary enters. A release sums the nodes at the set bits of
+    ``t``, so a right child is never released: the canary at ``position`` spends the share of
+    its left-child (and root) ancestors only, the whole budget at ``position = 1`` when the
+    ``D`` levels all close within the horizon (``T`` a power of two). For the Gamma-norm family the bound
     is tight only in one dimension (build the tree with ``dim=1``): in ``d > 1`` the
     worst-case privacy loss needs the noise aligned with the canary, a rare event.
 
@@ -522,11 +563,7 @@ def audit_tree(
         raise ValueError(f"position must be in [1, {horizon}] (the tree's horizon), got {position!r}")
     bound = float(np.asarray(params.sensitivity))
     low, high = _canary_ends(info.neighbouring, bound, canary)
-    streams = np.zeros((2, horizon, dim), np.float32)
-    streams[0, position - 1, 0], streams[1, position - 1, 0] = low, high
-    keys = jax.random.split(as_key(key), 2 * runs).reshape(2, runs)
-    p32 = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
-    releases = np.asarray(_tree_batch(mechanism, p32, jnp.asarray(streams), keys, horizon))
+    releases = _canary_releases(mechanism, params, key, runs, horizon, dim, int(position), low, high)
     nodes = _path_nodes(releases, int(position), tree_depth(horizon), horizon)
     scores = _node_scores(nodes, noise, low, high)
     kind = "rho" if noise == "gaussian" else "epsilon"
@@ -688,13 +725,363 @@ def audit_adac_ucb(
     return _finish(name or "adac_ucb", "rho", claim, scores, alpha, runs)
 
 
+# ----------------------------------------------------------------------------- generic audits (held-out statistic)
+
+
+def heldout_fisher_scores(features: Any) -> np.ndarray:
+    """Scores from a linear statistic learned on a held-out half of the runs (Fisher's discriminant).
+
+    ``features`` is ``[2, runs, k]`` (side A, side B). The first ``runs // 2`` runs of each side
+    estimate the mean difference ``m = mean_B - mean_A`` and the pooled within-side covariance
+    ``Σ``; the direction ``w = (Σ + λI)⁻¹ m`` (``λ`` a 1e-9 relative ridge, for features that
+    never vary, e.g. a saturated projection) scores the other runs, ``s = <w, x>``. For
+    releases ``y = μ_side + Gaussian noise`` with a common covariance, ``<w, y>`` is the exact
+    log-likelihood-ratio statistic up to the estimation error of ``w``; for any other noise it is
+    a valid, weaker statistic. The direction depends on the held-out runs only, so the evaluated
+    runs stay independent of it and the confidence of the bound stays honest.
+
+    Returns ``[2, runs - runs // 2]`` float64 scores (larger means "B").
+
+    Raises:
+      ValueError: fewer than 4 runs per side, or non-finite features.
+    """
+    x = np.asarray(features, np.float64)
+    if x.ndim != 3 or x.shape[0] != 2 or x.shape[1] < 4:
+        raise ValueError(f"features must be [2, runs >= 4, k] (half of the runs learn the statistic), got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("features must be finite")
+    half = x.shape[1] // 2
+    train, test = x[:, :half], x[:, half:]
+    means = train.mean(axis=1)
+    centred = (train - means[:, None]).reshape(-1, x.shape[2])
+    cov = centred.T @ centred / max(centred.shape[0] - 2, 1)
+    ridge = 1e-9 * max(float(np.trace(cov)) / x.shape[2], 1e-30)
+    w = np.linalg.solve(cov + ridge * np.eye(x.shape[2]), means[1] - means[0])
+    return test @ w
+
+
+def _declared(mechanism: Mechanism) -> Any:
+    try:
+        return describe(mechanism)
+    except ValueError as err:
+        raise ValueError(f"cannot audit a component without a declared neighbouring relation: {err}") from None
+
+
+def audit_prefix_sums(
+    mechanism: Mechanism,
+    params: Any,
+    key: Any,
+    runs: int = 20000,
+    *,
+    position: int = 1,
+    alpha: float = 0.05,
+    canary: float | None = None,
+    name: str | None = None,
+) -> Audit:
+    """Audit any prefix-sum mechanism of ``jaxpriv.mechanisms`` with one canary, statistic learned on held-out runs.
+
+    Neighbours, in the relation the mechanism declares (``describe(mechanism).neighbouring``):
+    every input is zero except the one at ``position``, ``0`` vs ``Δ e_1`` (``"add_remove"``)
+    or ``-Δ e_1`` vs ``+Δ e_1`` (``"replace"``), ``Δ = params.sensitivity`` (or ``canary <= Δ``).
+    Statistic: ``heldout_fisher_scores`` on the first coordinate of all ``T`` releases (those
+    before ``position`` too: with correlated noise they help cancel it). The releases are
+    ``A x + Gaussian noise`` for ``sqrt_factorization``, ``blt`` and the Gaussian trees, so the
+    statistic is the exact likelihood ratio, learned on half the runs (Nasr et al. 2021's
+    "best test" for the Gaussian mechanism); for the Gamma and Laplace families (Honaker's
+    estimator mixes the nodes, so no closed-form path statistic exists) it is a valid linear
+    statistic, weaker than the likelihood ratio. Half of each side's runs learn the direction,
+    and ``epsilon_lower_bound`` / ``gdp_mu_lower_bound`` split the other half again for the
+    threshold: the bound is evaluated on a quarter of the runs. ``audit_tree`` keeps the exact
+    path statistic of the binary tree.
+
+    Claim: ``params.epsilon`` (ε-DP; ``"gamma"``, ``"laplace"``) or ``params.rho`` (ρ-zCDP of a
+    Gaussian mechanism, compared through μ-GDP, ``ρ = μ²/2``), for the whole stream.
+
+    Raises:
+      ValueError: ``mechanism`` declares no neighbouring relation (not built by
+        ``jaxpriv.mechanisms``; the window tree: ``audit_window_tree``); a canary beyond the
+        declared bound; ``position`` outside ``[1, T]``; too few runs for the confidence; bad params.
+    """
+    info = _declared(mechanism)
+    runs = _check_runs(runs)
+    if mechanism.check is not None:
+        mechanism.check(params)
+    if not 1 <= int(position) <= info.horizon:
+        raise ValueError(f"position must be in [1, {info.horizon}] (the mechanism's horizon), got {position!r}")
+    low, high = _canary_ends(info.neighbouring, float(np.asarray(params.sensitivity)), canary)
+    releases = _canary_releases(mechanism, params, key, runs, info.horizon, info.dim, int(position), low, high)
+    scores = heldout_fisher_scores(releases[..., 0])
+    kind = "rho" if info.noise == "gaussian" else "epsilon"
+    claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+    return _finish(name or f"{info.name}[{info.noise}, {info.neighbouring}]", kind, claim, scores, alpha, runs)
+
+
+def audit_window_tree(
+    params: Any,
+    key: Any,
+    runs: int = 20000,
+    *,
+    horizon: int = 8,
+    window: int = 4,
+    noise: str = "gamma",
+    neighbouring: str = "add_remove",
+    calibration: str = "paper",
+    position: int = 1,
+    mechanism: Mechanism | None = None,
+    alpha: float = 0.05,
+    canary: float | None = None,
+    name: str | None = None,
+) -> Audit:
+    """Audit the window tree (``jaxpriv.mechanisms.window_tree``, one dimension) with one canary.
+
+    Neighbours (the relation ``neighbouring`` of the tree, event level): every input is zero
+    except the one at ``position``, ``0`` vs ``Δ`` (``"add_remove"``) or ``-Δ`` vs ``+Δ``
+    (``"replace"``), ``Δ = params.sensitivity``. The claim is window privacy: the input at
+    ``p = position`` is protected in the releases ``s_1..s_{p+W-1}`` only (after that it enters
+    as an exact sum, by design), so the statistic sees those releases only. Statistic:
+
+    * ``W >= T`` (the full binary tree over ``T``), or ``position = 1``: the canary's nodes are
+      the binary tree's path nodes of its first block (all left children or the block root,
+      released in the block's prefix phase, recovered by differences of ``s_1..s_B``,
+      ``B = 2^ceil(log2 W)``; later releases hold none of them and no noise they share), and the
+      statistic is their exact log-likelihood ratio (``audit_tree``'s), which sees the whole budget;
+    * otherwise: ``heldout_fisher_scores`` on the covered releases (exact likelihood ratio for
+      the Gaussian family; a weaker linear statistic for the Gamma family: a right child of the
+      path is released only in the next block's suffix phase, mixed with other nodes).
+
+    Claim: window ε-DP, ``params.epsilon`` (``"gamma"``), or window ``(ε, δ)``-DP with
+    ``δ = params.delta`` (``"gaussian"``): the bound is on ε at that δ
+    (``epsilon_lower_bound(..., delta=δ)``).
+
+    Args:
+      params: ``WindowTreeParams``.
+      key: PRNG key or integer seed.
+      runs: runs per side.
+      horizon, window, noise, neighbouring, calibration: the tree (``window_tree(horizon, 1, ...)``).
+      position: the canary's step.
+      mechanism: a window tree built with these arguments, to audit instead (e.g. a modified one).
+      alpha: ``1 - confidence``.
+      canary: the canary's size, ``<= Δ`` (default ``Δ``).
+
+    Raises:
+      ValueError: a bad static argument or params; a canary beyond ``Δ``; ``position``
+        outside ``[1, T]``; too few runs.
+    """
+    from jaxpriv.mechanisms._window_tree import window_levels, window_tree
+
+    runs = _check_runs(runs)
+    built = window_tree(horizon, 1, window, noise, neighbouring, calibration)  # validates the static arguments
+    mechanism = built if mechanism is None else mechanism
+    if mechanism.check is not None:
+        mechanism.check(params)
+    if not 1 <= int(position) <= horizon:
+        raise ValueError(f"position must be in [1, {horizon}] (the tree's horizon), got {position!r}")
+    low, high = _canary_ends(neighbouring, float(np.asarray(params.sensitivity)), canary)
+    releases = _canary_releases(mechanism, params, key, runs, horizon, 1, int(position), low, high)
+    m = window_levels(window, horizon)
+    if window >= horizon or int(position) == 1:  # the path nodes are the binary tree's, recovered exactly
+        span = horizon if window >= horizon else 2**m
+        nodes = _path_nodes(releases[:, :, :span], int(position), m + 1, span)
+        scores = _node_scores(nodes, noise, low, high)
+        scores = np.stack([scores[0], scores[1]])
+    else:
+        covered = min(horizon, int(position) + int(window) - 1)
+        scores = heldout_fisher_scores(releases[:, :, :covered, 0])
+    delta = float(np.asarray(params.delta)) if noise == "gaussian" else 0.0
+    label = name or f"window_tree[{noise}, {neighbouring}, W={window}]"
+    return _finish(label, "epsilon", float(np.asarray(params.epsilon)), scores, alpha, runs, delta)
+
+
+def audit_learner(
+    learner: Learner,
+    params: Any,
+    key: Any,
+    tables: Any,
+    runs: int = 20000,
+    *,
+    kind: str,
+    claim: float,
+    delta: float = 0.0,
+    points: int | None = None,
+    interact: int | None = None,
+    alpha: float = 0.05,
+    name: str = "learner",
+) -> Audit:
+    """Audit a full-information (or loss-value) learner on two neighbouring feedback tables.
+
+    ``tables`` is ``[2, T, ...]``: the feedback revealed at round ``t`` is ``tables[side, t-1]``
+    (a gradient, a cost vector, or a loss value; an adaptive adversary can reveal it whatever
+    the learner plays, e.g. the gradient of a linear loss plus a quadratic centred at the
+    played point). The tables must differ in one round only: that is the replace-one (or
+    add/remove) relation the claim is about, and the caller names the adversarial choice.
+    All ``2 × runs`` runs are one compiled, vmapped batch (``_learner_batch``). Statistic:
+    ``heldout_fisher_scores`` on the points played ``w_1..w_{points}`` (default all ``T + 1``:
+    the last one is the point the learner would play next), optionally with the products of
+    every coordinate with the first coordinate of the point played at round ``interact``
+    (for one-point bandit estimates ``(p/β) f(ŵ_t) u_t``, whose sign is the direction ``u_t``
+    visible in that point).
+
+    Args:
+      learner: the learner; ``params`` its params.
+      key: PRNG key or integer seed.
+      tables: ``[2, T, ...]`` feedback, differing in one round.
+      runs: runs per side.
+      kind: ``"epsilon"`` or ``"rho"`` (a Gaussian mechanism's ρ-zCDP, via μ-GDP).
+      claim: the claimed ε or ρ; ``delta`` the δ of an ``(ε, δ)`` claim.
+      points: how many of the points the claim covers (window privacy: fewer).
+      interact: the 1-based round whose point multiplies the features (see above).
+      alpha: ``1 - confidence``.
+      name: the table's name.
+
+    Raises:
+      ValueError: ``kind`` unknown; tables that are not two of the same shape, or that differ
+        in no round or in more than one; ``points`` or ``interact`` out of range; too few runs.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    runs = _check_runs(runs)
+    tab = np.asarray(tables, np.float32)
+    if tab.ndim < 2 or tab.shape[0] != 2:
+        raise ValueError(f"tables must be [2, T, ...] (side A, side B), got shape {tab.shape}")
+    horizon = tab.shape[1]
+    differs = np.any((tab[0] != tab[1]).reshape(horizon, -1), axis=1)
+    if int(differs.sum()) != 1:
+        raise ValueError(f"neighbouring tables must differ in exactly one round, they differ in {int(differs.sum())}")
+    points = horizon + 1 if points is None else int(points)
+    if not 1 <= points <= horizon + 1:
+        raise ValueError(f"points must be in [1, {horizon + 1}], got {points!r}")
+    if learner.check is not None:
+        learner.check(params)
+    keys = jax.random.split(as_key(key), 2 * runs).reshape(2, runs)
+    p32 = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
+    w = np.asarray(_learner_batch(learner, p32, jnp.asarray(tab), keys, horizon, False), np.float64)
+    w = w.reshape(2, runs, horizon + 1, -1)
+    feats = w[:, :, :points].reshape(2, runs, -1)
+    if interact is not None:
+        if not 1 <= int(interact) <= points:
+            raise ValueError(f"interact must be in [1, points={points}], got {interact!r}")
+        feats = np.concatenate([feats, feats * w[:, :, int(interact) - 1, :1]], axis=-1)
+    return _finish(name, kind, float(claim), heldout_fisher_scores(feats), alpha, runs, delta)
+
+
+LEARNERS = ("regularized_pftal", "private_experts", "private_bandit_ftal", "wdp_cocop", "wdp_cocol")
+
+
+def audit_oco(
+    learner: str,
+    key: Any,
+    runs: int = 20000,
+    *,
+    noise: str = "gamma",
+    horizon: int = 8,
+    position: int = 1,
+    window: int = 4,
+    params: Any = None,
+    alpha: float = 0.05,
+    name: str | None = None,
+) -> Audit:
+    """Audit one of the private OCO learners in one dimension, with the documented adversarial neighbours.
+
+    Every learner states event-level privacy of the whole sequence of points against an
+    adaptive adversary, for one loss replaced (replace-one); the adversary below reveals
+    zero feedback at every round except ``position``, where the two sequences differ by the
+    most the learner's calibration allows a loss to move its input:
+
+    * ``"regularized_pftal"`` (``l2_ball(1, 1)``, ``H = 0.1``, ``L = 1``): gradient of ``f_p``
+      ``-L`` vs ``+L``. The tree's input is ``∇f_t + H w_t`` (clip ``L + H||C||``), calibrated to
+      ``2(L + H||C||)``; the ``H w_t`` part is the same on both sides, so a replaced loss moves
+      the input by ``2L`` only: the true loss is at most ``L/(L + H||C||) = 0.91`` of the claim.
+    * ``"private_experts"`` (``p = 2`` experts, ``H = 0.1``): cost vector ``(1, 0)`` vs ``(0, 1)``
+      at round ``p``, the largest change of a ``{0,1}^p`` cost (norm ``sqrt p``) against the
+      calibration ``2(sqrt p + H)``: at most ``sqrt p/(2(sqrt p + H)) = 0.47`` of the claim.
+    * ``"private_bandit_ftal"`` (``l2_ball(1, 1)``, the ``"oblivious"`` preset, ``B = 1``): the
+      loss of round ``p`` is the constant ``-B`` vs ``+B`` (``|f| <= B``), so the estimate
+      ``(p/β) f u_p`` moves by the full ``2pB/β``; statistic with ``interact=position`` (the
+      sign of the estimate is the direction ``u_p`` visible in the point played at ``p``;
+      ``position=1`` makes it exact, ``w†_1`` being the centre).
+    * ``"wdp_cocop"`` (``l2_ball(1, 1)``) and ``"wdp_cocol"`` (``simplex(2)``), both
+      ``sensitivity="replace"`` (clip ``L``, calibration ``2L``), window ``W``: gradient
+      ``-L e_1`` vs ``+L e_1``. Only the points computed from the covered releases
+      ``s_1..s_{p+W-1}`` are used, i.e. ``w_1..w_{p+W}``. Claim: window ε-DP (``"gamma"``) or
+      window (ε, δ)-DP (``"gaussian"``, the bound is on ε at that δ).
+
+    Default params: ε = 1 (ρ = 0.5 for Gaussian trees; δ = 1e-5 for the window learners,
+    ``L = μ = 1``); pass ``params`` to audit others. Statistic: ``audit_learner``'s held-out
+    Fisher direction on the points; the projection is often active (the points are clipped to
+    the set), so the points are a non-linear function of the releases and the bound is weaker
+    than the mechanism's.
+
+    Raises:
+      ValueError: an unknown learner (the known ones named) or noise family; ``position``
+        outside ``[1, T]``; too few runs.
+    """
+    import importlib
+
+    from jaxpriv import sets
+
+    rp, pe, pbf, cp, cl = (importlib.import_module(f"jaxpriv.oco.{m}") for m in LEARNERS)
+
+    if learner not in LEARNERS:
+        raise ValueError(f"learner must be one of {LEARNERS}, got {learner!r}")
+    if not 1 <= int(position) <= horizon:
+        raise ValueError(f"position must be in [1, {horizon}], got {position!r}")
+    i = int(position) - 1
+    kind = "rho" if noise == "gaussian" and not learner.startswith("wdp") else "epsilon"
+    delta, points, interact = 0.0, None, None
+    if learner == "regularized_pftal":
+        model = rp.regularized_pftal(horizon, sets.l2_ball(1, 1.0), noise)
+        params = params or rp.RegularizedPFTALParams(1.0, 0.5, 1.0, 0.1)
+        tables = np.zeros((2, horizon, 1), np.float32)
+        tables[0, i], tables[1, i] = -float(params.lipschitz), float(params.lipschitz)
+    elif learner == "private_experts":
+        model = pe.private_experts(horizon, 2, noise)
+        params = params or pe.PrivateExpertsParams(1.0, 0.5, 0.1)
+        tables = np.zeros((2, horizon, 2), np.float32)
+        tables[0, i, 0], tables[1, i, 1] = 1.0, 1.0
+    elif learner == "private_bandit_ftal":
+        model = pbf.private_bandit_ftal(horizon, sets.l2_ball(1, 1.0), noise)
+        params = params or pbf.PrivateBanditFTALParams(1.0, 0.5, 1.0)
+        tables = np.zeros((2, horizon), np.float32)
+        tables[0, i], tables[1, i] = -float(params.loss_bound), float(params.loss_bound)
+        interact, points = int(position), horizon  # no point is played at T + 1 (it is NaN)
+    else:
+        constraint = sets.l2_ball(1, 1.0) if learner == "wdp_cocop" else sets.simplex(2)
+        factory = cp.wdp_cocop if learner == "wdp_cocop" else cl.wdp_cocol
+        model = factory(horizon, constraint, window, noise, "replace")
+        params = params or cp.WDPParams(1.0, 1e-5, 1.0, 1.0)
+        tables = np.zeros((2, horizon, constraint.dim), np.float32)
+        tables[0, i, 0], tables[1, i, 0] = -float(params.lipschitz), float(params.lipschitz)
+        points = min(horizon, int(position) + window - 1) + 1
+        delta = float(params.delta) if noise == "gaussian" else 0.0
+    claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+    return audit_learner(
+        model,
+        params,
+        key,
+        tables,
+        runs,
+        kind=kind,
+        claim=claim,
+        delta=delta,
+        points=points,
+        interact=interact,
+        alpha=alpha,
+        name=name or f"{learner}[{noise}]",
+    )
+
+
 __all__ = [
     "KINDS",
+    "LEARNERS",
     "Audit",
     "Bound",
     "audit_adac_ucb",
+    "audit_learner",
+    "audit_oco",
     "audit_pftal",
+    "audit_prefix_sums",
     "audit_tree",
+    "audit_window_tree",
     "betainc",
     "clopper_pearson",
     "cp_lower",
@@ -703,6 +1090,7 @@ __all__ = [
     "epsilon_lower_bound",
     "gdp_mu_from_rates",
     "gdp_mu_lower_bound",
+    "heldout_fisher_scores",
     "mu_to_rho",
     "rho_to_mu",
 ]
