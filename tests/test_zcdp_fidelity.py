@@ -67,6 +67,8 @@ def test_adac_oful_converges_to_rs_oful_and_its_price_of_privacy_falls():
     gap, se = paired_gap(rp[1, :, -1], rn[:, -1])
     assert abs(gap) <= 2 * se, (gap, se)
     assert se < 0.02 * rn[:, -1].mean()  # and the test has power: a 2% price of privacy would show
+    low, low_se = paired_gap(rp[0, :, -1], rn[:, -1])
+    assert low > 5 * low_se  # power: at ρ = 1 privacy does cost regret
     # ρ = 1: PoP(t) = (Reg_priv - Reg_nonpriv)/Reg_nonpriv falls from T/2 to T, by more than 2 bootstrap SE
 
     def fall(idx):
