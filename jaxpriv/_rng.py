@@ -22,7 +22,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-
 PRNGKey = jax.Array  # a typed PRNG key (jaxpriv._base.PRNGKey)
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -107,7 +106,7 @@ def erfinv(x: jax.Array) -> jax.Array:
 
 
 def normal(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array:
-    """Standard normals ``sqrt(2) erfinv(u)``, ``u`` uniform on the open grid of ``(-1, 1)`` as in ``jax.random.normal``."""
+    """Standard normals ``sqrt(2) erfinv(u)``, ``u`` uniform on the open grid of ``(-1, 1)`` (as ``jax.random``)."""
     if dtype != jnp.float32 or not _fast(key) or jnp.ndim(key):
         return jax.random.normal(key, shape, dtype)
     n = int(np.prod(shape))
