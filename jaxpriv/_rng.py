@@ -6,9 +6,10 @@ then becomes a nested loop of small kernels, and its transforms use ``log1p``
 and ``erf_inv``, which XLA's CPU backend evaluates slowly. This module computes
 the same hash with its 20 rounds written out (one fused elementwise kernel) and:
 
-* ``fold_in`` and ``split``: bit for bit the keys of ``jax.random.fold_in`` and
-  ``jax.random.split`` (default ``threefry2x32`` keys, partitionable mode, the
-  default of JAX); any other key or mode falls back to ``jax.random``;
+* ``fold_in``, ``split`` and ``uniform``: bit for bit the keys of ``jax.random.fold_in``
+  and ``jax.random.split`` and the numbers of ``jax.random.uniform`` (default
+  ``threefry2x32`` keys, partitionable mode, the default of JAX); any other key
+  or mode falls back to ``jax.random``;
 * ``normal`` and ``exponential``: exact in distribution (the same 23-bit uniform
   grid and float32 accuracy as ``jax.random``) but not the same numbers:
   ``normal`` uses both 32-bit words of each hash and Giles' single-precision
@@ -85,6 +86,14 @@ def bits(key: PRNGKey, n: int) -> jax.Array:
 def _unit(words: jax.Array) -> jax.Array:
     """Floats in ``[1, 2)`` on the grid ``2^-23`` from the top 23 bits."""
     return lax.bitcast_convert_type(lax.shift_right_logical(words, np.uint32(9)) | np.uint32(0x3F800000), jnp.float32)
+
+
+def uniform(key: PRNGKey, shape: tuple[int, ...] = (), dtype=jnp.float32) -> jax.Array:
+    """``jax.random.uniform(key, shape)`` on ``[0, 1)`` (the same numbers): one hash per word, both words xor-ed."""
+    if dtype != jnp.float32 or not _fast(key) or jnp.ndim(key):
+        return jax.random.uniform(key, shape, dtype)
+    a, b = _hash(key, jnp.arange(int(np.prod(shape)), dtype=jnp.uint32))
+    return jnp.maximum(0.0, _unit(a ^ b) - 1.0).reshape(shape)
 
 
 def erfinv(x: jax.Array) -> jax.Array:
