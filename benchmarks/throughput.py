@@ -373,7 +373,7 @@ def _oco_setup(name: str, horizon: int, dim: int):
         return oco.ogd(ball), lambda rep: oco.OGDParams(1.0 + 0.01 * rep)
     if name == "ftal":
         return oco.ftal(ball, horizon), lambda rep: oco.FTALParams(1.0 + 0.01 * rep)
-    return oco.mi_ogd(ball, horizon), lambda rep: oco.MIOGDParams(1.0 + rep, lipschitz=2.0)
+    return oco.mi_ogd(ball, horizon), lambda rep: oco.MIOGDParams(2.0 + rep, lipschitz=2.0)
 
 
 def _numpy_oco(rng, seeds, horizon, dim, name):
