@@ -7,7 +7,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import jax
 import numpy as np
 import pytest
 
