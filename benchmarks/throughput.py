@@ -15,7 +15,9 @@ The window-private learners (WDP-COCOP with a projection, WDP-COCOL with one loc
 call, and their non-private versions) get rows at d in {10, 100} on the simplex, against PFTAL with
 a projection on the same simplex in the same run, plus the oracle calls traced per step and a
 micro-benchmark of one projection against one local-linear-oracle call as d grows.
-Usage: python benchmarks/throughput.py [--quick] [--no-bandit] [--no-window]
+The CPU table (--cpu-table) times PFTAL at d in {3, 10, 100}, OGD, FTAL and MI-OGD against NumPy
+vectorised over seeds, the two sides alternated in one process (median of 3 each).
+Usage: python benchmarks/throughput.py [--quick] [--no-bandit] [--no-window] [--cpu-table]
 """
 
 from __future__ import annotations
@@ -356,12 +358,106 @@ def window_rows(seeds: int, horizon: int, dims=(10, 100), window: int = 16) -> N
         print(f"{dim:>12} | {cost['project']:>13.3f} {cost['lloo']:>9.3f} {cost['lo']:>8.3f}")
 
 
+# --- the CPU table: each learner against NumPy vectorised over seeds, interleaved in one run -------------
+
+OCO_ROWS = (("pftal", 3), ("pftal", 10), ("pftal", 100), ("ogd", 10), ("ftal", 10), ("mi_ogd", 10))
+
+
+def _oco_setup(name: str, horizon: int, dim: int):
+    """The learner, its params and ``vary(rep)`` (new traced values for each timed run: no recompile)."""
+    ball = sets.l2_ball(dim)
+    if name == "pftal":
+        lp = oco.PFTALParams(epsilon=1.0, lipschitz=2.0)
+        return oco.pftal(horizon, ball), lambda rep: lp._replace(epsilon=2.0 + rep)
+    if name == "ogd":
+        return oco.ogd(ball), lambda rep: oco.OGDParams(1.0 + 0.01 * rep)
+    if name == "ftal":
+        return oco.ftal(ball, horizon), lambda rep: oco.FTALParams(1.0 + 0.01 * rep)
+    return oco.mi_ogd(ball, horizon), lambda rep: oco.MIOGDParams(2.0 + rep, lipschitz=2.0)
+
+
+def _numpy_oco(rng, seeds, horizon, dim, name):
+    """OGD (η_t = 1/(Ht)), FTAL or MI-OGD on the quadratic stream, vectorised over seeds; PFTAL: ``_numpy_pftal``."""
+    if name == "pftal":
+        return _numpy_pftal(rng, seeds, horizon, dim, True)
+    H, L, R, mi = 1.0, 2.0, 1.0, 1.0
+    sigma = L / np.sqrt(dim * np.expm1(2.0 * mi / dim))
+    eta = R / np.sqrt((L * L + dim * sigma * sigma) * horizon)
+    center = np.full(dim, 0.1)
+
+    def project(w):
+        return w * np.minimum(1.0, R / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-30))
+
+    w = np.zeros((seeds, dim))
+    mean_w = np.zeros((seeds, dim))
+    sum_g = np.zeros((seeds, dim))
+    cum_loss = np.zeros(seeds)
+    for t in range(1, horizon + 1):
+        z = center + 0.3 * rng.standard_normal((seeds, dim))
+        z *= np.minimum(1.0, 1.0 / np.linalg.norm(z, axis=1, keepdims=True))
+        g = H * (w - z)
+        cum_loss += 0.5 * H * np.sum((w - z) ** 2, axis=1)
+        if name == "ogd":
+            w = project(w - g / (H * t))
+        elif name == "ftal":
+            sum_g += g
+            mean_w += (w - mean_w) / t
+            w = project(mean_w - sum_g / (H * t))
+        else:
+            g *= np.minimum(1.0, L / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-30))
+            sum_g += g + sigma * rng.standard_normal((seeds, dim))
+            w = project(-eta * sum_g)
+    return cum_loss.sum()
+
+
+def oco_rows(seeds: int, horizon: int, reps: int = 3) -> None:
+    """Each learner's sweep against NumPy vectorised over seeds: timed alternately, median of ``reps`` each."""
+    print(
+        f"\n{'learner':>8} {'seeds':>6} {'T':>6} {'d':>4} | {'compile s':>9} {'sweep s':>8} {'NumPy s':>8} "
+        f"{'seed-steps/s':>12} | {'x NumPy vec':>11}"
+    )
+    for name, dim in OCO_ROWS:
+        env = envs.quadratic_stream(sets.l2_ball(dim))
+        ep = envs.QuadraticParams(1.0, np.full(dim, 0.1, np.float32), 0.3)
+        learner, vary = _oco_setup(name, horizon, dim)
+
+        def go(lp, key, learner=learner, env=env, ep=ep):
+            r = jp.sweep(learner, env, jp.SimParams(lp, ep), key, horizon, seeds=seeds, checkpoints="log")
+            jax.block_until_ready(r.regret)
+
+        t0 = time.perf_counter()
+        go(vary(-1), jax.random.key(0))
+        first = time.perf_counter() - t0
+        jt, nt = [], []
+        for rep in range(reps):  # alternate the two sides: a shared machine's load hits both alike
+            t0 = time.perf_counter()
+            go(vary(rep), jax.random.key(1 + rep))
+            jt.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            _numpy_oco(np.random.default_rng(rep), seeds, horizon, dim, name)
+            nt.append(time.perf_counter() - t0)
+        j, n = float(np.median(jt)), float(np.median(nt))
+        print(
+            f"{name:>8} {seeds:>6} {horizon:>6} {dim:>4} | {first - j:>9.2f} {j:>8.3f} {n:>8.3f} "
+            f"{seeds * horizon / j:>12.3g} | {n / j:>10.2f}x"
+        )
+    print(
+        f"x NumPy vec: NumPy time / sweep time, each the median of {reps} runs taken alternately in this process;\n"
+        f"jaxpriv on {len(jax.devices())} {jax.default_backend()} device(s), NumPy single-threaded."
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller configurations")
     parser.add_argument("--no-bandit", action="store_true", help="skip the bandit learners' rows")
     parser.add_argument("--no-window", action="store_true", help="skip the window-private learners' rows")
+    parser.add_argument("--cpu-table", action="store_true", help="only the learners against NumPy vectorised")
     args = parser.parse_args()
+    if args.cpu_table:
+        print(f"jaxpriv {jp.__version__}, jax {jax.__version__}, backend {jax.default_backend()}, {jax.devices()}")
+        oco_rows(*((256, 512) if args.quick else (1024, 1024)))
+        return
     configs = [(1024, 4096, 10), (100, 16384, 3), (4096, 1024, 10)]
     if args.quick:
         configs = [(256, 1024, 10)]

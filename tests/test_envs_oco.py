@@ -238,7 +238,7 @@ def test_adaptive_adversary_adapts_to_the_learners_points():
     assert np.abs(a - b).max() > 1e-2  # same key, different learners: different losses
     oblivious = envs.QuadraticParams(1.0, jnp.array([0.5, 0.0]), 0.1)
     a, b = bests(envs.quadratic_stream(c), oblivious)
-    np.testing.assert_allclose(a, b, rtol=1e-6)  # an oblivious stream: the same losses (up to XLA rounding)
+    np.testing.assert_allclose(a, b, rtol=1e-5)  # an oblivious stream: the same losses (up to XLA rounding)
     # Directly: the same key and clock, a different history of points, a different target.
     env = envs.adaptive_quadratic(c)
     s0 = env.reset(jax.random.key(0), p)

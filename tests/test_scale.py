@@ -7,7 +7,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import jax
 import numpy as np
 import pytest
 
@@ -52,9 +51,14 @@ def test_segments_and_chunks_do_not_change_the_numbers(plain, driven):
     for kw in (dict(segment=T), dict(segment=7, chunk=10), dict(segment=50, chunk=3)):
         other = _fields(jp.sweep(PFTAL, ENV, _params(), 3, T, seeds=10, progress=_quiet, **kw))
         for name, x in other.items():
-            if jax.default_backend() == "cpu":  # bit for bit on CPU (what CI runs)
+            # Within float32 rounding, on CPU too: kernels compiled for another chunk size (the batch
+            # of the vmap) may round a few entries differently. Measured on the code before issue 12
+            # (jax.random samplers): keys 0-7, chunk 3 vs chunk 4, 0-13 of 1100 regret entries differ
+            # by an ulp; key 3 happened to give 0, so this was checked bit for bit until the samplers
+            # changed (issue 12). On a GPU: 1 ulp measured on an H100.
+            if np.issubdtype(x.dtype, np.integer):
                 np.testing.assert_array_equal(x, driven[name], err_msg=f"{name} with {kw}")
-            else:  # a GPU's kernels for other shapes may round differently (measured: 1 ulp on an H100)
+            else:
                 np.testing.assert_allclose(x, driven[name], rtol=1e-6, atol=1e-5, err_msg=f"{name} with {kw}")
     # Against the one-call sweep: float32 rounding of separately compiled pieces, nothing more.
     for name in ("regret", "loss", "best"):
@@ -144,8 +148,9 @@ def test_streaming_statistics_equal_the_full_arrays_statistics():
     scale = np.abs(full).max()
     np.testing.assert_allclose(s.regret_mean, full.mean(1), rtol=0, atol=2e-6 * scale)
     np.testing.assert_allclose(s.regret_var, full.var(1, ddof=1), rtol=1e-4, atol=1e-9 * scale**2)
-    np.testing.assert_array_equal(s.regret_min, full.min(1))
-    np.testing.assert_array_equal(s.regret_max, full.max(1))
+    # chunk 50 vs one chunk of 203: float32 rounding of kernels compiled for another batch (see above)
+    np.testing.assert_allclose(s.regret_min, full.min(1), rtol=1e-6, atol=1e-6 * scale)
+    np.testing.assert_allclose(s.regret_max, full.max(1), rtol=1e-6, atol=1e-6 * scale)
     # Quantiles: within the sketch's relative accuracy of numpy's lower quantile (float32 log at bucket edges: 1e-5).
     exact = np.moveaxis(np.quantile(full, st.quantiles, axis=1, method="lower"), 0, -1)
     err = np.abs(s.regret_quantiles - exact)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jaxpriv as jp
-from jaxpriv import envs, oco, sets
+from jaxpriv import _rng, envs, oco, sets
 from jaxpriv.sim import _run
 
 BALL = sets.l2_ball(3)
@@ -188,7 +188,7 @@ def test_float32_accurate_at_2_pow_20():
 
     def draw(t):
         k_env = jp._base.split_step_key(k_steps, t)[1]
-        return jnp.asarray(center, jnp.float32) + 0.2 * jax.random.normal(k_env, (2,), jnp.float32)
+        return jnp.asarray(center, jnp.float32) + 0.2 * _rng.normal(k_env, (2,), jnp.float32)  # the env's sampler
 
     z = np.asarray(jax.jit(jax.vmap(draw))(jnp.arange(1, horizon + 1, dtype=jnp.int32)), np.float64)
     z *= np.minimum(1.0, 1.0 / np.linalg.norm(z, axis=1, keepdims=True))

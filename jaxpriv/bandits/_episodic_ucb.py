@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxpriv import _validate
+from jaxpriv import _rng, _validate
 from jaxpriv._base import Learner, PRNGKey, zero_nonfinite
 
 INIT_COUNTS = ("samples", "half")
@@ -99,7 +99,7 @@ def choose(key: PRNGKey, values: jax.Array, tie_break: str) -> jax.Array:
         return jnp.argmax(values).astype(jnp.int32)
     is_max = values == jnp.max(values)
     num = jnp.sum(is_max, dtype=jnp.int32)
-    u = jax.random.uniform(key, (), jnp.float32)
+    u = _rng.uniform(key, (), jnp.float32)
     j = jnp.minimum(jnp.floor(u * num.astype(jnp.float32)).astype(jnp.int32), num - 1)
     rank = jnp.cumsum(is_max, dtype=jnp.int32) - 1  # rank of each maximiser among them
     return jnp.argmax(is_max & (rank == j)).astype(jnp.int32)
@@ -108,7 +108,7 @@ def choose(key: PRNGKey, values: jax.Array, tie_break: str) -> jax.Array:
 def release(key: PRNGKey, total: jax.Array, length: jax.Array, n: jax.Array, unit_stddev: jax.Array) -> jax.Array:
     """An episode's released mean ``total/length + N(0, 1/(2ρ n²))`` (Gaussian mechanism, Δ = 1/n)."""
     mean = total / length.astype(jnp.float32)
-    return mean + (unit_stddev / n) * jax.random.normal(key, (), jnp.float32)
+    return mean + (unit_stddev / n) * _rng.normal(key, (), jnp.float32)
 
 
 def episodic_ucb(

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _rng, _validate
 from jaxpriv._base import Env, EnvInfo, PRNGKey, nan_unless_valid_arm
 
 #: The means of the paper's finite-armed experiment (Sajed & Sheffet 2019; spec §6.1).
@@ -87,7 +87,7 @@ def bernoulli_bandit(num_arms: int) -> Env:
         # key, so the stream does not depend on the action (common random numbers), and each arm's
         # reward is Bernoulli(μ_a). The learner sees one arm per round, so the coupling across
         # arms is invisible to it; one draw instead of K keeps the step cheap.
-        u = jax.random.uniform(key, (), jnp.float32)
+        u = _rng.uniform(key, (), jnp.float32)
         rewards = (u < state.means).astype(jnp.float32)
         reward, regret = nan_unless_valid_arm((rewards[action], state.gaps[action]), action, num_arms)
         return state, reward, EnvInfo(loss=-reward, regret=regret, stats=())

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _rng, _validate
 from jaxpriv._base import Env, EnvInfo, PRNGKey
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
@@ -124,13 +124,13 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z
         w = jnp.asarray(action, jnp.float32)
         # iid / alternating draw z_t from the step key itself (the stream of earlier versions);
         # the drifting mean takes a second key for its walk.
-        k_z, k_walk = jax.random.split(key) if z_dist == "drift" else (key, key)
+        k_z, k_walk = _rng.split(key) if z_dist == "drift" else (key, key)
         mean = state.center
         if z_dist == "alternating":
             mean = jnp.where(jnp.asarray(t, jnp.int32) % 2 == 1, 1.0, -1.0) * mean
-        z = clip_l2(mean + state.spread * jax.random.normal(k_z, (dim,), jnp.float32), z_radius)
+        z = clip_l2(mean + state.spread * _rng.normal(k_z, (dim,), jnp.float32), z_radius)
         if z_dist == "drift":
-            walk = clip_l2(state.center + state.drift * jax.random.normal(k_walk, (dim,), jnp.float32), z_radius)
+            walk = clip_l2(state.center + state.drift * _rng.normal(k_walk, (dim,), jnp.float32), z_radius)
             state = state._replace(center=walk)
         diff = w - z
         loss = 0.5 * state.strong_convexity * jnp.sum(diff * diff)

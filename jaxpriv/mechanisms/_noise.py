@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxpriv import _rng
 from jaxpriv._base import PRNGKey
 
 
@@ -16,9 +17,9 @@ def gamma_norm(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.A
     exponentials, which avoids the rejection sampler of ``jax.random.gamma``.
     Then ``E||n||² = d(d+1)`` and each coordinate has variance ``d+1``.
     """
-    k_dir, k_rad = jax.random.split(key)
-    g = jax.random.normal(k_dir, shape, dtype)
-    radius = jax.random.exponential(k_rad, shape, dtype).sum(-1, keepdims=True)
+    k_dir, k_rad = _rng.split(key)
+    g = _rng.normal(k_dir, shape, dtype)
+    radius = _rng.exponential(k_rad, shape, dtype).sum(-1, keepdims=True)
     norm = jnp.sqrt(jnp.sum(g * g, -1, keepdims=True))
     return g * (radius / jnp.maximum(norm, jnp.finfo(dtype).tiny))
 
@@ -30,7 +31,7 @@ def laplace(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Arra
 
 def gaussian(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array:
     """I.i.d. standard normal per coordinate."""
-    return jax.random.normal(key, shape, dtype)
+    return _rng.normal(key, shape, dtype)
 
 
 SAMPLERS = {"gamma": gamma_norm, "laplace": laplace, "gaussian": gaussian}

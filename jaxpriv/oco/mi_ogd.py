@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate, theory
+from jaxpriv import _rng, _validate, theory
 from jaxpriv._base import Learner, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, dyadic_step, mutual_information_to_stddev, tree_depth
 from jaxpriv.oco.ftal import MAX_DEPTH
@@ -116,7 +116,7 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         del action
         z, bad = zero_nonfinite(jnp.asarray(grad, jnp.float32))
         z = clip_l2(z, state.lipschitz)
-        noisy = z + state.stddev * jax.random.normal(key, (dim,), jnp.float32)
+        noisy = z + state.stddev * _rng.normal(key, (dim,), jnp.float32)
         sums, total = dyadic_step(state.sums, noisy, t)
         theta = -poison_past_horizon(total, t, horizon)
         w = constraint.project(state.learning_rate * theta)

@@ -1,0 +1,132 @@
+"""Random numbers for the step loop: the Threefry hash written out, and cheap exact transforms.
+
+On a CPU, ``jax.random`` lowers the Threefry-2x32 hash as a rolled loop (a
+``while`` of 5 iterations per call); inside the engine's ``lax.scan`` every draw
+then becomes a nested loop of small kernels, and its transforms use ``log1p``
+and ``erf_inv``, which XLA's CPU backend evaluates slowly. This module computes
+the same hash with its 20 rounds written out (one fused elementwise kernel) and:
+
+* ``fold_in``, ``split`` and ``uniform``: bit for bit the keys of ``jax.random.fold_in``
+  and ``jax.random.split`` and the numbers of ``jax.random.uniform`` (default
+  ``threefry2x32`` keys, partitionable mode, the default of JAX); any other key
+  or mode falls back to ``jax.random``;
+* ``normal`` and ``exponential``: exact in distribution (the same 23-bit uniform
+  grid and float32 accuracy as ``jax.random``) but not the same numbers:
+  ``normal`` uses both 32-bit words of each hash and Giles' single-precision
+  ``erfinv`` with ``log((1-u)(1+u))``; ``exponential`` is ``-log(1 - u)``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+PRNGKey = jax.Array  # a typed PRNG key (jaxpriv._base.PRNGKey)
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _rotl(v: jax.Array, r: int) -> jax.Array:
+    return lax.shift_left(v, np.uint32(r)) | lax.shift_right_logical(v, np.uint32(32 - r))
+
+
+def threefry2x32(k1: jax.Array, k2: jax.Array, x1: jax.Array, x2: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The Threefry-2x32 hash (20 rounds) of counters ``(x1, x2)`` under key ``(k1, k2)``, unrolled."""
+    ks = (k1, k2, k1 ^ k2 ^ np.uint32(0x1BD11BDA))
+    a, b = x1 + ks[0], x2 + ks[1]
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            a = a + b
+            b = a ^ _rotl(b, r)
+        a = a + ks[(i + 1) % 3]
+        b = b + ks[(i + 2) % 3] + np.uint32(i + 1)
+    return a, b
+
+
+def _fast(key: PRNGKey) -> bool:
+    return str(jax.random.key_impl(key)) == "threefry2x32" and bool(jax.config.jax_threefry_partitionable)
+
+
+def _hash(key: PRNGKey, counts: jax.Array) -> tuple[jax.Array, jax.Array]:
+    data = jax.random.key_data(key)
+    zero = jnp.zeros_like(counts)
+    return threefry2x32(data[..., 0, None], data[..., 1, None], zero, counts)
+
+
+def _wrap(a: jax.Array, b: jax.Array, like: PRNGKey) -> PRNGKey:
+    return jax.random.wrap_key_data(jnp.stack([a, b], -1), impl=jax.random.key_impl(like))
+
+
+def fold_in(key: PRNGKey, data: jax.Array) -> PRNGKey:
+    """``jax.random.fold_in(key, data)`` (the same key), for a scalar key and a scalar int32 ``data``."""
+    if not _fast(key) or jnp.ndim(key) or jnp.ndim(data):
+        return jax.random.fold_in(key, data)
+    a, b = _hash(key, jnp.asarray(data, jnp.uint32)[None])
+    return _wrap(a[0], b[0], key)
+
+
+def split(key: PRNGKey, num: int = 2) -> PRNGKey:
+    """``jax.random.split(key, num)`` (the same keys), for a scalar key."""
+    if not _fast(key) or jnp.ndim(key):
+        return jax.random.split(key, num)
+    a, b = _hash(key, jnp.arange(num, dtype=jnp.uint32))
+    return _wrap(a, b, key)
+
+
+def bits(key: PRNGKey, n: int) -> jax.Array:
+    """``n`` uniform uint32 words from a scalar key: both words of ``ceil(n/2)`` hashes of counters ``0, 1, ...``."""
+    if not _fast(key) or jnp.ndim(key):
+        return jax.random.bits(key, (n,), jnp.uint32)
+    a, b = _hash(key, jnp.arange(-(-n // 2), dtype=jnp.uint32))
+    return jnp.concatenate([a, b])[:n]
+
+
+def _unit(words: jax.Array) -> jax.Array:
+    """Floats in ``[1, 2)`` on the grid ``2^-23`` from the top 23 bits."""
+    return lax.bitcast_convert_type(lax.shift_right_logical(words, np.uint32(9)) | np.uint32(0x3F800000), jnp.float32)
+
+
+def uniform(key: PRNGKey, shape: tuple[int, ...] = (), dtype=jnp.float32) -> jax.Array:
+    """``jax.random.uniform(key, shape)`` on ``[0, 1)`` (the same numbers): one hash per word, both words xor-ed."""
+    if dtype != jnp.float32 or not _fast(key) or jnp.ndim(key):
+        return jax.random.uniform(key, shape, dtype)
+    a, b = _hash(key, jnp.arange(int(np.prod(shape)), dtype=jnp.uint32))
+    return jnp.maximum(0.0, _unit(a ^ b) - 1.0).reshape(shape)
+
+
+def erfinv(x: jax.Array) -> jax.Array:
+    """Giles' single-precision ``erfinv`` on ``(-1, 1)`` (M. Giles, 2010), with ``log`` rather than ``log1p``."""
+    w = -jnp.log((1.0 - x) * (1.0 + x))
+    small = w - 2.5
+    p = jnp.float32(2.81022636e-08)
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164):
+        p = c + p * small
+    for c in (0.246640727, 1.50140941):
+        p = c + p * small
+    big = jnp.sqrt(w) - 3.0
+    q = jnp.float32(-0.000200214257)
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047):
+        q = c + q * big
+    for c in (1.00167406, 2.83297682):
+        q = c + q * big
+    return jnp.where(w < 5.0, p, q) * x
+
+
+def normal(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array:
+    """Standard normals ``sqrt(2) erfinv(u)``, ``u`` uniform on the open grid of ``(-1, 1)`` (as ``jax.random``)."""
+    if dtype != jnp.float32 or not _fast(key) or jnp.ndim(key):
+        return jax.random.normal(key, shape, dtype)
+    n = int(np.prod(shape))
+    lo = np.nextafter(np.float32(-1.0), np.float32(0.0))
+    u = jnp.maximum(lo, (_unit(bits(key, n)) - 1.0) * (1.0 - lo) + lo)
+    return (np.float32(np.sqrt(2.0)) * erfinv(u)).reshape(shape)
+
+
+def exponential(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array:
+    """Unit exponentials ``-log(1 - u)``, ``u`` uniform on ``{0, 2^-23, ..., 1 - 2^-23}`` as in ``jax.random``."""
+    if dtype != jnp.float32 or not _fast(key) or jnp.ndim(key):
+        return jax.random.exponential(key, shape, dtype)
+    n = int(np.prod(shape))
+    return (-jnp.log(2.0 - _unit(bits(key, n)))).reshape(shape)
