@@ -126,7 +126,8 @@ def test_tree_audit_below_claim_and_catches_less_noise(noise):
 def test_tree_audit_replace_relation():
     tree = M.binary_tree(8, 1, "gamma", neighbouring="replace")
     ok = A.audit_tree(tree, TREE_PARAMS, 4, runs=10000, position=3)
-    assert 0.5 < ok.lower < ok.claim, ok
+    # position 3 of T = 8 enters 3 of the 4 released levels: the true ε is 0.75 of the claim
+    assert 0.3 < ok.lower < 0.75 * ok.claim, ok
 
 
 @pytest.mark.parametrize("noise", ["gamma", "gaussian"])
@@ -134,7 +135,7 @@ def test_pftal_audit_below_claim_and_catches_less_noise(noise):
     params = PFTALParams(epsilon=1.0, rho=0.5, lipschitz=1.0, strong_convexity=1.0)
     ok = A.audit_pftal(params, 2, runs=20000, horizon=8, noise=noise)
     broken_tree = _less_noise(M.binary_tree(8, 1, noise, neighbouring="replace"))
-    bad = A.audit_pftal(params, 2, runs=20000, horizon=8, mechanism=broken_tree)
+    bad = A.audit_pftal(params, 2, runs=40000, horizon=8, mechanism=broken_tree)  # 20000: ε ≥ 0.99 < 1.25
     assert 0 < ok.lower < ok.claim, ok
     assert bad.lower > bad.claim, bad
 
