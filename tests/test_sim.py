@@ -21,11 +21,11 @@ def _params(eps):
 
 
 def test_jit_and_no_jit_agree():
-    key = jax.random.key(4)
-    r = jp.run(PFTAL, ENV, _params(1.0), key, T)
+    key, steps = jax.random.key(4), 12  # op-by-op execution is slow: the first steps of the horizon-T learner
+    r = jp.run(PFTAL, ENV, _params(1.0), key, steps)
     p = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), _params(1.0))
     with jax.disable_jit():
-        regret, loss, *_ = _run(PFTAL, ENV, T, tuple(range(1, T + 1)), key, p)
+        regret, loss, *_ = _run(PFTAL, ENV, steps, tuple(range(1, steps + 1)), key, p)
     np.testing.assert_allclose(np.asarray(r.regret), np.asarray(regret), rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(np.asarray(r.loss), np.asarray(loss), rtol=1e-5, atol=1e-4)
 
