@@ -549,10 +549,7 @@ def audit_tree(
         mechanism) or is not a binary tree; a canary beyond the declared bound; too few runs
         for the confidence; bad params.
     """
-    try:
-        info = describe(mechanism)
-    except ValueError as err:
-        raise ValueError(f"cannot audit a component without a declared neighbouring relation: {err}") from None
+    info = _declared(mechanism)
     if info.name != "binary_tree":
         raise ValueError(f"audit_tree audits binary_tree mechanisms, got {info.name!r}")
     runs = _check_runs(runs)
