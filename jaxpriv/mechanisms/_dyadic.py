@@ -7,11 +7,15 @@ sum at ``t`` is the sum of the released nodes at the set bits of ``t``. Because
 ``i`` selects a branch (``lax.switch``) instead of masking every level: the work
 per step is ``O((i + 1) d)``, ``O(d)`` amortised, instead of ``O(d log T)``.
 
-The released prefix sum is kept as suffix sums over the set bits: ``suffix[j]``
-is the sum of the released nodes at the set bits ``>= j`` of ``t``. At step
-``t`` the bits above ``i`` are those of ``t - 1``, bit ``i`` is set and the
-bits below are clear, so ``suffix[j] = suffix[i + 1] + node_i`` for every
-``j <= i`` and the rows above ``i`` do not change.
+The released prefix sum is kept as suffix sums over the set bits: for a set
+bit ``j`` of ``t``, ``suffix[j]`` is the sum of the released nodes at the set
+bits ``>= j`` of ``t``; rows at clear bits are stale and never read. At step
+``t`` the bits above ``i`` are those of ``t - 1``, so the release is
+``suffix[k] + node_i`` with ``k`` the next set bit of ``t`` above ``i`` (row
+``D``, always zero, when there is none): row ``k`` was written when level
+``k`` last closed and only levels below ``i`` have closed since. The release
+is written to row ``i`` alone: one row read and one row written per step,
+``O(d)`` whatever ``D``.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ class DyadicSums(NamedTuple):
 
     Attributes:
       exact: ``[D, d]``, the most recently closed node of each level (exact sums).
-      suffix: ``[D + 1, d]``, sums of the released nodes at the set bits ``>= j``
-        of the current ``t``; row ``D`` is always zero. ``suffix[0]`` is the release.
+      suffix: ``[D + 1, d]``; at a set bit ``j`` of the current ``t``, the sum of the
+        released nodes at the set bits ``>= j`` (rows at clear bits are stale); row
+        ``D`` is always zero. Row ``trailing_zeros(t)`` is the release at ``t``.
     """
 
     exact: jax.Array
@@ -74,7 +79,23 @@ def dyadic_step(
     node = x + _sum_below(sums.exact, level)
     released = node if noise is None else node + noise
     exact = jax.lax.dynamic_update_slice_in_dim(sums.exact, node[None], level, axis=0)
-    value = jax.lax.dynamic_index_in_dim(sums.suffix, level + 1, axis=0, keepdims=False) + released
-    rows = jnp.arange(sums.suffix.shape[0], dtype=jnp.int32)[:, None]
-    suffix = jnp.where(rows <= level, value, sums.suffix)
+    suffix, value = suffix_step(sums.suffix, released, t)
     return DyadicSums(exact, suffix), value
+
+
+def suffix_step(suffix: jax.Array, released: jax.Array, t: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Add the node released at ``t`` to the suffix sums ``[D + 1, d]``; return them and the sum of released nodes.
+
+    One row read (the next set bit of ``t`` above its lowest, or the zero row ``D``)
+    and one row written (the lowest set bit): ``O(d)`` per step whatever ``D``.
+    """
+    depth = suffix.shape[0] - 1
+    t = jnp.asarray(t, jnp.int32)
+    rest = t & (t - 1)  # t without its lowest set bit
+    higher = jnp.where(rest == 0, depth, trailing_zeros(rest))
+    # The row is read in a branch (a static slice each), not by a dynamic slice: XLA fuses a
+    # dynamic slice into every consumer of the sum and then copies the whole buffer to keep
+    # the write below in place (measured: two copies of [D + 1, d] per step).
+    value = jax.lax.switch(higher, [lambda s, k=k: s[k] for k in range(depth + 1)], suffix) + released
+    suffix = jax.lax.dynamic_update_slice_in_dim(suffix, value[None], trailing_zeros(t), axis=0)
+    return suffix, value

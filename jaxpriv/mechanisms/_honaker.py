@@ -13,7 +13,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import _accounting, _noise
-from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, trailing_zeros
+from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, suffix_step, trailing_zeros
 from jaxpriv.mechanisms._tree import NEIGHBOURING, NOISE_FAMILIES, TreeParams, check_tree_params, clip_l1, clip_l2
 from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, register
 
@@ -37,7 +37,8 @@ class HonakerState(NamedTuple):
       sums: exact dyadic sums of the clipped inputs (the exact prefix sums).
       error: ``[D, d]``, the error (estimate minus exact value) of the online estimate of
         the most recently closed node of each level: the left child of the next node above.
-      suffix: ``[D + 1, d]``, sums of the estimate errors of the nodes at the set bits ``>= j`` of ``t``.
+      suffix: ``[D + 1, d]``, sums of the estimate errors of the nodes at the set bits ``>= j`` of ``t``
+        (read at the set bits ``j`` of ``t`` only; ``_dyadic.suffix_step``).
       scale: per-node noise scale (Gamma/Laplace scale, Gaussian σ), as ``binary_tree``.
       sensitivity: the clipping bound Δ.
       nonfinite: int32, inputs with a NaN / ±inf entry, replaced by zero.
@@ -137,9 +138,7 @@ def honaker_tree(
         level = jnp.clip(trailing_zeros(t), 0, depth - 1)
         e = jax.lax.switch(level, branches, key, state.error, state.scale)
         error = jax.lax.dynamic_update_slice_in_dim(state.error, e[None], level, axis=0)
-        value = jax.lax.dynamic_index_in_dim(state.suffix, level + 1, axis=0, keepdims=False) + e
-        rows = jnp.arange(depth + 1, dtype=jnp.int32)[:, None]
-        suffix = jnp.where(rows <= level, value, state.suffix)
+        suffix, value = suffix_step(state.suffix, e, t)
         release = poison_past_horizon(exact + value, t, horizon)
         new = state._replace(sums=sums, error=error, suffix=suffix, nonfinite=state.nonfinite + bad)
         return new, release
