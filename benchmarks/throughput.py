@@ -392,11 +392,13 @@ def _numpy_oco(rng, seeds, horizon, dim, name):
     mean_w = np.zeros((seeds, dim))
     sum_g = np.zeros((seeds, dim))
     cum_loss = np.zeros(seeds)
+    zsum = np.zeros((seeds, dim))  # the comparator's sufficient statistic, as PFTAL's reference keeps
     for t in range(1, horizon + 1):
         z = center + 0.3 * rng.standard_normal((seeds, dim))
         z *= np.minimum(1.0, 1.0 / np.linalg.norm(z, axis=1, keepdims=True))
         g = H * (w - z)
         cum_loss += 0.5 * H * np.sum((w - z) ** 2, axis=1)
+        zsum += z
         if name == "ogd":
             w = project(w - g / (H * t))
         elif name == "ftal":

@@ -124,6 +124,19 @@ def normal(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array
     return (np.float32(np.sqrt(2.0)) * erfinv(u)).reshape(shape)
 
 
+def laplace(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array:
+    """Unit Laplace numbers: ``-log(1 - u)`` from the top 23 bits of a word, its sign from the lowest bit.
+
+    Exact in distribution (a unit exponential with an independent fair sign), on the same
+    grid as ``exponential``; not the numbers of ``jax.random.laplace``.
+    """
+    if dtype != jnp.float32 or not _fast(key) or jnp.ndim(key):
+        return jax.random.laplace(key, shape, dtype)
+    words = bits(key, int(np.prod(shape)))
+    magnitude = -jnp.log(2.0 - _unit(words))
+    return jnp.where((words & np.uint32(1)) == 1, -magnitude, magnitude).reshape(shape)
+
+
 def exponential(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array:
     """Unit exponentials ``-log(1 - u)``, ``u`` uniform on ``{0, 2^-23, ..., 1 - 2^-23}`` as in ``jax.random``."""
     if dtype != jnp.float32 or not _fast(key) or jnp.ndim(key):

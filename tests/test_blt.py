@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxpriv import _rng
 from jaxpriv import mechanisms as M
 
 
@@ -42,7 +43,8 @@ def test_sensitivity_variance_and_release_against_float64_dense_matrices(horizon
     np.testing.assert_allclose(
         M.release_variance(mech, p, np.arange(1, horizon + 1)), sigma2 * np.sum(decoder**2, 1), rtol=1e-10
     )
-    # The float32 stream releases A x + B z, z_t = σ·normal(key_t): the buffers and the noise sum are exact.
+    # The float32 stream releases A x + B z, z_t = σ·normal(key_t) (the mechanism's sampler, jaxpriv._rng):
+    # the buffers and the noise sum are exact.
     xs = np.asarray(jax.random.normal(jax.random.key(3), (horizon, 3)) * 0.2, np.float32)
     keys = jax.vmap(lambda t: jax.random.fold_in(jax.random.key(0), t))(jnp.arange(1, horizon + 1))
 
@@ -53,7 +55,7 @@ def test_sensitivity_variance_and_release_against_float64_dense_matrices(horizon
     state0 = mech.init(None, p)
     _, releases = jax.jit(lambda s: jax.lax.scan(body, s, (keys, jnp.arange(1, horizon + 1))))(state0)
     assert float(state0.scale) ** 2 == pytest.approx(sigma2, rel=1e-5)
-    z = float(state0.scale) * np.asarray(jax.vmap(lambda k: jax.random.normal(k, (3,)))(keys), np.float64)
+    z = float(state0.scale) * np.asarray(jax.vmap(lambda k: _rng.normal(k, (3,)))(keys), np.float64)
     expected = np.cumsum(xs.astype(np.float64), 0) + decoder @ z
     np.testing.assert_allclose(np.asarray(releases), expected, rtol=1e-5, atol=2e-5 * np.sqrt(sigma2 * horizon))
     # a 10% error in one buffer's weight would be visible

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _rng, _validate
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
@@ -264,7 +264,7 @@ def blt(
         x, bad = zero_nonfinite(jnp.asarray(x, dtype))
         x = clip_l2(x, state.sensitivity)
         sums, exact = dyadic_step(state.sums, x, t, None)
-        z = state.scale * jax.random.normal(key, (dim,), dtype)
+        z = state.scale * _rng.normal(key, (dim,), dtype)
         correlated = z + weight @ state.buffers
         noise_sum = state.noise + correlated
         release = poison_past_horizon(exact + noise_sum, t, horizon)

@@ -25,8 +25,8 @@ def gamma_norm(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.A
 
 
 def laplace(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array:
-    """I.i.d. unit Laplace per coordinate (variance 2)."""
-    return jax.random.laplace(key, shape, dtype)
+    """I.i.d. unit Laplace per coordinate (variance 2): a unit exponential with a random sign (``_rng.laplace``)."""
+    return _rng.laplace(key, shape, dtype)
 
 
 def gaussian(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array:

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _rng, _validate
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
@@ -131,7 +131,7 @@ def sqrt_factorization(
         x, bad = zero_nonfinite(jnp.asarray(x, dtype))
         x = clip_l2(x, state.sensitivity)
         sums, exact = dyadic_step(state.sums, x, t, None)
-        z = state.scale * jax.random.normal(key, (dim,), dtype)
+        z = state.scale * _rng.normal(key, (dim,), dtype)
         row = jnp.clip(t - 1, 0, horizon - 1)
         history = jax.lax.dynamic_update_slice_in_dim(state.history, z[None], row, axis=0)
         lag = t - 1 - lags  # c_{t-s} for s = 1..t, zero for the future rows

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate, theory
+from jaxpriv import _rng, _validate, theory
 from jaxpriv._base import Learner, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import (
     DyadicSums,
@@ -155,7 +155,7 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
         value, bad = zero_nonfinite(jnp.asarray(loss, jnp.float32))
         z = one_point.one_point_gradient(value, state.direction, state.exploration, p)
         z = clip_l2(z, state.clip)
-        noisy = z + state.stddev * jax.random.normal(key, (dim,), jnp.float32)
+        noisy = z + state.stddev * _rng.normal(key, (dim,), jnp.float32)
         sums, total = dyadic_step(state.sums, noisy, t)
         theta = -poison_past_horizon(total, t, horizon)
         w = one_point.project_shrunk(constraint, state.learning_rate * theta, state.shrink)

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxpriv import _rng
 from jaxpriv._base import PRNGKey
 from jaxpriv.sets import ConstraintSet, bandit_radii
 
@@ -43,7 +44,7 @@ def sample_direction(key: PRNGKey, constraint: ConstraintSet) -> jax.Array:
     (probability 0) falls back to a fixed unit vector of the same space.
     """
     d = constraint.dim
-    g = jax.random.normal(key, (d,), jnp.float32)
+    g = _rng.normal(key, (d,), jnp.float32)
     fallback = jnp.zeros((d,), jnp.float32).at[0].set(1.0)
     if constraint.name == "simplex":
         g = g - jnp.mean(g)
@@ -58,7 +59,7 @@ def direction_at(sphere_key: PRNGKey, t: jax.Array, constraint: ConstraintSet) -
     A learner draws ``u_{t+1}`` at the end of ``update`` and keeps it in its state, so
     ``act`` plays it and the next ``update`` estimates with the same vector (one draw per step).
     """
-    return sample_direction(jax.random.fold_in(sphere_key, t), constraint)
+    return sample_direction(_rng.fold_in(sphere_key, jnp.asarray(t, jnp.int32)), constraint)
 
 
 def one_point_gradient(value: jax.Array, direction: jax.Array, exploration: jax.Array, dim: int) -> jax.Array:
