@@ -18,7 +18,14 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 def test_there_is_a_notebook_per_question():
     names = {p.stem.split("_", 1)[1] for p in NOTEBOOKS}
-    assert {"quick_start", "smith_thakurta_rates", "zcdp_bandits", "mi_privacy", "hyperparameter_gradients"} <= names
+    assert {
+        "quick_start",
+        "smith_thakurta_rates",
+        "zcdp_bandits",
+        "mi_privacy",
+        "hyperparameter_gradients",
+        "window_privacy",
+    } <= names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
