@@ -123,6 +123,16 @@ def test_release_variance_is_the_number_of_noisy_nodes_times_the_node_variance(n
     noise_draws = np.asarray(jax.vmap(lambda k: _prefix_sums(tree, params, xs, k))(keys))
     counts = [len(window_nodes(t, W, T)[1]) for t in range(1, T + 1)]
     assert max(counts) == 4 and min(counts) == 1  # log2 8 + 1 at t = 9, 11, ...; one node at multiples of 8
+    oracle = mechanisms.release_variance(tree, params, np.arange(1, T + 1))  # the declared variance
+    np.testing.assert_allclose(oracle, np.array(counts) * node_var, rtol=1e-5)
+    info = mechanisms.describe(tree)
+    assert (info.name, info.horizon, info.dim, info.noise, info.neighbouring) == (
+        "window_tree",
+        T,
+        d,
+        noise,
+        "add_remove",
+    )
     for t, k_t in enumerate(counts, 1):
         var, se = variance_with_stderr(noise_draws[:, t - 1, 0], mean=0.0)  # one coordinate: independent samples
         assert abs(var - k_t * node_var) < 5 * se, (t, var, k_t * node_var, se)
@@ -148,6 +158,24 @@ def test_calibration_formulas_and_full_window():
     full = window_tree(T, 2, T).init(jax.random.key(0), WindowTreeParams(eps, delta, s))
     binary = mechanisms.binary_tree(T, 2).init(jax.random.key(0), mechanisms.TreeParams(epsilon=eps, sensitivity=s))
     assert float(full.scale) == pytest.approx(float(binary.scale))
+    # The variance oracle: W >= T is the binary tree's; below T a release sums at most k_W nodes
+    # (popcount(j) + popcount(B - j) = 1 + the carries of j + (B - j) = B).
+    t = np.arange(1, T + 1)
+    tree_p = mechanisms.TreeParams(epsilon=eps, sensitivity=s)
+    np.testing.assert_allclose(
+        mechanisms.release_variance(window_tree(T, 2, T), WindowTreeParams(eps, delta, s), t),
+        mechanisms.release_variance(mechanisms.binary_tree(T, 2), tree_p, t),
+        rtol=1e-12,
+    )
+    counts = np.array([len(window_nodes(int(u), 8, T)[1]) for u in t])
+    rep_var = mechanisms.release_variance(
+        window_tree(T, 2, 8, neighbouring="replace"), WindowTreeParams(eps, delta, s), t
+    )
+    np.testing.assert_allclose(rep_var, counts * 3 * (k * 2 * s / eps) ** 2, rtol=1e-12)
+    assert counts.max() == k
+    assert mechanisms.calibrated_sensitivity(window_tree(T, 2, 8, neighbouring="replace"), WindowTreeParams()) == 2.0
+    inf = mechanisms.release_variance(window_tree(T, 2, 8), WindowTreeParams(), t)
+    assert np.all(inf == 0.0)
 
 
 def test_inputs_are_clipped_to_the_sensitivity():

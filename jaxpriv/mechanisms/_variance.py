@@ -28,7 +28,8 @@ class PrefixSumInfo(NamedTuple):
     """What a prefix-sum mechanism declares about itself.
 
     Attributes:
-      name: the factory (``"binary_tree"``, ``"honaker_tree"``, ``"sqrt_factorization"``, ``"blt"``).
+      name: the factory (``"binary_tree"``, ``"honaker_tree"``, ``"sqrt_factorization"``, ``"blt"``,
+        ``"window_tree"``).
       horizon: ``T``, the number of steps it is calibrated for.
       dim: ``d``, the dimension of each input.
       noise: the noise family (``"gamma"``, ``"laplace"``, ``"gaussian"``).
@@ -70,7 +71,7 @@ def describe(mechanism: Mechanism) -> PrefixSumInfo:
     if info is None:
         raise ValueError(
             "mechanism must be a prefix-sum Mechanism built by jaxpriv.mechanisms (binary_tree, "
-            f"honaker_tree, sqrt_factorization or blt), got {type(mechanism).__name__}"
+            f"honaker_tree, sqrt_factorization, blt or window_tree), got {type(mechanism).__name__}"
         )
     return info
 
@@ -91,7 +92,7 @@ def release_variance(mechanism: Mechanism, params: Any, t: ArrayLike) -> np.ndar
 
     Args:
       mechanism: a prefix-sum mechanism of ``jaxpriv.mechanisms``.
-      params: its params (``TreeParams``).
+      params: its params (``TreeParams``; ``WindowTreeParams`` for ``window_tree``).
       t: the 1-based step(s), ``1 <= t <= T``.
 
     Raises:

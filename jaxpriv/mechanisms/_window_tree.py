@@ -36,7 +36,8 @@ from jaxpriv import _validate
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import trailing_zeros
-from jaxpriv.mechanisms._tree import NEIGHBOURING, clip_l2
+from jaxpriv.mechanisms._tree import NEIGHBOURING, clip_l2, popcount
+from jaxpriv.mechanisms._variance import PrefixSumInfo, register
 
 WINDOW_NOISE_FAMILIES = ("gamma", "gaussian")
 GAUSSIAN_CALIBRATIONS = ("paper", "composition")
@@ -262,7 +263,9 @@ def window_tree(
 
     Returns:
       A ``Mechanism`` with params ``WindowTreeParams``; ``step(key, state, x, t)`` returns
-      ``(state, s_t)``; memory ``O(d log W)`` per seed.
+      ``(state, s_t)``; memory ``O(d log W)`` per seed. It is registered with
+      ``describe`` / ``release_variance``: the release variance at ``t`` is ``|D(t)|``
+      times the node variance ``window_node_variance``.
 
     Raises:
       ValueError: a bad static argument (naming it and its allowed values); ``check``:
@@ -368,4 +371,30 @@ def window_tree(
         )
         return new_state, release
 
-    return Mechanism(init_fn, step_fn, partial(check_window_tree_params, noise=noise), horizon)
+    def sensitivity_fn(params: WindowTreeParams) -> np.ndarray:
+        return factor * np.asarray(params.sensitivity, np.float64)
+
+    def variance_fn(params: WindowTreeParams, t: np.ndarray) -> np.ndarray:
+        # |D(t)| independent nodes: popcount(j) prefix nodes and, from the second block on,
+        # popcount(B - j) suffix nodes of the previous block (window_nodes).
+        j = (t - 1) % size + 1
+        nodes = popcount(j) + np.where((t > size) & (j < size), popcount(size - j), 0)
+        return nodes * _node_variance64(noise, calibration, params, sensitivity_fn(params), depth, dim)
+
+    mechanism = Mechanism(init_fn, step_fn, partial(check_window_tree_params, noise=noise), horizon)
+    info = PrefixSumInfo("window_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn)
+    return register(mechanism, info)
+
+
+def _node_variance64(
+    noise: str, calibration: str, params: WindowTreeParams, s: np.ndarray, depth: int, dim: int
+) -> np.ndarray:
+    """``window_node_variance(window_node_scale(...))`` in float64 on the host (the variance oracle's node)."""
+    eps = np.asarray(params.epsilon, np.float64)
+    with np.errstate(divide="ignore"):
+        if noise == "gamma":
+            return (dim + 1.0) * (depth * s / eps) ** 2
+        delta = np.asarray(params.delta, np.float64)
+        if calibration == "paper":
+            return 8.0 * (s * depth * np.log(2.0 / delta) / eps) ** 2
+        return depth * s**2 * 2.0 * np.log(1.25 / delta) / eps**2
