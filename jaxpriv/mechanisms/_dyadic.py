@@ -7,14 +7,15 @@ sum at ``t`` is the sum of the released nodes at the set bits of ``t``. Because
 ``i`` selects a branch (``lax.switch``) instead of masking every level: the work
 per step is ``O((i + 1) d)``, ``O(d)`` amortised, instead of ``O(d log T)``.
 
-The released prefix sum is kept as suffix sums: ``suffix[j]`` is the sum of
-the released nodes at the set bits ``>= j`` of ``t`` (row ``D``, always zero,
-closes the list). When level ``i`` closes at ``t``, the bits of ``t`` above ``i``
-are those of ``t - 1``, so rows ``> i`` are unchanged and rows ``0..i`` all
-become ``suffix[i + 1] + node_i``: the release. The branch of level ``i`` sums
-the ``i`` levels below, reads one row and writes ``i + 1`` rows, all static
-slices: ``O((i + 1) d)`` work, ``O(d)`` amortised (level ``i`` closes at a
-fraction ``2^-(i+1)`` of the steps), and one branch per step.
+The released prefix sum is kept as suffix sums over the set bits: for a set
+bit ``j`` of ``t``, ``suffix[j]`` is the sum of the released nodes at the set
+bits ``>= j`` of ``t``; rows at clear bits are stale and never read. At step
+``t`` the bits above ``i`` are those of ``t - 1``, so the release is
+``suffix[k] + node_i`` with ``k`` the next set bit of ``t`` above ``i`` (row
+``D``, always zero, when there is none): row ``k`` was written when level
+``k`` last closed and only levels below ``i`` have closed since. The release
+is written to row ``i`` alone: one row read and one row written per step,
+``O(d)`` whatever ``D``.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ class DyadicSums(NamedTuple):
 
     Attributes:
       exact: ``[D, d]``, the most recently closed node of each level (exact sums).
-      suffix: ``[D + 1, d]``; row ``j`` is the sum of the released nodes at the set bits
-        ``>= j`` of the current ``t``; row ``D`` is always zero. Row 0 is the release at ``t``.
+      suffix: ``[D + 1, d]``; at a set bit ``j`` of the current ``t``, the sum of the
+        released nodes at the set bits ``>= j`` (rows at clear bits are stale); row
+        ``D`` is always zero. Row ``trailing_zeros(t)`` is the release at ``t``.
     """
 
     exact: jax.Array
@@ -49,10 +51,13 @@ def trailing_zeros(t: jax.Array) -> jax.Array:
     return 31 - jax.lax.clz(t & -t)
 
 
-def release_rows(suffix: jax.Array, released: jax.Array, i: int) -> tuple[jax.Array, jax.Array]:
-    """Level ``i`` closes: rows ``0..i`` become ``suffix[i + 1] + released`` (static slices)."""
-    value = suffix[i + 1] + released
-    return suffix.at[: i + 1].set(jnp.broadcast_to(value, (i + 1, *value.shape))), value
+def _sum_below(exact: jax.Array, level: jax.Array) -> jax.Array:
+    """``sum(exact[:level])`` with a static slice per level: ``O(level·d)`` work."""
+
+    def below(i: int):
+        return lambda e: jnp.sum(e[:i], axis=0) if i else jnp.zeros_like(e[0])
+
+    return jax.lax.switch(level, [below(i) for i in range(exact.shape[0])], exact)
 
 
 def dyadic_step(
@@ -70,17 +75,27 @@ def dyadic_step(
       ``(sums, release)``: with ``noise=None`` the release is the exact
       ``sum_{s<=t} x_s`` (rounding error ``O(log t)`` ulps).
     """
+    level = trailing_zeros(t)
+    node = x + _sum_below(sums.exact, level)
+    released = node if noise is None else node + noise
+    exact = jax.lax.dynamic_update_slice_in_dim(sums.exact, node[None], level, axis=0)
+    suffix, value = suffix_step(sums.suffix, released, t)
+    return DyadicSums(exact, suffix), value
 
-    def close(i: int):
-        # t is shared by all seeds (unbatched under vmap), so the level picks a branch
-        # in which every slice is static: no dynamic slice for XLA to fuse into consumers.
-        def branch(exact, suffix, x, *noise):
-            node = x + jnp.sum(exact[:i], axis=0) if i else x
-            suffix, value = release_rows(suffix, node + noise[0] if noise else node, i)
-            return DyadicSums(exact.at[i].set(node), suffix), value
 
-        return branch
+def suffix_step(suffix: jax.Array, released: jax.Array, t: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Add the node released at ``t`` to the suffix sums ``[D + 1, d]``; return them and the sum of released nodes.
 
-    branches = [close(i) for i in range(sums.exact.shape[0])]
-    extra = () if noise is None else (noise,)
-    return jax.lax.switch(trailing_zeros(t), branches, sums.exact, sums.suffix, x, *extra)
+    One row read (the next set bit of ``t`` above its lowest, or the zero row ``D``)
+    and one row written (the lowest set bit): ``O(d)`` per step whatever ``D``.
+    """
+    depth = suffix.shape[0] - 1
+    t = jnp.asarray(t, jnp.int32)
+    rest = t & (t - 1)  # t without its lowest set bit
+    higher = jnp.where(rest == 0, depth, trailing_zeros(rest))
+    # The row is read in a branch (a static slice each), not by a dynamic slice: XLA fuses a
+    # dynamic slice into every consumer of the sum and then copies the whole buffer to keep
+    # the write below in place (measured: two copies of [D + 1, d] per step).
+    value = jax.lax.switch(higher, [lambda s, k=k: s[k] for k in range(depth + 1)], suffix) + released
+    suffix = jax.lax.dynamic_update_slice_in_dim(suffix, value[None], trailing_zeros(t), axis=0)
+    return suffix, value

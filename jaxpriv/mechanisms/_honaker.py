@@ -13,7 +13,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import _accounting, _noise
-from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, release_rows, trailing_zeros
+from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, suffix_step, trailing_zeros
 from jaxpriv.mechanisms._tree import NEIGHBOURING, NOISE_FAMILIES, TreeParams, check_tree_params, clip_l1, clip_l2
 from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, register
 
@@ -37,8 +37,8 @@ class HonakerState(NamedTuple):
       sums: exact dyadic sums of the clipped inputs (the exact prefix sums).
       error: ``[D, d]``, the error (estimate minus exact value) of the online estimate of
         the most recently closed node of each level: the left child of the next node above.
-      suffix: ``[D + 1, d]``, row ``j`` the sum of the estimate errors of the nodes at the set bits
-        ``>= j`` of ``t`` (as ``DyadicSums.suffix``; ``_dyadic.release_rows``).
+      suffix: ``[D + 1, d]``, sums of the estimate errors of the nodes at the set bits ``>= j`` of ``t``
+        (read at the set bits ``j`` of ``t`` only; ``_dyadic.suffix_step``).
       scale: per-node noise scale (Gamma/Laplace scale, Gaussian σ), as ``binary_tree``.
       sensitivity: the clipping bound Δ.
       nonfinite: int32, inputs with a NaN / ±inf entry, replaced by zero.
@@ -119,14 +119,13 @@ def honaker_tree(
     def closing(level: int):
         """The estimate error of the level-``level`` node closing now, from fresh noise on levels ``0..level``."""
 
-        def branch(key: PRNGKey, error: jax.Array, suffix: jax.Array, scale: jax.Array):
+        def branch(key: PRNGKey, error: jax.Array, scale: jax.Array) -> jax.Array:
             n = scale * sampler(key, (level + 1, dim), dtype)
             e = n[0]
             for h in range(1, level + 1):  # static: a level's subtree, bottom up
                 v = float(weights[h])
                 e = v * n[h] + (1.0 - v) * (error[h - 1] + e)
-            suffix, value = release_rows(suffix, e, level)
-            return error.at[level].set(e), suffix, value
+            return e
 
         return branch
 
@@ -136,7 +135,10 @@ def honaker_tree(
         x, bad = zero_nonfinite(jnp.asarray(x, dtype))
         x = clip(x, state.sensitivity)
         sums, exact = dyadic_step(state.sums, x, t, None)
-        error, suffix, value = jax.lax.switch(trailing_zeros(t), branches, key, state.error, state.suffix, state.scale)
+        level = jnp.clip(trailing_zeros(t), 0, depth - 1)
+        e = jax.lax.switch(level, branches, key, state.error, state.scale)
+        error = jax.lax.dynamic_update_slice_in_dim(state.error, e[None], level, axis=0)
+        suffix, value = suffix_step(state.suffix, e, t)
         release = poison_past_horizon(exact + value, t, horizon)
         new = state._replace(sums=sums, error=error, suffix=suffix, nonfinite=state.nonfinite + bad)
         return new, release
