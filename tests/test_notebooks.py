@@ -32,10 +32,7 @@ def test_there_is_a_notebook_per_question():
 def test_notebook_executes_at_small_scale(path, tmp_path, monkeypatch):
     monkeypatch.setenv("JAXPRIV_NOTEBOOK_SCALE", "small")
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    # At the small size XLA's compile time is nearly all the cost: the kernel skips LLVM's optimisation
-    # passes (the same IEEE arithmetic; measured 124 -> 94 s on the four heaviest notebooks).
-    flags = os.environ.get("XLA_FLAGS", "")
-    monkeypatch.setenv("XLA_FLAGS", f"{flags} --xla_backend_optimization_level=0".strip())
+    # The kernel inherits XLA_FLAGS (conftest: no LLVM optimisation; 124 -> 94 s on the four heaviest notebooks).
     # The kernel inherits the environment: it imports this checkout's jaxpriv.
     monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     nb = nbformat.read(path, as_version=4)
