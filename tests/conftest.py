@@ -1,6 +1,17 @@
 import os
 
+import pytest
+
 # One CPU device. The tests are compile-bound (small horizons and seed counts), so XLA's backend
-# (LLVM) optimisation passes are skipped: the same HLO and IEEE arithmetic, measured 1.28x faster on
-# the five heaviest tests; speed is measured in benchmarks/, never here.
+# (LLVM) optimisation passes are skipped: measured 1.28x faster on the five heaviest tests. The HLO is
+# the same; float32 results can differ from an optimised build's in the last bit (multiply-adds are
+# contracted differently), so a subprocess compared bit for bit must get the same flags (below).
+# Speed is measured in benchmarks/, never here.
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1 --xla_backend_optimization_level=0")
+
+
+@pytest.fixture
+def subprocess_xla_flags() -> str:
+    """This process's XLA_FLAGS minus the device count: a subprocess compiles as this process does
+    (LLVM's optimisation level changes float32 results in the last bit), on the devices it chooses."""
+    return " ".join(f for f in os.environ.get("XLA_FLAGS", "").split() if "device_count" not in f)

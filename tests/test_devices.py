@@ -23,9 +23,10 @@ np.save(sys.argv[1], np.asarray(r.regret))
 """
 
 
-def test_sharded_sweep_matches_single_device(tmp_path):
+def test_sharded_sweep_matches_single_device(tmp_path, subprocess_xla_flags):
     out = tmp_path / "regret.npy"
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    flags = f"{subprocess_xla_flags} --xla_force_host_platform_device_count=2"
+    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
     subprocess.run([sys.executable, "-c", SCRIPT, str(out)], check=True, env=env, timeout=300)
     ball = sets.l2_ball(2)
     p = jp.SimParams(

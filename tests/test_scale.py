@@ -202,7 +202,7 @@ _WORKER = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_two_processes_give_the_one_process_numbers(tmp_path, plain):
+def test_two_processes_give_the_one_process_numbers(tmp_path, plain, subprocess_xla_flags):
     script = tmp_path / "worker.py"
     script.write_text(_WORKER)
     with socket.socket() as sock:
@@ -210,7 +210,7 @@ def test_two_processes_give_the_one_process_numbers(tmp_path, plain):
         port = sock.getsockname()[1]
     out = tmp_path / "two.npz"
     env = dict(os.environ, PYTHONPATH=str(Path(jp.__file__).parents[1]), JAX_PLATFORMS="cpu")
-    env.pop("XLA_FLAGS", None)
+    env["XLA_FLAGS"] = subprocess_xla_flags
     procs = [
         subprocess.Popen(
             [sys.executable, str(script), f"localhost:{port}", str(i), str(out)],
