@@ -116,10 +116,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     parser.add_argument("--full-scale", action="store_true", help="also time the full-scale reproduction")
+    parser.add_argument(
+        "--cpu-devices", type=int, default=None, help="JAX CPU devices to shard the seeds over (default: JAX's, one)"
+    )
     args = parser.parse_args()
+    if args.cpu_devices is not None:  # before any JAX operation
+        jp.use_cpu_cores(args.cpu_devices)
     seeds, horizon = (256, 2000) if args.quick else (1000, 10_000)
     n = seeds * horizon
-    print(f"AdaC-UCB, K = {K}, seeds = {seeds}, T = {horizon}, backend = {jax.default_backend()}")
+    print(f"AdaC-UCB, K = {K}, seeds = {seeds}, T = {horizon}, backend = {jax.default_backend()}, {jax.devices()}")
     compile_s, steady_s, numpy_s, reg_j, reg_n = bench_pair(seeds, horizon)
     print(f"{'implementation':<34}{'time (s)':>10}{'seed-rounds/s':>16}{'mean regret':>13}")
     print(f"{'jaxpriv sweep, compile':<34}{compile_s:>10.2f}{'':>16}{'':>13}")

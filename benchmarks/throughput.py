@@ -17,7 +17,7 @@ a projection on the same simplex in the same run, plus the oracle calls traced p
 micro-benchmark of one projection against one local-linear-oracle call as d grows.
 The CPU table (--cpu-table) times PFTAL at d in {3, 10, 100}, OGD, FTAL and MI-OGD against NumPy
 vectorised over seeds, the two sides alternated in one process (median of 3 each).
-Usage: python benchmarks/throughput.py [--quick] [--no-bandit] [--no-window] [--cpu-table]
+Usage: python benchmarks/throughput.py [--quick] [--no-bandit] [--no-window] [--cpu-table] [--cpu-devices N]
 """
 
 from __future__ import annotations
@@ -455,7 +455,12 @@ def main() -> None:
     parser.add_argument("--no-bandit", action="store_true", help="skip the bandit learners' rows")
     parser.add_argument("--no-window", action="store_true", help="skip the window-private learners' rows")
     parser.add_argument("--cpu-table", action="store_true", help="only the learners against NumPy vectorised")
+    parser.add_argument(
+        "--cpu-devices", type=int, default=None, help="JAX CPU devices to shard the seeds over (default: JAX's, one)"
+    )
     args = parser.parse_args()
+    if args.cpu_devices is not None:  # before any JAX operation
+        jp.use_cpu_cores(args.cpu_devices)
     if args.cpu_table:
         print(f"jaxpriv {jp.__version__}, jax {jax.__version__}, backend {jax.default_backend()}, {jax.devices()}")
         oco_rows(*((256, 512) if args.quick else (1024, 1024)))

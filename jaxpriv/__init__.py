@@ -7,7 +7,7 @@ explicit state pytrees; ``run`` scans one experiment over the horizon and
 
 from jaxpriv import audit, bandits, envs, mechanisms, oco, plot, sets, stats, theory, tune
 from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, PRNGKey
-from jaxpriv.sim import Result, SimParams, log_checkpoints, run, summarize, sweep
+from jaxpriv.sim import Result, SimParams, log_checkpoints, run, summarize, sweep, use_cpu_cores
 from jaxpriv.stats import Stats, SweepStats
 
 __version__ = "0.1.0"
@@ -37,4 +37,5 @@ __all__ = [
     "sweep",
     "theory",
     "tune",
+    "use_cpu_cores",
 ]

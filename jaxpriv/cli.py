@@ -2,7 +2,9 @@
 
 Argument parsing only: every command calls a function of ``jaxpriv.experiments``.
 Every command turns on JAX's persistent compilation cache (``--no-compile-cache``
-turns it off), so a second run of the same command reuses the compiled code.
+turns it off), so a second run of the same command reuses the compiled code, and
+makes one JAX CPU device per core (``--cpu-devices``; ``jaxpriv.use_cpu_cores``), so
+a sweep on a CPU splits its seeds over every core.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import os
 import sys
 import time
 from pathlib import Path
+
+from jaxpriv.sim import use_cpu_cores
 
 
 def compile_cache_dir() -> Path:
@@ -105,6 +109,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the compilation cache folder (default: $JAXPRIV_CACHE_DIR or ~/.cache/jaxpriv/jax)",
     )
+    common.add_argument(
+        "--cpu-devices",
+        type=int,
+        default=None,
+        help="JAX CPU devices to split the seeds over (default: one per core; see jaxpriv.use_cpu_cores)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("demo", parents=[common], help="PFTAL vs FTAL vs OGD over privacy levels on a quadratic stream")
     p.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/demo-<time>)")
@@ -158,6 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--seed", type=int, default=0)
     a.set_defaults(func=audit)
     args = parser.parse_args(argv)
+    if args.cpu_devices is not None and args.cpu_devices < 1:
+        parser.error("--cpu-devices must be >= 1")
+    try:
+        use_cpu_cores(args.cpu_devices)
+    except RuntimeError as err:  # JAX already running in this process (jaxpriv.cli.main called from Python)
+        if args.cpu_devices is not None:
+            parser.error(str(err))
     if not args.no_compile_cache:
         enable_compile_cache(args.compile_cache_dir)
     for name in ("horizon", "seeds", "dim"):

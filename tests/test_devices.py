@@ -6,6 +6,7 @@ import sys
 
 import jax
 import numpy as np
+import pytest
 
 import jaxpriv as jp
 from jaxpriv import envs, oco, sets
@@ -14,19 +15,20 @@ SCRIPT = """
 import jax, jax.numpy as jnp, numpy as np, sys
 import jaxpriv as jp
 from jaxpriv import envs, oco, sets
+assert jp.use_cpu_cores(2) == 2  # before any JAX operation
 assert jax.device_count() == 2, jax.devices()
 ball = sets.l2_ball(2)
 lp = oco.PFTALParams(jnp.array([1.0, jnp.inf]), lipschitz=2.0)
 p = jp.SimParams(lp, envs.QuadraticParams(1.0, jnp.array([0.3, 0.1]), 0.3))
 r = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=8)
+assert len(r.regret.sharding.device_set) == 2, r.regret.sharding  # the seeds were split over both
 np.save(sys.argv[1], np.asarray(r.regret))
 """
 
 
 def test_sharded_sweep_matches_single_device(tmp_path, subprocess_xla_flags):
     out = tmp_path / "regret.npy"
-    flags = f"{subprocess_xla_flags} --xla_force_host_platform_device_count=2"
-    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+    env = dict(os.environ, XLA_FLAGS=subprocess_xla_flags, JAX_PLATFORMS="cpu")
     subprocess.run([sys.executable, "-c", SCRIPT, str(out)], check=True, env=env, timeout=300)
     ball = sets.l2_ball(2)
     p = jp.SimParams(
@@ -35,3 +37,12 @@ def test_sharded_sweep_matches_single_device(tmp_path, subprocess_xla_flags):
     )
     r = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=8)
     np.testing.assert_allclose(np.load(out), np.asarray(r.regret), rtol=1e-5, atol=1e-4)
+
+
+def test_use_cpu_cores_after_jax_started_names_the_problem():
+    jax.numpy.zeros(1).block_until_ready()  # JAX is running with one CPU device (conftest)
+    assert jp.use_cpu_cores(1) == 1  # what it already has: nothing to change
+    with pytest.raises(RuntimeError, match=r"before any JAX operation: JAX already started with 1 CPU device"):
+        jp.use_cpu_cores(2)
+    with pytest.raises(ValueError, match="n"):
+        jp.use_cpu_cores(0)
