@@ -32,8 +32,8 @@ def test_there_is_a_notebook_per_question():
 def test_notebook_executes_at_small_scale(path, tmp_path, monkeypatch):
     monkeypatch.setenv("JAXPRIV_NOTEBOOK_SCALE", "small")
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    # The kernel inherits XLA_FLAGS (conftest: no LLVM optimisation; 124 -> 94 s on the four heaviest notebooks).
-    # The kernel inherits the environment: it imports this checkout's jaxpriv.
+    # The kernel inherits the environment: it imports this checkout's jaxpriv, and compiles with
+    # conftest's XLA_FLAGS (no LLVM optimisation: 124 -> 94 s on the four heaviest notebooks).
     monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(tmp_path)}})
