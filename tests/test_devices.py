@@ -1,4 +1,4 @@
-"""A sweep sharded over several (CPU) devices gives the numbers of a single-device sweep."""
+"""A sweep sharded over several (CPU) devices gives the numbers of a single-device sweep, for any seed count."""
 
 import os
 import subprocess
@@ -22,12 +22,17 @@ lp = oco.PFTALParams(jnp.array([1.0, jnp.inf]), lipschitz=2.0)
 p = jp.SimParams(lp, envs.QuadraticParams(1.0, jnp.array([0.3, 0.1]), 0.3))
 r = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=8)
 assert len(r.regret.sharding.device_set) == 2, r.regret.sharding  # the seeds were split over both
-np.save(sys.argv[1], np.asarray(r.regret))
+# 7 seeds: padded to 8 and split; the driver pads each chunk of 3 to 4
+assert len(jp.sim._pad_seeds(jax.random.split(jax.random.key(0), 7), 8).sharding.device_set) == 2
+r7 = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=7)
+r7c = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=7, chunk=3, segment=40)
+assert r7.regret.shape[1] == r7c.regret.shape[1] == 7
+np.savez(sys.argv[1], eight=np.asarray(r.regret), seven=np.asarray(r7.regret), seven_driver=np.asarray(r7c.regret))
 """
 
 
 def test_sharded_sweep_matches_single_device(tmp_path, subprocess_xla_flags):
-    out = tmp_path / "regret.npy"
+    out = tmp_path / "regret.npz"
     env = dict(os.environ, XLA_FLAGS=subprocess_xla_flags, JAX_PLATFORMS="cpu")
     subprocess.run([sys.executable, "-c", SCRIPT, str(out)], check=True, env=env, timeout=300)
     ball = sets.l2_ball(2)
@@ -35,8 +40,10 @@ def test_sharded_sweep_matches_single_device(tmp_path, subprocess_xla_flags):
         oco.PFTALParams(np.array([1.0, np.inf], np.float32), lipschitz=2.0),
         envs.QuadraticParams(1.0, np.array([0.3, 0.1], np.float32), 0.3),
     )
-    r = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=8)
-    np.testing.assert_allclose(np.load(out), np.asarray(r.regret), rtol=1e-5, atol=1e-4)
+    got = np.load(out)
+    for name, seeds in (("eight", 8), ("seven", 7), ("seven_driver", 7)):
+        r = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=seeds)
+        np.testing.assert_allclose(got[name], np.asarray(r.regret), rtol=1e-5, atol=1e-4, err_msg=name)
 
 
 def test_use_cpu_cores_after_jax_started_names_the_problem():
