@@ -336,18 +336,6 @@ def run(
     return Result(jnp.asarray(ckpts, jnp.int32), *out)
 
 
-def seed_keys(key: PRNGKey, seeds: int) -> jax.Array:
-    """``split(key, seeds)``, sharded along the seed axis over the devices present.
-
-    With several devices (GPUs, TPU cores, or CPU devices from
-    ``--xla_force_host_platform_device_count``) and ``seeds`` divisible by their
-    number, the compiled sweep is partitioned over the seed axis; the numbers do
-    not change. With one device this is ``split(key, seeds)``.
-    """
-    keys = jax.random.split(key, seeds)
-    return _shard_seeds(keys)
-
-
 def use_cpu_cores(n: int | None = None) -> int:
     """Make ``n`` JAX CPU devices (default: one per core this process may use), so sweeps use every core.
 
@@ -687,6 +675,20 @@ def _take_seeds(x: Any, keep: int, grid: bool) -> Any:
     if x.shape[1 if grid else 0] == keep:
         return x
     return x[:, :keep] if grid else x[:keep]
+
+
+def padded_seed_keys(key: PRNGKey, seeds: int) -> jax.Array:
+    """``split(key, seeds)`` padded to a multiple of the local device count and sharded over the devices.
+
+    For simulators other than ``sweep`` that vmap over seeds: every device takes an
+    equal share whatever ``seeds`` is; ``take_seeds`` drops the padding's runs.
+    """
+    return _pad_seeds(jax.random.split(key, seeds), _device_width(seeds))
+
+
+def take_seeds(tree: Any, seeds: int, grid: bool) -> Any:
+    """The first ``seeds`` runs of every leaf of ``tree`` (seed axis 0, or 1 after a grid axis)."""
+    return jax.tree.map(lambda x: _take_seeds(x, seeds, grid), tree)
 
 
 # --- saving and resuming -------------------------------------------------------------------------

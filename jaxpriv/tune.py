@@ -239,8 +239,9 @@ def value_and_grad(
             "piecewise constant in its parameters and its pathwise gradient is zero almost everywhere, not "
             "the gradient of the expected regret; compare values over a grid with jaxpriv.sweep instead"
         )
-    keys = sim.seed_keys(key, seeds)
+    keys = sim.padded_seed_keys(key, seeds)
     values, jac = _per_seed(learner, env, horizon, ckpts, paths, objective, axes, chunk, keys, params, tuple(theta))
+    values, jac = sim.take_seeds((values, jac), seeds, axes is not None)
     seed_axis = 1 if axes is not None else 0
     values = np.asarray(values, np.float64)
     per_seed = {path: np.asarray(j, np.float64) for path, j in zip(paths, jac, strict=True)}

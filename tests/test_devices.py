@@ -10,6 +10,9 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import envs, oco, sets
+from jaxpriv.bandits import AdaCUCBParams
+from jaxpriv.bandits.episodic import simulate_ucb_episodes
+from jaxpriv.envs.bandits import PAPER_MEANS
 
 SCRIPT = """
 import jax, jax.numpy as jnp, numpy as np, sys
@@ -27,7 +30,23 @@ assert len(jp.sim._pad_seeds(jax.random.split(jax.random.key(0), 7), 8).sharding
 r7 = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=7)
 r7c = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=7, chunk=3, segment=40)
 assert r7.regret.shape[1] == r7c.regret.shape[1] == 7
-np.savez(sys.argv[1], eight=np.asarray(r.regret), seven=np.asarray(r7.regret), seven_driver=np.asarray(r7c.regret))
+from jaxpriv.bandits import AdaCUCBParams
+from jaxpriv.bandits.episodic import simulate_ucb_episodes
+from jaxpriv.envs.bandits import PAPER_MEANS
+rhos = jnp.array([0.3, 1.0])
+ucb = simulate_ucb_episodes(AdaCUCBParams(rho=rhos), PAPER_MEANS, jax.random.key(4), 500, 7, [100, 500])
+assert ucb.regret.shape[1] == 7
+est = jp.tune.value_and_grad(oco.pftal(64, ball), envs.quadratic_stream(ball), p, "learner.lipschitz", 5, 64, seeds=7)
+assert est.per_seed_value.shape[-1] == 7
+np.savez(
+    sys.argv[1],
+    eight=np.asarray(r.regret),
+    seven=np.asarray(r7.regret),
+    seven_driver=np.asarray(r7c.regret),
+    ucb=np.asarray(ucb.regret),
+    tune_values=est.per_seed_value,
+    tune_grads=est.per_seed_grad["learner.lipschitz"],
+)
 """
 
 
@@ -44,6 +63,13 @@ def test_sharded_sweep_matches_single_device(tmp_path, subprocess_xla_flags):
     for name, seeds in (("eight", 8), ("seven", 7), ("seven_driver", 7)):
         r = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=seeds)
         np.testing.assert_allclose(got[name], np.asarray(r.regret), rtol=1e-5, atol=1e-4, err_msg=name)
+    rhos = np.array([0.3, 1.0], np.float32)
+    ucb = simulate_ucb_episodes(AdaCUCBParams(rho=rhos), PAPER_MEANS, jax.random.key(4), 500, 7, [100, 500])
+    np.testing.assert_allclose(got["ucb"], np.asarray(ucb.regret), rtol=1e-5, atol=1e-4, err_msg="episodic")
+    pftal, quadratic = oco.pftal(64, ball), envs.quadratic_stream(ball)
+    est = jp.tune.value_and_grad(pftal, quadratic, p, "learner.lipschitz", 5, 64, seeds=7)
+    np.testing.assert_allclose(got["tune_values"], est.per_seed_value, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(got["tune_grads"], est.per_seed_grad["learner.lipschitz"], rtol=1e-4, atol=1e-4)
 
 
 def test_use_cpu_cores_after_jax_started_names_the_problem():

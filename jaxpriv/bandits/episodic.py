@@ -38,7 +38,15 @@ from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb
 from jaxpriv.bandits.ucb import UCBParams, ucb
 from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
 from jaxpriv.mechanisms._accounting import gaussian_stddev
-from jaxpriv.sim import SimParams, canonical_params, grid_axes, map_seeds_and_grid, normalize_checkpoints, seed_keys
+from jaxpriv.sim import (
+    SimParams,
+    canonical_params,
+    grid_axes,
+    map_seeds_and_grid,
+    normalize_checkpoints,
+    padded_seed_keys,
+    take_seeds,
+)
 
 RewardSum = Callable[[PRNGKey, jax.Array, jax.Array], jax.Array]
 
@@ -99,8 +107,9 @@ def episode_sweep(
     if chunk is not None:
         chunk = _validate.positive_int("chunk", chunk)
     axes, size = grid_axes(params, allow_grid=True)
-    keys = seed_keys(as_key(key), seeds)
-    return _sweep_jit(one, axes if size else None, chunk, keys, canonical_params(params))
+    keys = padded_seed_keys(as_key(key), seeds)
+    out = _sweep_jit(one, axes if size else None, chunk, keys, canonical_params(params))
+    return take_seeds(out, seeds, bool(size))
 
 
 @lru_cache(maxsize=64)
