@@ -91,7 +91,8 @@ def episode_sweep(
     leading dimension (``NDIMS``-aware) is swept, swept leaves are zipped, and
     seed ``i`` uses ``split(key, seeds)[i]`` at every grid point (common random
     numbers). ``one`` must be a stable (cached) function object, or every call
-    recompiles.
+    recompiles. With several devices the seeds are split over them, padded to a
+    multiple of their number (the padding's runs are dropped), as in ``sweep``.
 
     Args:
       one: ``(key, params) -> pytree`` for one seed at one grid point.
