@@ -341,12 +341,12 @@ def use_cpu_cores(n: int | None = None) -> int:
 
     JAX's CPU backend is one device by default, and a sweep's many small per-step kernels
     then keep about one core busy. With one device per core, ``sweep`` splits the seeds over
-    them (padding the seeds to a multiple of the device count; the padding is dropped): measured 1.1–2× faster on
-    2 cores for PFTAL, OGD, FTAL, MI-OGD and AdaC-UCB at 1000–1024 seeds (``benchmarks/throughput.py
-    --cpu-devices 2``). Each seed's numbers are those of one device up to float32 rounding
-    (the compiled shapes differ). It is a setting of the whole process (``jax.devices("cpu")``
-    lists ``n`` devices), so call it right after ``import jax``, before any JAX operation;
-    the ``jaxpriv`` command does (``--cpu-devices``).
+    them (padded to a multiple of the device count; the padding's runs are dropped):
+    measured 1.1–2× faster on 2 cores for PFTAL, OGD, FTAL, MI-OGD and AdaC-UCB at
+    1000–1024 seeds (``benchmarks/throughput.py --cpu-devices 2``). Each seed's numbers are
+    those of one device up to float32 rounding (the compiled shapes differ). It is a setting
+    of the whole process (``jax.devices("cpu")`` lists ``n`` devices), so call it right after
+    ``import jax``, before any JAX operation; the ``jaxpriv`` command does (``--cpu-devices``).
 
     Args:
       n: the number of devices, ``>= 1``; ``None``: ``len(os.sched_getaffinity(0))``.
