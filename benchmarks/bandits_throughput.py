@@ -61,31 +61,33 @@ def bench_pair(seeds: int, horizon: int, reps: int = 3) -> tuple[float, float, f
 
 
 def adac_ucb_numpy(seeds: int, horizon: int, rho: float, beta: float = 1.0, seed: int = 0) -> np.ndarray:
-    """AdaC-UCB vectorised over seeds; returns the final pseudo-regret of each seed."""
+    """AdaC-UCB vectorised over seeds; returns the final pseudo-regret of each seed.
+
+    float32 / int32, the sweep's precision (float64 / int64: 1.03x slower, measured once)."""
     rng = np.random.default_rng(seed)
     gaps = MEANS.max() - MEANS
     rows = np.arange(seeds)
-    counts = np.zeros((seeds, K), np.int64)
-    means = np.zeros((seeds, K))
-    lengths = np.zeros((seeds, K), np.int64)
-    arm = np.zeros(seeds, np.int64)
-    length = np.zeros(seeds, np.int64)
-    played = np.zeros(seeds, np.int64)
-    total = np.zeros(seeds)
-    regret = np.zeros(seeds)
-    unit_stddev = 1.0 / np.sqrt(2.0 * rho)
+    counts = np.zeros((seeds, K), np.int32)
+    means = np.zeros((seeds, K), np.float32)
+    lengths = np.zeros((seeds, K), np.int32)
+    arm = np.zeros(seeds, np.int32)
+    length = np.zeros(seeds, np.int32)
+    played = np.zeros(seeds, np.int32)
+    total = np.zeros(seeds, np.float32)
+    regret = np.zeros(seeds, np.float32)
+    unit_stddev = float(1.0 / np.sqrt(2.0 * rho))
     for t in range(1, horizon + 1):
         rewards = rng.random((seeds, 1)) < MEANS  # all arms from one uniform, as in the JAX env
         done = played >= length
         if t <= K:
             a = np.full(seeds, t - 1)
         else:
-            n = lengths.astype(np.float64)
-            index = means + np.sqrt((0.5 / n + 2 * unit_stddev**2 / n**2) * beta * np.log(t))
+            n = lengths.astype(np.float32)
+            index = means + np.sqrt((0.5 / n + 2 * unit_stddev**2 / n**2) * beta * np.float32(np.log(t)))
             ties = index == index.max(1, keepdims=True)
             best = np.argmax(np.where(ties, rng.random((seeds, K)), -1.0), axis=1)
             a = np.where(done, best, arm)
-        r = rewards[rows, a].astype(np.float64)
+        r = rewards[rows, a].astype(np.float32)
         # Episode bookkeeping (same as jaxpriv.bandits._episodic_ucb.update_fn).
         arm = np.where(done, a, arm)
         length = np.where(done, np.maximum(counts[rows, a], 1), length)
@@ -96,8 +98,8 @@ def adac_ucb_numpy(seeds: int, horizon: int, rho: float, beta: float = 1.0, seed
         close = played == length
         if close.any():
             c = np.nonzero(close)[0]
-            nc = length[c].astype(np.float64)
-            means[c, arm[c]] = total[c] / nc + (unit_stddev / nc) * rng.standard_normal(c.size)
+            nc = length[c].astype(np.float32)
+            means[c, arm[c]] = total[c] / nc + (unit_stddev / nc) * rng.standard_normal(c.size, np.float32)
             lengths[c, arm[c]] = length[c]
     return regret
 

@@ -17,7 +17,10 @@ a projection on the same simplex in the same run, plus the oracle calls traced p
 micro-benchmark of one projection against one local-linear-oracle call as d grows.
 The CPU table (--cpu-table) times PFTAL at d in {3, 10, 100}, OGD, FTAL and MI-OGD against NumPy
 vectorised over seeds, the two sides alternated in one process (median of 3 each).
+With --numpy-procs N the NumPy side splits its seeds over N worker processes (the multi-core NumPy
+baseline against --cpu-devices N).
 Usage: python benchmarks/throughput.py [--quick] [--no-bandit] [--no-window] [--cpu-table] [--cpu-devices N]
+       [--numpy-procs N]
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ import numpy as np
 
 import jaxpriv as jp
 from jaxpriv import envs, mechanisms, oco, sets
+
+# The NumPy references compute in float32, the sweep's precision (float64 measured 1.0-1.27x slower).
+F = np.float32
 
 
 def bench_jaxpriv(seeds: int, horizon: int, dim: int) -> tuple[float, float]:
@@ -72,19 +78,19 @@ def _numpy_pftal(rng, seeds, horizon, dim, vectorised):
     H, L, eps, R = 1.0, 2.0, 1.0, 1.0
     sens = L + H * R
     scale = depth * sens / eps
-    center = np.full(dim, 0.1)
+    center = np.full(dim, 0.1, F)
     S = seeds if vectorised else 1
     runs = 1 if vectorised else seeds
     total = 0.0
     for _ in range(runs):
-        exact = np.zeros((depth, S, dim))
-        noisy = np.zeros((depth, S, dim))
-        w = np.zeros((S, dim))
-        mean_w = np.zeros((S, dim))
-        cum_loss = np.zeros(S)
-        zsum = np.zeros((S, dim))
+        exact = np.zeros((depth, S, dim), F)
+        noisy = np.zeros((depth, S, dim), F)
+        w = np.zeros((S, dim), F)
+        mean_w = np.zeros((S, dim), F)
+        cum_loss = np.zeros(S, F)
+        zsum = np.zeros((S, dim), F)
         for t in range(1, horizon + 1):
-            z = center + 0.3 * rng.standard_normal((S, dim))
+            z = center + 0.3 * rng.standard_normal((S, dim), F)
             z *= np.minimum(1.0, 1.0 / np.linalg.norm(z, axis=1, keepdims=True))
             g = H * (w - z)
             cum_loss += 0.5 * H * np.sum((w - z) ** 2, axis=1)
@@ -92,9 +98,9 @@ def _numpy_pftal(rng, seeds, horizon, dim, vectorised):
             g *= np.minimum(1.0, sens / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-30))
             low = (t & -t).bit_length() - 1
             node = g + exact[:low].sum(0)
-            direction = rng.standard_normal((S, dim))
+            direction = rng.standard_normal((S, dim), F)
             direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-            radius = rng.standard_exponential((S, dim)).sum(1, keepdims=True)
+            radius = rng.standard_exponential((S, dim), F).sum(1, keepdims=True)
             exact[low] = node
             noisy[low] = node + scale * radius * direction
             v = sum(noisy[i] for i in range(depth) if (t >> i) & 1)
@@ -172,10 +178,10 @@ def _numpy_bandit(rng, seeds, horizon, dim, vectorised, name):
     shrink = 1.0 - beta
     est_bound = dim * B / beta
     scale = depth * 2.0 * est_bound / eps  # Gamma tree, replace-one sensitivity
-    eta = 2.0 * beta / (est_bound * np.sqrt(horizon))
+    eta = float(2.0 * beta / (est_bound * np.sqrt(horizon)))
     clip = dim * (B / beta + L)
-    sigma = clip / np.sqrt(dim * np.expm1(2.0 * C / dim))
-    center = np.full(dim, 0.1)
+    sigma = float(clip / np.sqrt(dim * np.expm1(2.0 * C / dim)))
+    center = np.full(dim, 0.1, F)
     S = seeds if vectorised else 1
     runs = 1 if vectorised else seeds
     total = 0.0
@@ -184,16 +190,16 @@ def _numpy_bandit(rng, seeds, horizon, dim, vectorised, name):
         return w * np.minimum(1.0, shrink / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-30))
 
     for _ in range(runs):
-        exact = np.zeros((depth, S, dim))
-        noisy = np.zeros((depth, S, dim))
-        w = np.zeros((S, dim))
-        sum_w = np.zeros((S, dim))
-        sum_g = np.zeros((S, dim))
-        cum_loss = np.zeros(S)
+        exact = np.zeros((depth, S, dim), F)
+        noisy = np.zeros((depth, S, dim), F)
+        w = np.zeros((S, dim), F)
+        sum_w = np.zeros((S, dim), F)
+        sum_g = np.zeros((S, dim), F)
+        cum_loss = np.zeros(S, F)
         for t in range(1, horizon + 1):
-            z = center + 0.3 * rng.standard_normal((S, dim))
+            z = center + 0.3 * rng.standard_normal((S, dim), F)
             z *= np.minimum(1.0, 1.0 / np.linalg.norm(z, axis=1, keepdims=True))
-            u = rng.standard_normal((S, dim))
+            u = rng.standard_normal((S, dim), F)
             u /= np.linalg.norm(u, axis=1, keepdims=True)
             played = w + beta * u
             loss = 0.5 * H * np.sum((played - z) ** 2, axis=1)
@@ -204,7 +210,7 @@ def _numpy_bandit(rng, seeds, horizon, dim, vectorised, name):
                 continue
             if name == "mi_bandit_ogd":
                 g *= np.minimum(1.0, clip / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-30))
-                sum_g += g + sigma * rng.standard_normal((S, dim))
+                sum_g += g + sigma * rng.standard_normal((S, dim), F)
                 w = project(-eta * sum_g)
                 continue
             sum_w += w
@@ -215,9 +221,9 @@ def _numpy_bandit(rng, seeds, horizon, dim, vectorised, name):
                 g *= np.minimum(1.0, est_bound / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-30))
                 low = (t & -t).bit_length() - 1
                 node = g + exact[:low].sum(0)
-                direction = rng.standard_normal((S, dim))
+                direction = rng.standard_normal((S, dim), F)
                 direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-                radius = rng.standard_exponential((S, dim)).sum(1, keepdims=True)
+                radius = rng.standard_exponential((S, dim), F).sum(1, keepdims=True)
                 exact[low] = node
                 noisy[low] = node + scale * radius * direction
                 v = sum(noisy[i] for i in range(depth) if (t >> i) & 1)
@@ -381,20 +387,20 @@ def _numpy_oco(rng, seeds, horizon, dim, name):
     if name == "pftal":
         return _numpy_pftal(rng, seeds, horizon, dim, True)
     H, L, R, mi = 1.0, 2.0, 1.0, 1.0
-    sigma = L / np.sqrt(dim * np.expm1(2.0 * mi / dim))
-    eta = R / np.sqrt((L * L + dim * sigma * sigma) * horizon)
-    center = np.full(dim, 0.1)
+    sigma = float(L / np.sqrt(dim * np.expm1(2.0 * mi / dim)))
+    eta = float(R / np.sqrt((L * L + dim * sigma * sigma) * horizon))
+    center = np.full(dim, 0.1, F)
 
     def project(w):
         return w * np.minimum(1.0, R / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-30))
 
-    w = np.zeros((seeds, dim))
-    mean_w = np.zeros((seeds, dim))
-    sum_g = np.zeros((seeds, dim))
-    cum_loss = np.zeros(seeds)
-    zsum = np.zeros((seeds, dim))  # the comparator's sufficient statistic, as PFTAL's reference keeps
+    w = np.zeros((seeds, dim), F)
+    mean_w = np.zeros((seeds, dim), F)
+    sum_g = np.zeros((seeds, dim), F)
+    cum_loss = np.zeros(seeds, F)
+    zsum = np.zeros((seeds, dim), F)  # the comparator's sufficient statistic, as PFTAL's reference keeps
     for t in range(1, horizon + 1):
-        z = center + 0.3 * rng.standard_normal((seeds, dim))
+        z = center + 0.3 * rng.standard_normal((seeds, dim), F)
         z *= np.minimum(1.0, 1.0 / np.linalg.norm(z, axis=1, keepdims=True))
         g = H * (w - z)
         cum_loss += 0.5 * H * np.sum((w - z) ** 2, axis=1)
@@ -407,13 +413,30 @@ def _numpy_oco(rng, seeds, horizon, dim, name):
             w = project(mean_w - sum_g / (H * t))
         else:
             g *= np.minimum(1.0, L / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-30))
-            sum_g += g + sigma * rng.standard_normal((seeds, dim))
+            sum_g += g + sigma * rng.standard_normal((seeds, dim), F)
             w = project(-eta * sum_g)
     return cum_loss.sum()
 
 
-def oco_rows(seeds: int, horizon: int, reps: int = 3) -> None:
-    """Each learner's sweep against NumPy vectorised over seeds: timed alternately, median of ``reps`` each."""
+def _numpy_oco_part(args: tuple[int, int, int, int, str]) -> float:
+    """One worker's share of ``_numpy_oco`` (``--numpy-procs``): ``(seed, seeds, horizon, dim, name)``."""
+    seed, seeds, horizon, dim, name = args
+    return float(_numpy_oco(np.random.default_rng(seed), seeds, horizon, dim, name))
+
+
+def oco_rows(seeds: int, horizon: int, reps: int = 3, numpy_procs: int = 1) -> None:
+    """Each learner's sweep against NumPy vectorised over seeds: timed alternately, median of ``reps`` each.
+
+    ``numpy_procs > 1`` splits NumPy's seeds over that many worker processes (started before
+    the timing), the multi-core NumPy a user could write with ``multiprocessing``.
+    """
+    pool = None
+    if numpy_procs > 1:
+        import multiprocessing
+
+        pool = multiprocessing.get_context("spawn").Pool(numpy_procs)  # no fork of a process running JAX
+        pool.map(_numpy_oco_part, [(i, 8, 8, 3, "ogd") for i in range(numpy_procs)])  # workers up and warm
+    share = -(-seeds // numpy_procs)
     print(
         f"\n{'learner':>8} {'seeds':>6} {'T':>6} {'d':>4} | {'compile s':>9} {'sweep s':>8} {'NumPy s':>8} "
         f"{'seed-steps/s':>12} | {'x NumPy vec':>11}"
@@ -436,7 +459,12 @@ def oco_rows(seeds: int, horizon: int, reps: int = 3) -> None:
             go(vary(rep), jax.random.key(1 + rep))
             jt.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            _numpy_oco(np.random.default_rng(rep), seeds, horizon, dim, name)
+            if pool is None:
+                _numpy_oco(np.random.default_rng(rep), seeds, horizon, dim, name)
+            else:
+                pool.map(
+                    _numpy_oco_part, [(rep * numpy_procs + i, share, horizon, dim, name) for i in range(numpy_procs)]
+                )
             nt.append(time.perf_counter() - t0)
         j, n = float(np.median(jt)), float(np.median(nt))
         print(
@@ -445,8 +473,11 @@ def oco_rows(seeds: int, horizon: int, reps: int = 3) -> None:
         )
     print(
         f"x NumPy vec: NumPy time / sweep time, each the median of {reps} runs taken alternately in this process;\n"
-        f"jaxpriv on {len(jax.devices())} {jax.default_backend()} device(s), NumPy single-threaded."
+        f"jaxpriv on {len(jax.devices())} {jax.default_backend()} device(s), NumPy (float32) in "
+        f"{numpy_procs} single-threaded process(es)."
     )
+    if pool is not None:
+        pool.close()
 
 
 def main() -> None:
@@ -458,12 +489,15 @@ def main() -> None:
     parser.add_argument(
         "--cpu-devices", type=int, default=None, help="JAX CPU devices to shard the seeds over (default: JAX's, one)"
     )
+    parser.add_argument(
+        "--numpy-procs", type=int, default=1, help="CPU table: split NumPy's seeds over this many processes"
+    )
     args = parser.parse_args()
     if args.cpu_devices is not None:  # before any JAX operation
         jp.use_cpu_cores(args.cpu_devices)
     if args.cpu_table:
         print(f"jaxpriv {jp.__version__}, jax {jax.__version__}, backend {jax.default_backend()}, {jax.devices()}")
-        oco_rows(*((256, 512) if args.quick else (1024, 1024)))
+        oco_rows(*((256, 512) if args.quick else (1024, 1024)), numpy_procs=args.numpy_procs)
         return
     configs = [(1024, 4096, 10), (100, 16384, 3), (4096, 1024, 10)]
     if args.quick:
