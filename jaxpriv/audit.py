@@ -69,7 +69,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv._base import Learner, Mechanism, as_key
+from jaxpriv._base import Learner, Mechanism, as_key, engine_jit
 from jaxpriv.mechanisms._accounting import tree_depth
 from jaxpriv.mechanisms._tree import TreeParams
 from jaxpriv.mechanisms._variance import describe
@@ -471,7 +471,7 @@ def _node_scores(nodes: np.ndarray, noise: str, low: float, high: float) -> np.n
     return np.round(s / (high - low), 9)  # exact atoms (clip) stay exact; float noise is not a threshold
 
 
-@partial(jax.jit, static_argnums=(0, 4))
+@partial(engine_jit, static_argnums=(0, 4))
 def _tree_batch(mechanism: Mechanism, params: Any, streams: jax.Array, keys: jax.Array, horizon: int) -> jax.Array:
     def one(xs, key):
         k_init, k_steps = jax.random.split(key)
@@ -569,7 +569,7 @@ def audit_tree(
     return _finish(label, kind, claim, scores, alpha, runs)
 
 
-@partial(jax.jit, static_argnums=(0, 4, 5))
+@partial(engine_jit, static_argnums=(0, 4, 5))
 def _learner_batch(
     learner: Learner, params: Any, tables: jax.Array, keys: jax.Array, horizon: int, bandit: bool
 ) -> jax.Array:

@@ -17,7 +17,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, Learner, PRNGKey, as_key, check_horizon, count_nonfinite, split_step_key
+from jaxpriv._base import (
+    Env,
+    Learner,
+    PRNGKey,
+    as_key,
+    check_horizon,
+    count_nonfinite,
+    engine_jit,
+    split_step_key,
+)
 from jaxpriv.stats import Accumulator, Stats, SweepStats, chunk_summary, finalize, merge, to_accumulator
 
 
@@ -298,7 +307,7 @@ def _reports_gap(env: Env, carry: Carry) -> bool:
     return isinstance(out, tuple)
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2, 3))
+@partial(engine_jit, static_argnums=(0, 1, 2, 3))
 def _run_jit(learner, env, horizon, checkpoints, key, params):
     return _run(learner, env, horizon, checkpoints, key, params)
 
@@ -418,7 +427,7 @@ def map_seeds_and_grid(one: Any, axes: Any, chunk: int | None, keys: jax.Array, 
     return jax.vmap(over_seeds, in_axes=(axes,))(params)
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2, 3, 4, 5))
+@partial(engine_jit, static_argnums=(0, 1, 2, 3, 4, 5))
 def _sweep_jit(learner, env, horizon, checkpoints, axes, chunk, keys, params):
     return map_seeds_and_grid(partial(_run, learner, env, horizon, checkpoints), axes, chunk, keys, params)
 
@@ -571,7 +580,7 @@ def _gather_accumulator(acc: Accumulator) -> Accumulator:
 # --- the segmented driver ------------------------------------------------------------------------
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2, 3))
+@partial(engine_jit, static_argnums=(0, 1, 2, 3))
 def _init_jit(learner, env, checkpoints, axes, keys, params):
     return map_seeds_and_grid(partial(_init_carry, learner, env, checkpoints), axes, None, keys, params)
 
@@ -581,17 +590,17 @@ def _over_seeds_and_grid(fn: Callable, grid: bool) -> Callable:
     return jax.vmap(fn) if grid else fn
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2, 3, 4))
+@partial(engine_jit, static_argnums=(0, 1, 2, 3, 4))
 def _advance_jit(learner, env, checkpoints, length, grid, carry, start):
     return _over_seeds_and_grid(lambda c: _advance(learner, env, checkpoints, length, c, start), grid)(carry)
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2))
+@partial(engine_jit, static_argnums=(0, 1, 2))
 def _outputs_jit(learner, env, grid, carry):
     return _over_seeds_and_grid(partial(_outputs, learner, env), grid)(carry)
 
 
-@partial(jax.jit, static_argnums=(0, 1))
+@partial(engine_jit, static_argnums=(0, 1))
 def _summary_jit(stats, grid, outputs, valid):
     regret, loss, _, _, nf_in, nf_steps = outputs
     return chunk_summary(stats, regret, loss, nf_in, nf_steps, valid)

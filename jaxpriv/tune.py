@@ -38,7 +38,7 @@ import numpy as np
 import optax
 
 from jaxpriv import _validate, sim
-from jaxpriv._base import Env, Learner, PRNGKey, as_key, check_horizon
+from jaxpriv._base import Env, Learner, PRNGKey, as_key, check_horizon, engine_jit
 from jaxpriv.sim import Result, SimParams
 
 __all__ = ["Estimate", "Minimized", "final_regret", "get_path", "minimize", "set_path", "value_and_grad"]
@@ -123,7 +123,7 @@ def _axis_at(axes: Any, path: str) -> int | None:
 # --- the compiled estimator ---------------------------------------------------------------------------
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2, 3, 4, 5, 6, 7))
+@partial(engine_jit, static_argnums=(0, 1, 2, 3, 4, 5, 6, 7))
 def _per_seed(learner, env, horizon, checkpoints, paths, objective, axes, chunk, keys, params, theta):
     """Per-seed objective and forward-mode derivatives: ``([G,] S)`` and ``([G,] S, *leaf)`` per path."""
 

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, as_key, check_horizon
+from jaxpriv._base import Learner, PRNGKey, as_key, check_horizon, engine_jit
 from jaxpriv.bandits import _episodic_ucb, _sampling
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb
 from jaxpriv.bandits.ucb import UCBParams, ucb
@@ -75,7 +75,7 @@ def bernoulli_reward_sum(key: PRNGKey, n: jax.Array, mean: jax.Array) -> jax.Arr
     return _sampling.binomial(key, n, mean)
 
 
-_sweep_jit = jax.jit(map_seeds_and_grid, static_argnums=(0, 1, 2))
+_sweep_jit = engine_jit(map_seeds_and_grid, static_argnums=(0, 1, 2))
 
 
 def episode_sweep(

@@ -11,7 +11,15 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Mechanism, PRNGKey, as_key, check_horizon, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import (
+    Mechanism,
+    PRNGKey,
+    as_key,
+    check_horizon,
+    engine_jit,
+    poison_past_horizon,
+    zero_nonfinite,
+)
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
 from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, register
@@ -186,7 +194,7 @@ def popcount(t: np.ndarray) -> np.ndarray:
     return sum((t >> k) & 1 for k in range(63))
 
 
-@partial(jax.jit, static_argnums=0)
+@partial(engine_jit, static_argnums=0)
 def _prefix_sums(mechanism: Mechanism, params: TreeParams, xs: jax.Array, key: PRNGKey) -> jax.Array:
     k_init, k_steps = jax.random.split(key)
     state = mechanism.init(k_init, params)
