@@ -124,7 +124,7 @@ def _engine_compiler_options() -> dict[str, Any] | None:
     by float32 rounding: bit for bit the same at d = 3, 10 and 100, while at d = 16 (a row
     is one 16-wide vector) XLA's vectorised row sums add in another order, up to 3e-7
     relative (``tests/test_engine_options.py``). Without AVX-512 the preference is capped at
-    the widest vector the CPU has; other backends ignore it. A
+    the widest vector the CPU has; on other backends ``engine_jit`` does not pass it. A
     ``--xla_cpu_prefer_vector_width`` given in ``XLA_FLAGS`` (256 on parts that slow down
     under 512-bit vectors) is left in force.
     """
@@ -142,22 +142,23 @@ class engine_jit:  # lower case: a decorator, like jax.jit
     XLA takes compiler options for a top-level computation only, so a call traced inside
     another transformation (a user's ``jit`` or ``grad`` around ``run``) goes to the same
     function jitted without them (XLA's default vector width: the same numbers up to
-    float32 rounding).
+    float32 rounding), and so does every call on another backend than the CPU.
     """
 
     def __init__(self, fun: Callable[..., Any], **kwargs: Any) -> None:
         functools.update_wrapper(self, fun)
-        self._nested = jax.jit(fun, **kwargs)
+        self._plain = jax.jit(fun, **kwargs)
         opts = ENGINE_COMPILER_OPTIONS
-        self._top = jax.jit(fun, compiler_options=opts, **kwargs) if opts else self._nested
+        self._top = jax.jit(fun, compiler_options=opts, **kwargs) if opts else self._plain
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         traced = any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((args, kwargs)))
-        return (self._nested if traced else self._top)(*args, **kwargs)
+        plain = traced or jax.default_backend() != "cpu"  # the options are CPU options
+        return (self._plain if plain else self._top)(*args, **kwargs)
 
     def _cache_size(self) -> int:
         """Compiled entries of both versions (tests check that a new grid does not recompile)."""
-        return self._top._cache_size() + (self._nested._cache_size() if self._nested is not self._top else 0)
+        return self._top._cache_size() + (self._plain._cache_size() if self._plain is not self._top else 0)
 
 
 def split_step_key(key: PRNGKey, t: jax.Array, num: int = 3) -> jax.Array:
