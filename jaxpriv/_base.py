@@ -148,8 +148,7 @@ class engine_jit:  # lower case: a decorator, like jax.jit
     def __init__(self, fun: Callable[..., Any], **kwargs: Any) -> None:
         functools.update_wrapper(self, fun)
         self._plain = jax.jit(fun, **kwargs)
-        opts = ENGINE_COMPILER_OPTIONS
-        self._top = jax.jit(fun, compiler_options=opts, **kwargs) if opts else self._plain
+        self._top = jax.jit(fun, compiler_options=ENGINE_COMPILER_OPTIONS, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         traced = any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((args, kwargs)))
@@ -158,7 +157,7 @@ class engine_jit:  # lower case: a decorator, like jax.jit
 
     def _cache_size(self) -> int:
         """Compiled entries of both versions (tests check that a new grid does not recompile)."""
-        return self._top._cache_size() + (self._plain._cache_size() if self._plain is not self._top else 0)
+        return self._top._cache_size() + self._plain._cache_size()
 
 
 def split_step_key(key: PRNGKey, t: jax.Array, num: int = 3) -> jax.Array:
