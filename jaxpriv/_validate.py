@@ -79,3 +79,97 @@ def trailing_shape(name: str, value: Any, shape: tuple[int, ...]) -> None:
     s = np.shape(value)
     if len(shape) and tuple(s[len(s) - len(shape) :]) != tuple(shape):
         raise ValueError(f"{name} must have trailing shape {shape}, got shape {s}")
+
+
+# The guarantee each noise family implements, and the budget fields it needs.
+GUARANTEES = {
+    "gamma": ("ε-DP", ("epsilon",)),
+    "laplace": ("ε-DP", ("epsilon",)),
+    "gaussian": ("ρ-zCDP", ("rho",)),
+}
+
+# Smallest budget whose calibrated noise is representable in float32: below it, Δ/ε
+# overflows (or ε itself rounds to zero) when the engine casts params to float32.
+FLOAT32_TINY_BUDGET = 1e-30
+
+
+def budget(
+    component: str,
+    family: str,
+    params: Any,
+    needs: tuple[str, ...],
+    refuses: tuple[str, ...] = (),
+    guarantee: str | None = None,
+) -> None:
+    """The budget fields a family needs are given, and none of another family is.
+
+    A budget field left ``None`` never means "no privacy": the non-private limit is an
+    explicit ``inf``. This is a static check (``None`` is part of a params pytree's
+    structure, not a value), so it also runs inside ``init`` under ``jit``: a component
+    cannot be initialised without the budget of the guarantee it implements.
+
+    Args:
+      component: the component's name, for the message (``"binary_tree"``).
+      family: the noise family (``"gaussian"``).
+      params: a params NamedTuple.
+      needs: the fields the family's guarantee needs (``("rho",)``).
+      refuses: budget fields of other families, which must be ``None``.
+      guarantee: the guarantee's name (``"ρ-zCDP"``); ``GUARANTEES[family]`` by default.
+
+    Raises:
+      ValueError: a needed field is ``None`` or a refused one is set; the message names
+        what was given and what the family needs.
+    """
+    if guarantee is None:
+        guarantee = GUARANTEES[family][0]
+    missing = [f for f in needs if getattr(params, f, None) is None]
+    extra = [f for f in refuses if getattr(params, f, None) is not None]
+    if not (missing or extra):
+        return
+    given = [f"{f}={_short(getattr(params, f))}" for f in (*needs, *refuses) if getattr(params, f, None) is not None]
+    needed = " and ".join(needs)
+    raise ValueError(
+        f"{component} with noise={family!r} is {guarantee} and needs {needed}"
+        + (f" (and no {' or '.join(refuses)})" if refuses else "")
+        + f"; got {', '.join(given) if given else 'no budget'}. "
+        + f"Give {needed} ({needs[0]}=inf is the explicit non-private limit)"
+        + (f", or build it with the noise family that {', '.join(extra)} belongs to." if extra else ".")
+    )
+
+
+def budget_value(name: str, value: Any) -> None:
+    """A privacy budget: all entries in ``(0, inf]``, numeric, and not so small that float32 loses it.
+
+    ``inf`` is the explicit non-private limit. A budget below ``FLOAT32_TINY_BUDGET``
+    (1e-30) is refused: it passes a float64 check but its noise scale overflows, or the
+    budget itself becomes 0, once the engine computes in float32.
+    """
+    numeric(name, value)
+    positive(name, value)
+    v = _concrete(value)
+    if v is not None and np.any((v > 0) & (v < FLOAT32_TINY_BUDGET)):
+        raise ValueError(
+            f"{name} must be >= {FLOAT32_TINY_BUDGET:g} (smaller budgets give noise that float32 cannot "
+            f"represent), got {value!r}"
+        )
+
+
+def numeric(name: str, value: Any) -> None:
+    """``value`` is a number or a numeric array (not a string, bool or object)."""
+    if isinstance(value, jax.core.Tracer):
+        return
+    if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind in "USO"):
+        raise ValueError(f"{name} must be a number or a numeric array, got {value!r} ({type(value).__name__})")
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, jax.errors.ConcretizationTypeError):
+        return
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be a number or a numeric array, got {value!r} (dtype {arr.dtype})")
+
+
+def _short(value: Any) -> str:
+    arr = np.asarray(value) if not isinstance(value, jax.core.Tracer) else None
+    if arr is None:
+        return "<traced>"
+    return repr(arr.item()) if arr.size == 1 else f"<array of shape {arr.shape}>"

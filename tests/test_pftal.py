@@ -44,7 +44,7 @@ def test_non_private_regret_grows_like_log_t_with_the_exact_constant(learner_id,
 def _pftal_sweep(eps, horizon, seeds, noise="gamma"):
     learner = oco.pftal(horizon, BALL, noise)
     lipschitz = H * (BALL.radius + 1.0)  # ||H(w - z)|| <= H (||C|| + ||z||)
-    p = jp.SimParams(oco.PFTALParams(epsilon=eps, rho=eps, lipschitz=lipschitz, strong_convexity=H), ENV_P)
+    p = jp.SimParams(oco.PFTALParams(**{mechanisms.budget_field(noise): eps}, lipschitz=lipschitz, strong_convexity=H), ENV_P)
     return jp.sweep(
         learner, ENV, p, jax.random.key(1), horizon, seeds=seeds, checkpoints=POWERS[: POWERS.index(horizon) + 1]
     )
@@ -103,7 +103,8 @@ def test_theorem_4_bound_is_the_proof_expression():
 def test_pftal_clips_gradients_at_l_and_calibrates_to_replace_one_sensitivity(noise, factor):
     T = 64
     learner = oco.pftal(T, BALL, noise)
-    state = learner.init(jax.random.key(0), oco.PFTALParams(2.0, 0.5, lipschitz=1.5, strong_convexity=0.5))
+    budget = {"rho": 0.5} if noise == "gaussian" else {"epsilon": 2.0}
+    state = learner.init(jax.random.key(0), oco.PFTALParams(**budget, lipschitz=1.5, strong_convexity=0.5))
     clip = factor * 1.5  # L (L1 norm for the Laplace family)
     assert float(state.tree.sensitivity) == pytest.approx(clip, rel=1e-6)
     depth = mechanisms.tree_depth(T)
@@ -115,7 +116,7 @@ def test_pftal_clips_gradients_at_l_and_calibrates_to_replace_one_sensitivity(no
     assert float(state.tree.scale) == pytest.approx(expected, rel=1e-6)
     # A gradient far beyond L enters the tree clipped to norm L: at ε = ∞, w_2 = Π_C(-clip(g) / H).
     h = 5.0
-    free = learner.init(jax.random.key(0), oco.PFTALParams(jnp.inf, jnp.inf, lipschitz=1.5, strong_convexity=h))
+    free = learner.init(jax.random.key(0), oco.PFTALParams(**{mechanisms.budget_field(noise): jnp.inf}, lipschitz=1.5, strong_convexity=h))
     g = np.array([30.0, 40.0])
     new = learner.update(jax.random.key(1), free, free.w, jnp.asarray(g, jnp.float32), jnp.int32(1))
     norm = np.abs(g).sum() if noise == "laplace" else np.linalg.norm(g)

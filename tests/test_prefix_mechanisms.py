@@ -123,7 +123,7 @@ def test_sqrt_coefficients_and_release_against_float64_dense_matrices():
 def test_infinite_budget_is_exact_and_inputs_are_clipped(name, noise):
     xs = np.asarray(jax.random.randint(jax.random.key(0), (13, D_IN), -5, 6), np.float32) / 8.0
     mech = _build(name, noise, 13)
-    free = M.TreeParams(epsilon=jnp.inf, rho=jnp.inf, sensitivity=100.0)
+    free = M.TreeParams(**{M.budget_field(noise): jnp.inf}, sensitivity=100.0)
     np.testing.assert_array_equal(np.asarray(M.prefix_sums(mech, free, xs, 1)), np.cumsum(xs, 0))
     assert float(np.max(M.release_variance(mech, free, np.arange(1, 14)))) == 0.0
     big = np.tile(np.array([[3.0, -4.0]], np.float32), (13, 1))  # L2 norm 5, L1 norm 7

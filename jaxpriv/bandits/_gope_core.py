@@ -291,7 +291,7 @@ def check_common(params: Any, num_actions: int, dim: int, private: bool) -> None
     _validate.in_open_interval("delta", params.delta, 0.0, 1.0)
     _validate.positive("action_bound", params.action_bound, allow_inf=False)
     if private:
-        _validate.positive("rho", params.rho)
+        _validate.budget_value("rho", params.rho)
 
 
 # --- the step-level policy (one scan step per round) ------------------------------------------------

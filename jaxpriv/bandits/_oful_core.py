@@ -212,7 +212,7 @@ def rarely_switching_oful(
         _validate.nonnegative("noise_bound", params.noise_bound)
         _validate.positive("action_bound", params.action_bound, allow_inf=False)
         if private:
-            _validate.positive("rho", params.rho)
+            _validate.budget_value("rho", params.rho)
 
     def init_fn(key: PRNGKey, params: Any) -> OFULState:
         del key

@@ -21,13 +21,14 @@ class AdaCUCBParams(NamedTuple):
     """Params of ``adac_ucb``.
 
     Attributes:
-      rho: the zCDP budget ρ > 0; ``inf`` removes the noise and the privacy
-        term of the bonus (the non-private index).
+      rho: the zCDP budget ρ > 0, required (no default: a budget is never implied);
+        ``inf``, given explicitly, removes the noise and the privacy term of the
+        bonus (the non-private index).
       beta: the optimism parameter β > 0 (Theorem 5.6 needs β > 3; the
         paper's experiments use β = 1).
     """
 
-    rho: ArrayLike = 1.0
+    rho: ArrayLike | None = None
     beta: ArrayLike = 1.0
 
 
@@ -145,10 +146,12 @@ def adac_ucb(
     """
 
     def check(params: AdaCUCBParams) -> None:
-        _validate.positive("rho", params.rho)
+        _validate.budget("adac_ucb", "gaussian", params, needs=("rho",))
+        _validate.budget_value("rho", params.rho)
         _validate.positive("beta", params.beta, allow_inf=False)
 
     def calibrate(params: AdaCUCBParams) -> tuple[jax.Array, jax.Array]:
+        _validate.budget("adac_ucb", "gaussian", params, needs=("rho",))
         return jnp.asarray(params.beta, jnp.float32), gaussian_stddev(params.rho, 1.0)
 
     return _episodic_ucb.episodic_ucb(num_arms, horizon, True, clip_rewards, init_count, tie_break, calibrate, check)

@@ -41,6 +41,15 @@ def fmt_eps(e: float) -> str:
     return "inf" if np.isinf(e) else f"{e:g}"
 
 
+def _pftal_params(noise: str, budgets: Any, lipschitz: float, strength: float) -> Any:
+    """PFTAL's params with the grid as the budget of ``noise``'s family: ε (gamma, laplace) or ρ (gaussian)."""
+    from jaxpriv import oco
+
+    if noise == "gaussian":
+        return oco.PFTALParams(rho=budgets, lipschitz=lipschitz, strong_convexity=strength)
+    return oco.PFTALParams(epsilon=budgets, lipschitz=lipschitz, strong_convexity=strength)
+
+
 def run_demo(
     out: str | Path | None = None,
     horizon: int = 2**14,
@@ -93,7 +102,7 @@ def run_demo(
     runs = {
         "OGD (eta=1/(Ht))": (oco.ogd(ball), oco.OGDParams(H)),
         "FTAL": (oco.ftal(ball), oco.FTALParams(H)),
-        "PFTAL": (oco.pftal(T, ball, noise), oco.PFTALParams(eps, eps, lipschitz, H)),
+        "PFTAL": (oco.pftal(T, ball, noise), _pftal_params(noise, eps, lipschitz, H)),
     }
     results, timings, warnings_seen = {}, {}, {}
     for i, (name, (learner, params)) in enumerate(runs.items(), 1):

@@ -15,7 +15,7 @@ from jaxpriv import _rng, _validate
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
-from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, check_tree_params, clip_l2
+from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, check_budget, check_tree_params, clip_l2
 from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, register
 
 BLT_MAX_HORIZON = 2**24
@@ -250,6 +250,7 @@ def blt(
 
     def init_fn(key: PRNGKey, params: TreeParams) -> BLTState:
         del key
+        check_budget("blt", params, noise)
         sens = factor * col_norm * jnp.asarray(params.sensitivity, jnp.float32)
         return BLTState(
             sums=dyadic_init(depth, dim, dtype),
@@ -279,5 +280,5 @@ def blt(
     def variance_fn(params: TreeParams, t: np.ndarray) -> np.ndarray:
         return budget_unit_variance(noise, params, sensitivity_fn(params), dim) * _row_norm2(coeffs, t)
 
-    mechanism = Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise), horizon)
+    mechanism = Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise, component="blt"), horizon)
     return register(mechanism, PrefixSumInfo("blt", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn))

@@ -14,7 +14,15 @@ from jaxpriv import _validate
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, suffix_step, trailing_zeros
-from jaxpriv.mechanisms._tree import NEIGHBOURING, NOISE_FAMILIES, TreeParams, check_tree_params, clip_l1, clip_l2
+from jaxpriv.mechanisms._tree import (
+    NEIGHBOURING,
+    NOISE_FAMILIES,
+    TreeParams,
+    check_budget,
+    check_tree_params,
+    clip_l1,
+    clip_l2,
+)
 from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, register
 
 
@@ -105,6 +113,7 @@ def honaker_tree(
 
     def init_fn(key: PRNGKey, params: TreeParams) -> HonakerState:
         del key
+        check_budget("honaker_tree", params, noise)
         sens = factor * jnp.asarray(params.sensitivity, dtype)
         scale = _accounting.node_scale(noise, params.epsilon, params.rho, sens, depth)
         return HonakerState(
@@ -153,7 +162,7 @@ def honaker_tree(
         bits = sum(((t >> h) & 1) * weights[h] for h in range(depth))
         return node * bits
 
-    mechanism = Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise), horizon)
+    mechanism = Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise, component="honaker_tree"), horizon)
     return register(
         mechanism, PrefixSumInfo("honaker_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn)
     )

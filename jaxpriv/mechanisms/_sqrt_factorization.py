@@ -14,7 +14,7 @@ from jaxpriv import _rng, _validate
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
-from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, check_tree_params, clip_l2
+from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, check_budget, check_tree_params, clip_l2
 from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, register
 
 SQRT_MAX_ELEMENTS = 2**24
@@ -118,6 +118,7 @@ def sqrt_factorization(
 
     def init_fn(key: PRNGKey, params: TreeParams) -> SqrtState:
         del key
+        check_budget("sqrt_factorization", params, noise)
         sens = factor * col_norm * jnp.asarray(params.sensitivity, jnp.float32)
         return SqrtState(
             sums=dyadic_init(depth, dim, dtype),
@@ -145,7 +146,8 @@ def sqrt_factorization(
     def variance_fn(params: TreeParams, t: np.ndarray) -> np.ndarray:
         return budget_unit_variance(noise, params, sensitivity_fn(params), dim) * row_norm2[t - 1]
 
-    mechanism = Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise), horizon)
+    check = partial(check_tree_params, noise=noise, component="sqrt_factorization")
+    mechanism = Mechanism(init_fn, step_fn, check, horizon)
     return register(
         mechanism,
         PrefixSumInfo("sqrt_factorization", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -16,29 +18,37 @@ from jaxpriv._base import (
     PRNGKey,
     as_key,
     check_horizon,
+    count_nonfinite,
     engine_jit,
     poison_past_horizon,
     zero_nonfinite,
 )
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
-from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, register
+from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, describe, register
 
 NOISE_FAMILIES = ("gamma", "laplace", "gaussian")
 
 
 class TreeParams(NamedTuple):
-    """Privacy parameters of a tree; the field a family does not use is ignored.
+    """Privacy parameters of a prefix-sum mechanism: exactly the budget its noise family needs.
+
+    A budget left ``None`` never means "no privacy": a mechanism refuses params without
+    the budget of its family, or with the budget of another family (``ValueError``
+    naming both, in ``check`` and in ``init``). The non-private limit is an explicit
+    ``inf``.
 
     Attributes:
-      epsilon: ε of ε-DP for the whole stream (``"gamma"``, ``"laplace"``); ``inf`` = no noise.
-      rho: ρ of ρ-zCDP for the whole stream (``"gaussian"``); ``inf`` = no noise.
+      epsilon: ε of ε-DP for the whole stream: required by ``"gamma"`` and ``"laplace"``,
+        refused by ``"gaussian"``; ``inf`` = no noise.
+      rho: ρ of ρ-zCDP for the whole stream: required by ``"gaussian"``, refused by
+        ``"gamma"`` and ``"laplace"``; ``inf`` = no noise.
       sensitivity: Δ, the bound every input is clipped to: L2 norm for
         ``"gamma"`` and ``"gaussian"``, L1 norm for ``"laplace"``.
     """
 
-    epsilon: ArrayLike = float("inf")
-    rho: ArrayLike = float("inf")
+    epsilon: ArrayLike | None = None
+    rho: ArrayLike | None = None
     sensitivity: ArrayLike = 1.0
 
 
@@ -56,24 +66,77 @@ class TreeState(NamedTuple):
     nonfinite: jax.Array  # shape=(), int32, inputs with a NaN / ±inf entry, replaced by zero
 
 
+_DOWN = 2.0**-100
+
+
+def _clip(x: jax.Array, bound: jax.Array, norm_fn: Callable[[jax.Array], jax.Array]) -> jax.Array:
+    tiny = jnp.finfo(x.dtype).tiny
+    norm = norm_fn(x)
+    plain = x * jnp.minimum(1.0, bound / jnp.maximum(norm, tiny))
+    # Where the norm overflows float32 (||(1e20, 0, 0)||² = inf), ``plain`` would be 0: recompute it
+    # on x·2^-100, whose norm is finite (and whose entries that matter stay normal numbers);
+    # x·Δ/||x|| = x'·Δ/||x'|| for x' = x·2^-100. (Dividing by max|x_i| is not safe: XLA's CPU
+    # division multiplies by a reciprocal, which flushes to zero for a peak above 2^126.)
+    small = x * _DOWN
+    small_norm = jnp.maximum(norm_fn(small), tiny)
+    scaled = jnp.where(bound * _DOWN >= small_norm, x, small * (bound / small_norm))
+    return jnp.where(jnp.isfinite(norm), plain, scaled)
+
+
+def _l2(x: jax.Array) -> jax.Array:
+    return jnp.sqrt(jnp.sum(x * x, -1, keepdims=True))
+
+
+def _l1(x: jax.Array) -> jax.Array:
+    return jnp.sum(jnp.abs(x), -1, keepdims=True)
+
+
 def clip_l2(x: jax.Array, bound: jax.Array) -> jax.Array:
-    """Scale ``x`` (last axis) into the L2 ball of radius ``bound``."""
-    norm = jnp.sqrt(jnp.sum(x * x, -1, keepdims=True))
-    return x * jnp.minimum(1.0, bound / jnp.maximum(norm, jnp.finfo(x.dtype).tiny))
+    """Scale ``x`` (last axis) into the L2 ball of radius ``bound``; the norm is computed scale-safely."""
+    return _clip(x, bound, _l2)
 
 
 def clip_l1(x: jax.Array, bound: jax.Array) -> jax.Array:
-    """Scale ``x`` (last axis) into the L1 ball of radius ``bound``."""
-    norm = jnp.sum(jnp.abs(x), -1, keepdims=True)
-    return x * jnp.minimum(1.0, bound / jnp.maximum(norm, jnp.finfo(x.dtype).tiny))
+    """Scale ``x`` (last axis) into the L1 ball of radius ``bound``; the norm is computed scale-safely."""
+    return _clip(x, bound, _l1)
 
 
-def check_tree_params(params: TreeParams, noise: str) -> None:
-    """Raise ``ValueError`` for a budget ``<= 0`` or a negative / infinite sensitivity."""
+def budget_field(noise: str) -> str:
+    """The params field that holds the budget of ``noise``'s family: ``"epsilon"`` or ``"rho"``.
+
+    For code written once for every family:
+    ``TreeParams(**{budget_field(noise): value}, sensitivity=1.0)``.
+    """
+    return _validate.GUARANTEES[_validate.choice("noise", noise, NOISE_FAMILIES)][1][0]
+
+
+def check_budget(component: str, params: Any, noise: str) -> None:
+    """The budget of ``noise``'s family is given (ε for gamma/laplace, ρ for gaussian) and no other is.
+
+    Static (``None``-ness is pytree structure), so ``init`` calls it under ``jit`` too.
+    """
     if noise == "gaussian":
-        _validate.positive("rho", params.rho)
+        _validate.budget(component, noise, params, needs=("rho",), refuses=("epsilon",))
     else:
-        _validate.positive("epsilon", params.epsilon)
+        _validate.budget(component, noise, params, needs=("epsilon",), refuses=("rho",))
+
+
+def check_budget_values(component: str, params: Any, noise: str) -> None:
+    """``check_budget``, then the budget's values: in ``(0, inf]``, numeric, representable in float32.
+
+    For any params with ``epsilon`` / ``rho`` fields (a mechanism's or a learner's).
+    """
+    check_budget(component, params, noise)
+    if noise == "gaussian":
+        _validate.budget_value("rho", params.rho)
+    else:
+        _validate.budget_value("epsilon", params.epsilon)
+
+
+def check_tree_params(params: TreeParams, noise: str, component: str = "binary_tree") -> None:
+    """Raise ``ValueError`` for a missing or wrong-family budget, a budget ``<= 0``, or a bad sensitivity."""
+    check_budget_values(component, params, noise)
+    _validate.numeric("sensitivity", params.sensitivity)
     _validate.nonnegative("sensitivity", params.sensitivity)
 
 
@@ -136,7 +199,7 @@ def binary_tree(
       >>> import jax, jax.numpy as jnp
       >>> tree = binary_tree(horizon=8, dim=1)
       >>> xs = jnp.ones((8, 1))
-      >>> prefix_sums(tree, TreeParams(epsilon=jnp.inf), xs, jax.random.key(0))[:, 0]
+      >>> prefix_sums(tree, TreeParams(epsilon=jnp.inf), xs, jax.random.key(0))[:, 0]  # the explicit non-private limit
       Array([1., 2., 3., 4., 5., 6., 7., 8.], dtype=float32)
 
     References:
@@ -155,6 +218,7 @@ def binary_tree(
 
     def init_fn(key: PRNGKey, params: TreeParams) -> TreeState:
         del key
+        check_budget("binary_tree", params, noise)
         sens = factor * jnp.asarray(params.sensitivity, dtype)
         scale = _accounting.node_scale(noise, params.epsilon, params.rho, sens, depth)
         return TreeState(
@@ -195,33 +259,71 @@ def popcount(t: np.ndarray) -> np.ndarray:
 
 
 @partial(engine_jit, static_argnums=0)
-def _prefix_sums(mechanism: Mechanism, params: TreeParams, xs: jax.Array, key: PRNGKey) -> jax.Array:
+def _prefix_sums(mechanism: Mechanism, params: TreeParams, xs: jax.Array, key: PRNGKey) -> tuple[jax.Array, jax.Array]:
     k_init, k_steps = jax.random.split(key)
     state = mechanism.init(k_init, params)
 
     def body(state, t):
         return mechanism.step(jax.random.fold_in(k_steps, t), state, xs[t - 1], t)
 
-    _, releases = jax.lax.scan(body, state, jnp.arange(1, xs.shape[0] + 1, dtype=jnp.int32))
-    return releases
+    state, releases = jax.lax.scan(body, state, jnp.arange(1, xs.shape[0] + 1, dtype=jnp.int32))
+    return releases, count_nonfinite(state)
 
 
-def prefix_sums(mechanism: Mechanism, params: TreeParams, xs: ArrayLike, key: PRNGKey) -> jax.Array:
+class PrefixSums(NamedTuple):
+    """What ``prefix_sums(..., with_nonfinite=True)`` returns.
+
+    Attributes:
+      releases: ``[T, d]``, the mechanism's release at each step.
+      nonfinite_inputs: int, the inputs with a NaN / ±inf entry that the mechanism
+        replaced by zero (as ``Result.nonfinite_inputs`` of the engine).
+    """
+
+    releases: jax.Array
+    nonfinite_inputs: int
+
+
+def prefix_sums(
+    mechanism: Mechanism, params: TreeParams, xs: ArrayLike, key: PRNGKey, with_nonfinite: bool = False
+) -> jax.Array | PrefixSums:
     """Run a prefix-sum mechanism over a whole stream ``xs[T, d]``; returns the releases ``[T, d]``.
 
     The step keys are ``fold_in(key', t)``, so the noise at ``t`` does not depend on ``T``.
-    ``key`` may be an integer seed (``jax.random.key(seed)``).
+    ``key`` may be an integer seed (``jax.random.key(seed)``). Inputs with a NaN / ±inf
+    entry are replaced by zero inside the mechanism (its guarantee holds); their count
+    is returned with ``with_nonfinite=True``, and a ``RuntimeWarning`` says how many
+    whenever there are any.
 
     Raises:
       ValueError: the stream is longer than the mechanism's horizon (both numbers
-        named), ``xs`` is not ``[T, d]``, or the params are invalid.
+        named), ``xs`` is not a non-empty numeric ``[T, d]`` array with the mechanism's
+        ``d``, or the params are invalid (a missing or wrong-family budget among them).
     """
     key = as_key(key)
     if mechanism.check is not None:
         mechanism.check(params)
-    xs = jnp.asarray(xs, jnp.float32)
-    if xs.ndim != 2:
-        raise ValueError(f"xs must have shape [T, d], got shape {xs.shape}")
+    try:
+        xs = np.asarray(xs)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"xs must be a numeric array of shape [T, d], got {type(xs).__name__}: {err}") from None
+    if xs.dtype.kind not in "biuf":
+        raise ValueError(f"xs must be a numeric array of shape [T, d], got dtype {xs.dtype}")
+    if xs.ndim != 2 or xs.shape[0] < 1:
+        raise ValueError(f"xs must have shape [T, d] with T >= 1, got shape {xs.shape}")
+    dim = _mechanism_dim(mechanism)
+    if dim is not None and xs.shape[1] != dim:
+        raise ValueError(f"xs must have shape [T, {dim}] (the mechanism's dim), got shape {xs.shape}")
     check_horizon(xs.shape[0], mechanism, "mechanism", "stream length")
     params = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
-    return _prefix_sums(mechanism, params, xs, key)
+    releases, bad = _prefix_sums(mechanism, params, jnp.asarray(xs, jnp.float32), key)
+    bad = int(bad)
+    if bad:
+        warnings.warn(f"prefix_sums: {bad} input(s) had a NaN/inf entry and were replaced by zero", RuntimeWarning, 2)
+    return PrefixSums(releases, bad) if with_nonfinite else releases
+
+
+def _mechanism_dim(mechanism: Mechanism) -> int | None:
+    try:
+        return describe(mechanism).dim
+    except ValueError:
+        return None

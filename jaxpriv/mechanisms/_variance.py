@@ -96,15 +96,21 @@ def release_variance(mechanism: Mechanism, params: Any, t: ArrayLike) -> np.ndar
       t: the 1-based step(s), ``1 <= t <= T``.
 
     Raises:
-      ValueError: not a prefix-sum mechanism, or ``t`` outside ``[1, T]``.
+      ValueError: not a prefix-sum mechanism, ``t`` outside ``[1, T]``, or params the
+        mechanism's ``check`` refuses (a missing or wrong-family budget among them).
     """
     info = describe(mechanism)
+    if mechanism.check is not None:
+        mechanism.check(params)
     return np.asarray(info.variance(params, _steps(info, t)), np.float64)
 
 
 def calibrated_sensitivity(mechanism: Mechanism, params: Any) -> np.ndarray:
     """The sensitivity a prefix-sum mechanism's noise is calibrated to (see ``PrefixSumInfo.sensitivity``)."""
-    return np.asarray(describe(mechanism).sensitivity(params), np.float64)
+    info = describe(mechanism)
+    if mechanism.check is not None:
+        mechanism.check(params)
+    return np.asarray(info.sensitivity(params), np.float64)
 
 
 def budget_unit_variance(noise: str, params: Any, sensitivity: np.ndarray, dim: int) -> np.ndarray:

@@ -36,7 +36,7 @@ class MIBanditOGDParams(NamedTuple):
       learning_rate: ``η > 0``; ``nan`` (default): Theorem 4's ``η = B/sqrt(T(p²(F/δ+L)² + dσ²))``, ``∝ T^{-3/4}``.
     """
 
-    mutual_information: ArrayLike = float("inf")
+    mutual_information: ArrayLike | None = None
     loss_bound: ArrayLike = 1.0
     lipschitz: ArrayLike = 1.0
     exploration: ArrayLike = float("nan")
@@ -55,6 +55,13 @@ class MIBanditOGDState(NamedTuple):
     clip: jax.Array  # shape=(), p(F/δ + L): the bound ||z_t|| is clipped to
     shrink: jax.Array  # shape=(), s: the shrunk set is c + s(S - c)
     nonfinite: jax.Array  # shape=(), int32, loss values that were NaN / ±inf, replaced by zero
+
+
+def _require_budget(params: MIBanditOGDParams) -> None:
+    """The mutual-information budget is given (``inf`` is the explicit non-private limit), never left unset."""
+    _validate.budget(
+        "mi_bandit_ogd", "gaussian", params, needs=("mutual_information",), guarantee="C-MI private"
+    )
 
 
 def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
@@ -110,7 +117,8 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
     depth = tree_depth(horizon)
 
     def check(params: MIBanditOGDParams) -> None:
-        _validate.positive("mutual_information", params.mutual_information)
+        _require_budget(params)
+        _validate.budget_value("mutual_information", params.mutual_information)
         _validate.positive("loss_bound", params.loss_bound, allow_inf=False)
         _validate.nonnegative("lipschitz", params.lipschitz)
         delta = _validate._concrete(params.exploration)
@@ -126,6 +134,7 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
             raise ValueError(f"learning_rate must be in (0, inf) or nan (Theorem 4's η), got {eta!r}")
 
     def init_fn(key: PRNGKey, params: MIBanditOGDParams) -> MIBanditOGDState:
+        _require_budget(params)
         bound = jnp.asarray(params.loss_bound, jnp.float32)
         lip = jnp.asarray(params.lipschitz, jnp.float32)
         delta = jnp.asarray(params.exploration, jnp.float32)

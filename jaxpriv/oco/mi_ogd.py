@@ -28,7 +28,7 @@ class MIOGDParams(NamedTuple):
         ``η = B / sqrt((L² + d σ²) T)`` (needs the factory's ``horizon``).
     """
 
-    mutual_information: ArrayLike = float("inf")
+    mutual_information: ArrayLike | None = None
     lipschitz: ArrayLike = 1.0
     learning_rate: ArrayLike = float("nan")
 
@@ -41,6 +41,13 @@ class MIOGDState(NamedTuple):
     lipschitz: jax.Array  # shape=(), the clipping bound L
     sums: DyadicSums  # exact dyadic sums of the noisy gradients: θ_t = -sum (float32-accurate for long T)
     nonfinite: jax.Array  # shape=(), int32, gradients with a NaN / ±inf entry, replaced by zero
+
+
+def _require_budget(params: MIOGDParams) -> None:
+    """The mutual-information budget is given (``inf`` is the explicit non-private limit), never left unset."""
+    _validate.budget(
+        "mi_ogd", "gaussian", params, needs=("mutual_information",), guarantee="C-MI private"
+    )
 
 
 def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
@@ -87,7 +94,8 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     depth = MAX_DEPTH if horizon is None else tree_depth(horizon)
 
     def check(params: MIOGDParams) -> None:
-        _validate.positive("mutual_information", params.mutual_information)
+        _require_budget(params)
+        _validate.budget_value("mutual_information", params.mutual_information)
         _validate.positive("lipschitz", params.lipschitz, allow_inf=False)
         eta = _validate._concrete(params.learning_rate)
         if eta is None:
@@ -98,6 +106,7 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
             raise ValueError("learning_rate: nan selects Theorem 2's step size, which needs mi_ogd(..., horizon=T)")
 
     def init_fn(key: PRNGKey, params: MIOGDParams) -> MIOGDState:
+        _require_budget(params)
         del key
         lip = jnp.asarray(params.lipschitz, jnp.float32)
         stddev = mutual_information_to_stddev(params.mutual_information, lip, dim)

@@ -12,6 +12,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey
 from jaxpriv.mechanisms import DyadicSums, TreeParams, binary_tree, describe, dyadic_init, tree_depth
+from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco.ftal import dyadic_prefix_sum, leader_point
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -19,15 +20,20 @@ from jaxpriv.sets import ConstraintSet, require_projection
 class PFTALParams(NamedTuple):
     """Params of PFTAL.
 
+    Exactly the budget of the learner's noise family is given: ``epsilon`` for the
+    ``"gamma"`` / ``"laplace"`` trees, ``rho`` for a ``"gaussian"`` mechanism. A missing
+    budget, or one of another family, is a ``ValueError`` (never "no privacy"); the
+    non-private limit is an explicit ``inf``.
+
     Attributes:
       epsilon: ε of ε-DP (``"gamma"`` / ``"laplace"`` trees); ``inf`` = no noise.
-      rho: ρ of ρ-zCDP (``"gaussian"`` tree); ``inf`` = no noise.
+      rho: ρ of ρ-zCDP (``"gaussian"`` mechanisms); ``inf`` = no noise.
       lipschitz: ``L``, the Lipschitz constant of the losses on ``C``.
       strong_convexity: ``H > 0``.
     """
 
-    epsilon: ArrayLike = float("inf")
-    rho: ArrayLike = float("inf")
+    epsilon: ArrayLike | None = None
+    rho: ArrayLike | None = None
     lipschitz: ArrayLike = 1.0
     strong_convexity: ArrayLike = 1.0
 
@@ -85,7 +91,7 @@ def pftal(
 
     Returns:
       A ``Learner`` with params ``PFTALParams``; feedback is the gradient at the played point.
-      With ``epsilon = rho = inf`` (and gradients within the clipping bound) it
+      With an infinite budget (and gradients within the clipping bound) it
       reproduces ``ftal(constraint, horizon)`` bit for bit.
 
     Raises:
@@ -111,12 +117,10 @@ def pftal(
     def check(params: PFTALParams) -> None:
         _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
         _validate.nonnegative("lipschitz", params.lipschitz)
-        if noise == "gaussian":
-            _validate.positive("rho", params.rho)
-        else:
-            _validate.positive("epsilon", params.epsilon)
+        check_budget_values("pftal", params, noise)
 
     def init_fn(key: PRNGKey, params: PFTALParams) -> PFTALState:
+        check_budget("pftal", params, noise)
         w1 = constraint.project(jnp.zeros(constraint.dim, jnp.float32))
         return PFTALState(
             w=w1,

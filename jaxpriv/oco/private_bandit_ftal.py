@@ -12,6 +12,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey
 from jaxpriv.mechanisms import TreeParams, tree_depth
+from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import one_point
 from jaxpriv.oco.bandit_ftal import (
     PRESETS,
@@ -33,14 +34,16 @@ class PrivateBanditFTALParams(NamedTuple):
     Attributes:
       epsilon: ε of ε-DP (``"gamma"`` / ``"laplace"`` trees); ``inf`` = no noise.
       rho: ρ of ρ-zCDP (``"gaussian"`` tree); ``inf`` = no noise.
+      Exactly the budget of the noise family is given; a missing budget, or one of another
+      family, is a ``ValueError`` (the non-private limit is an explicit ``inf``).
       loss_bound: ``B > 0``, ``|f_t| <= B`` on ``C``; the estimates are clipped to ``pB/β``.
       strong_convexity: ``H >= 0``; ``nan``: the preset's (1, or 0 for ``"general_convex"``).
       exploration: ``β ∈ (0, r)``; ``nan``: the preset's (``theory.bandit_ftal_exploration``).
       regularization: ``λ >= 0``; ``nan``: the preset's (0, or ``T^{-1/4}`` for ``"general_convex"``).
     """
 
-    epsilon: ArrayLike = float("inf")
-    rho: ArrayLike = float("inf")
+    epsilon: ArrayLike | None = None
+    rho: ArrayLike | None = None
     loss_bound: ArrayLike = 1.0
     strong_convexity: ArrayLike = float("nan")
     exploration: ArrayLike = float("nan")
@@ -100,7 +103,7 @@ def private_bandit_ftal(
 
     Returns:
       A ``Learner`` with params ``PrivateBanditFTALParams``; feedback is the loss value
-      at the played point (``envs.bandit_feedback``). With ``epsilon = rho = inf``
+      at the played point (``envs.bandit_feedback``). With an infinite budget
       (and ``|f_t| <= B``) it reproduces ``bandit_ftal(horizon, constraint, preset)`` bit for bit.
 
     Raises:
@@ -124,13 +127,11 @@ def private_bandit_ftal(
 
     def check(params: PrivateBanditFTALParams) -> None:
         _validate.positive("loss_bound", params.loss_bound, allow_inf=False)
-        if noise == "gaussian":
-            _validate.positive("rho", params.rho)
-        else:
-            _validate.positive("epsilon", params.epsilon)
+        check_budget_values("private_bandit_ftal", params, noise)
         check_bandit_ftal_params(params, horizon, p, r, preset)
 
     def init_fn(key: PRNGKey, params: PrivateBanditFTALParams) -> BanditFTALState:
+        check_budget("private_bandit_ftal", params, noise)
         k_sphere, k_tree = jax.random.split(key)
         h, lam, beta = preset_values(params, horizon, p, r, preset)
         clip = norm_factor * p * jnp.asarray(params.loss_bound, jnp.float32) / beta

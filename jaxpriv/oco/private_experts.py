@@ -21,11 +21,13 @@ class PrivateExpertsParams(NamedTuple):
     Attributes:
       epsilon: ε of ε-DP (``"gamma"`` / ``"laplace"``); ``inf`` = no noise.
       rho: ρ of ρ-zCDP (``"gaussian"``); ``inf`` = no noise.
+      Exactly the budget of the noise family is given; a missing budget, or one of another
+      family, is a ``ValueError`` (the non-private limit is an explicit ``inf``).
       strong_convexity: ``H > 0`` of the regulariser; ``nan`` (default): Theorem 11's ``H``.
     """
 
-    epsilon: ArrayLike = float("inf")
-    rho: ArrayLike = float("inf")
+    epsilon: ArrayLike | None = None
+    rho: ArrayLike | None = None
     strong_convexity: ArrayLike = float("nan")
 
 

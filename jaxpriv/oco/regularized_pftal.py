@@ -12,6 +12,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate, theory
 from jaxpriv._base import Learner, Mechanism, PRNGKey
 from jaxpriv.mechanisms import TreeParams, describe, release_variance, tree_depth
+from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco.pftal import PFTALParams, PFTALState, pftal
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -22,14 +23,16 @@ class RegularizedPFTALParams(NamedTuple):
     Attributes:
       epsilon: ε of ε-DP (``"gamma"`` / ``"laplace"`` trees); ``inf`` = no noise.
       rho: ρ of ρ-zCDP (``"gaussian"`` tree); ``inf`` = no noise.
+      Exactly the budget of the noise family is given; a missing budget, or one of another
+      family, is a ``ValueError`` (the non-private limit is an explicit ``inf``).
       lipschitz: ``L``, the Lipschitz constant of the (convex) losses ``f_t`` on ``C``.
       strong_convexity: ``H > 0``, the strength of the regulariser ``(H/2)||w||²``;
         ``nan`` (the default) selects Theorem 11's ``H`` for the run's constants
         (``jaxpriv.theory.regularized_pftal_strength``), computed in ``init``.
     """
 
-    epsilon: ArrayLike = float("inf")
-    rho: ArrayLike = float("inf")
+    epsilon: ArrayLike | None = None
+    rho: ArrayLike | None = None
     lipschitz: ArrayLike = 1.0
     strong_convexity: ArrayLike = float("nan")
 
@@ -93,7 +96,8 @@ def regularized_pftal(
         noise = describe(mechanism).noise
         clip = float(np.sqrt(dim)) if noise == "laplace" else 1.0
         steps = np.arange(1, horizon + 1)
-        unit_variance = float(np.max(release_variance(mechanism, TreeParams(1.0, 1.0, clip), steps)))
+        unit = TreeParams(rho=1.0, sensitivity=clip) if noise == "gaussian" else TreeParams(1.0, sensitivity=clip)
+        unit_variance = float(np.max(release_variance(mechanism, unit, steps)))
 
     def unit_noise_norm(budget: ArrayLike) -> jax.Array | None:
         if unit_variance is None:
@@ -121,12 +125,10 @@ def regularized_pftal(
         _validate.nonnegative("lipschitz", params.lipschitz)
         if h is not None and np.any(np.isnan(h)):  # Theorem 11's H is proportional to L
             _validate.positive("lipschitz", params.lipschitz, allow_inf=False)
-        if noise == "gaussian":
-            _validate.positive("rho", params.rho)
-        else:
-            _validate.positive("epsilon", params.epsilon)
+        check_budget_values("regularized_pftal", params, noise)
 
     def init_fn(key: PRNGKey, params: RegularizedPFTALParams) -> PFTALState:
+        check_budget("regularized_pftal", params, noise)
         return base.init(key, base_params(params))
 
     def update_fn(key: PRNGKey, state: PFTALState, action: jax.Array, grad: jax.Array, t: jax.Array) -> PFTALState:
