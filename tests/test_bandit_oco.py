@@ -188,14 +188,15 @@ def test_private_bandit_ftal_at_infinite_budget_is_bandit_ftal_bit_for_bit(c, no
     T = 200
     env = envs.bandit_feedback(envs.quadratic_stream(c))
     ep = envs.QuadraticParams(1.3, jnp.array([0.6, -0.2, 0.1]), 0.2)
-    pp = oco.PrivateBanditFTALParams(loss_bound=10.0)  # |f| <= (H/2)(2R)² < 10: the clip is inactive
+    # |f| <= (H/2)(2R)² < 10: the clip is inactive
+    pp = oco.PrivateBanditFTALParams(**{mechanisms.budget_field(noise): jnp.inf}, loss_bound=10.0)
     private = oco.private_bandit_ftal(T, c, noise, preset)
     a = jp.run(private, env, jp.SimParams(pp, ep), 0, T, checkpoints=None)
     b = jp.run(oco.bandit_ftal(T, c, preset), env, jp.SimParams(oco.BanditFTALParams(), ep), 0, T, checkpoints=None)
     np.testing.assert_array_equal(a.loss, b.loss)
     np.testing.assert_array_equal(a.regret, b.regret)
     # Power: a finite budget changes the points.
-    pp = pp._replace(epsilon=10.0, rho=10.0)
+    pp = pp._replace(**{mechanisms.budget_field(noise): 10.0})
     n = jp.run(private, env, jp.SimParams(pp, ep), 0, T, checkpoints=None)
     assert not np.array_equal(n.loss, b.loss)
     if noise == "gamma":  # vmap (sweep) and a single jitted run give the same numbers for the same key
@@ -229,12 +230,12 @@ def test_regret_slopes_match_theorem_6_exponents_for_both_presets():
         for T in horizons:
             beta = float(theory.bandit_ftal_exploration(T, p, r, preset))
             state = oco.private_bandit_ftal(T, c, preset=preset).init(
-                jax.random.key(0), jp.sim.canonical_params(oco.PrivateBanditFTALParams())
+                jax.random.key(0), jp.sim.canonical_params(oco.PrivateBanditFTALParams(1.0))
             )
             assert float(state.exploration) == pytest.approx(beta, rel=1e-6)
             betas.append(beta)
     learner = oco.private_bandit_ftal(horizons[-1], c)
-    lp = oco.PrivateBanditFTALParams(strong_convexity=1.0, exploration=jnp.asarray(betas))
+    lp = oco.PrivateBanditFTALParams(jnp.inf, strong_convexity=1.0, exploration=jnp.asarray(betas))
     env = envs.bandit_feedback(envs.experts_stream(3))
     res = jp.sweep(
         learner, env, jp.SimParams(lp, envs.ExpertsParams(jnp.array([0.0, 1.0, 1.0]))), 3, horizons[-1], 4, horizons

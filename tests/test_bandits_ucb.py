@@ -199,7 +199,7 @@ def test_episodes_double_as_in_the_worked_example(learner, params):
 
 def test_state_is_a_namedtuple_of_fixed_dtypes():
     learner = adac_ucb(K)
-    state = learner.init(jax.random.key(0), AdaCUCBParams())
+    state = learner.init(jax.random.key(0), AdaCUCBParams(rho=1.0))
     assert isinstance(state, EpisodicUCBState)
     with jax.enable_x64(True):
         s1 = jax.jit(learner.update)(jax.random.key(1), state, jnp.int32(0), np.float64(1.0), jnp.int32(1))
@@ -323,7 +323,7 @@ def test_bad_static_input_raises_value_error_naming_the_argument():
     with pytest.raises(ValueError, match="num_arms"):
         bernoulli_bandit(1)
     with pytest.raises(ValueError, match="horizon"):
-        simulate_ucb_episodes(AdaCUCBParams(), PAPER_MEANS, jax.random.key(0), 4)
+        simulate_ucb_episodes(AdaCUCBParams(rho=1.0), PAPER_MEANS, jax.random.key(0), 4)
 
 
 @pytest.mark.parametrize("rho", [0.0, -1.0, float("nan")])

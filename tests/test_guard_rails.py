@@ -111,7 +111,7 @@ def test_learners_stepped_past_their_horizon_play_nan_or_an_invalid_arm():
     for learner, params in (
         (oco.ftal(ball, 4), oco.FTALParams()),
         (oco.pftal(4, ball), oco.PFTALParams(epsilon=float("inf"))),
-        (oco.mi_ogd(ball, 4), oco.MIOGDParams()),
+        (oco.mi_ogd(ball, 4), oco.MIOGDParams(float("inf"))),
     ):
         state = learner.init(jax.random.key(0), params)
         act, update = jax.jit(learner.act), jax.jit(learner.update)
@@ -144,10 +144,11 @@ def test_tree_exact_and_noised_at_every_step(horizon, noise):
     exact = np.cumsum(xs.astype(np.float64), 0)
     mech = mechanisms.binary_tree(horizon, dim, noise)
     # rho = inf / epsilon = inf: exactly the running sum at every t.
-    clean = np.asarray(mechanisms.prefix_sums(mech, mechanisms.TreeParams(sensitivity=sens), xs, 1))
+    free = mechanisms.TreeParams(**{mechanisms.budget_field(noise): np.inf}, sensitivity=sens)
+    clean = np.asarray(mechanisms.prefix_sums(mech, free, xs, 1))
     np.testing.assert_allclose(clean, exact, rtol=1e-5, atol=1e-5)
-    params = mechanisms.TreeParams(epsilon=2.0, rho=0.5, sensitivity=sens)
     budget = 0.5 if noise == "gaussian" else 2.0
+    params = mechanisms.TreeParams(**{mechanisms.budget_field(noise): budget}, sensitivity=sens)
     node_var = float(mechanisms.node_variance(noise, budget, sens, mechanisms.tree_depth(horizon), dim))
     keys = jax.random.split(jax.random.key(7), n)
     out = np.asarray(jax.vmap(lambda k: mechanisms.prefix_sums(mech, params, xs, k))(keys))
@@ -175,7 +176,7 @@ def test_nonfinite_input_is_replaced_by_zero_and_counted(noise):
     zeroed = xs.copy()
     zeroed[[4, 9, 13]] = 0.0
     mech = mechanisms.binary_tree(T, dim, noise)
-    params = mechanisms.TreeParams(epsilon=1.0, rho=1.0, sensitivity=1.0)
+    params = mechanisms.TreeParams(**{mechanisms.budget_field(noise): 1.0}, sensitivity=1.0)
     key = jax.random.key(5)
     state_bad, out_bad = jax.jit(_step_by_hand, static_argnums=0)(mech, params, jnp.asarray(bad), key)
     state_zero, out_zero = jax.jit(_step_by_hand, static_argnums=0)(mech, params, jnp.asarray(zeroed), key)

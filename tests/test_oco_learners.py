@@ -22,7 +22,7 @@ def test_pftal_at_infinite_budget_equals_ftal_exactly_on_every_set(c, noise):
     env = envs.quadratic_stream(c, z_dist="alternating")
     ep = envs.QuadraticParams(1.3, jnp.array([0.6, -0.2, 0.1]), 0.2)
     # Clipping bound L + H||C|| above every gradient (||w - z|| <= 2R), so the tree sees the raw gradients.
-    pp = oco.PFTALParams(lipschitz=4.0 * c.radius, strong_convexity=1.3)
+    pp = oco.PFTALParams(**{mechanisms.budget_field(noise): jnp.inf}, lipschitz=4.0 * c.radius, strong_convexity=1.3)
     a = jp.run(oco.pftal(T, c, noise), env, jp.SimParams(pp, ep), jax.random.key(0), T, checkpoints=None)
     b = jp.run(oco.ftal(c, T), env, jp.SimParams(oco.FTALParams(1.3), ep), jax.random.key(0), T, checkpoints=None)
     np.testing.assert_array_equal(a.loss, b.loss)
@@ -121,7 +121,7 @@ def test_regularized_pftal_uses_theorem_11s_strength_and_feeds_the_regularised_g
     np.testing.assert_allclose(state.tree.sensitivity, 1.5 + float(h) * 2.0, rtol=1e-6)  # clip at ||∇h|| <= L + H||C||
     # At ε = ∞ it is PFTAL run on h_t = f_t + (H/2)||w||²: quadratic f gives a quadratic h with
     # H' = H_f + H and z' = H_f z / H'; compare the points through the losses on f.
-    fixed = learner.init(jax.random.key(0), oco.RegularizedPFTALParams(lipschitz=1.0, strong_convexity=0.5))
+    fixed = learner.init(jax.random.key(0), oco.RegularizedPFTALParams(jnp.inf, lipschitz=1.0, strong_convexity=0.5))
     g = jnp.array([0.3, -0.1, 0.2])
     w = jnp.array([0.5, 0.5, 0.0])
     after = learner.update(jax.random.key(1), fixed, w, g, jnp.int32(1))
@@ -169,9 +169,9 @@ def test_bad_static_input_raises_value_error_naming_the_argument(make, arg):
         (oco.private_experts(16, 3), oco.PrivateExpertsParams(epsilon=-1.0), "epsilon"),
         (oco.mi_ogd(sets.l2_ball(2), 16), oco.MIOGDParams(mutual_information=0.0), "mutual_information"),
         (oco.mi_ogd(sets.l2_ball(2), 16), oco.MIOGDParams(mutual_information=-2.0), "mutual_information"),
-        (oco.mi_ogd(sets.l2_ball(2), 16), oco.MIOGDParams(lipschitz=0.0), "lipschitz"),
-        (oco.mi_ogd(sets.l2_ball(2), 16), oco.MIOGDParams(learning_rate=-0.1), "learning_rate"),
-        (oco.mi_ogd(sets.l2_ball(2)), oco.MIOGDParams(), "learning_rate"),
+        (oco.mi_ogd(sets.l2_ball(2), 16), oco.MIOGDParams(1.0, lipschitz=0.0), "lipschitz"),
+        (oco.mi_ogd(sets.l2_ball(2), 16), oco.MIOGDParams(1.0, learning_rate=-0.1), "learning_rate"),
+        (oco.mi_ogd(sets.l2_ball(2)), oco.MIOGDParams(1.0), "learning_rate"),
     ],
 )
 def test_bad_params_raise_value_error_naming_the_argument(learner, params, arg):

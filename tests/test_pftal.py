@@ -44,7 +44,8 @@ def test_non_private_regret_grows_like_log_t_with_the_exact_constant(learner_id,
 def _pftal_sweep(eps, horizon, seeds, noise="gamma"):
     learner = oco.pftal(horizon, BALL, noise)
     lipschitz = H * (BALL.radius + 1.0)  # ||H(w - z)|| <= H (||C|| + ||z||)
-    p = jp.SimParams(oco.PFTALParams(**{mechanisms.budget_field(noise): eps}, lipschitz=lipschitz, strong_convexity=H), ENV_P)
+    lp = oco.PFTALParams(**{mechanisms.budget_field(noise): eps}, lipschitz=lipschitz, strong_convexity=H)
+    p = jp.SimParams(lp, ENV_P)
     return jp.sweep(
         learner, ENV, p, jax.random.key(1), horizon, seeds=seeds, checkpoints=POWERS[: POWERS.index(horizon) + 1]
     )
@@ -116,7 +117,8 @@ def test_pftal_clips_gradients_at_l_and_calibrates_to_replace_one_sensitivity(no
     assert float(state.tree.scale) == pytest.approx(expected, rel=1e-6)
     # A gradient far beyond L enters the tree clipped to norm L: at ε = ∞, w_2 = Π_C(-clip(g) / H).
     h = 5.0
-    free = learner.init(jax.random.key(0), oco.PFTALParams(**{mechanisms.budget_field(noise): jnp.inf}, lipschitz=1.5, strong_convexity=h))
+    free_p = oco.PFTALParams(**{mechanisms.budget_field(noise): jnp.inf}, lipschitz=1.5, strong_convexity=h)
+    free = learner.init(jax.random.key(0), free_p)
     g = np.array([30.0, 40.0])
     new = learner.update(jax.random.key(1), free, free.w, jnp.asarray(g, jnp.float32), jnp.int32(1))
     norm = np.abs(g).sum() if noise == "laplace" else np.linalg.norm(g)

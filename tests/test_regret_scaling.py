@@ -84,7 +84,7 @@ def test_ogd_and_regularised_pftal_on_logistic_regression_grow_like_sqrt_t():
     assert np.all(mean + 3 * se < np.asarray(theory.ogd_regret_bound(np.array(HORIZONS), 1.0, c.diameter)))
     # Regularised PFTAL (no noise: the regularised FTAL limit), Theorem 11's H per horizon.
     h = jnp.stack([theory.regularized_pftal_strength(T, dim, 1.0, radius, jnp.inf, depth=DEPTH) for T in HORIZONS])
-    lp = oco.RegularizedPFTALParams(lipschitz=1.0, strong_convexity=h)
+    lp = oco.RegularizedPFTALParams(jnp.inf, lipschitz=1.0, strong_convexity=h)
     r = jp.sweep(oco.regularized_pftal(T_MAX, c), env, jp.SimParams(lp, ep), jax.random.key(2), T_MAX, 8, HORIZONS)
     per_t = np.stack([np.asarray(r.regret[k, :, k] + r.gap[k, :, k]) for k in range(len(HORIZONS))], axis=1)
     mean, se = mean_with_stderr(per_t)

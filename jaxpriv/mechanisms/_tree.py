@@ -316,6 +316,8 @@ def prefix_sums(
     check_horizon(xs.shape[0], mechanism, "mechanism", "stream length")
     params = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
     releases, bad = _prefix_sums(mechanism, params, jnp.asarray(xs, jnp.float32), key)
+    if isinstance(bad, jax.core.Tracer):  # called under the caller's vmap / jit: no host-side warning
+        return PrefixSums(releases, bad) if with_nonfinite else releases
     bad = int(bad)
     if bad:
         warnings.warn(f"prefix_sums: {bad} input(s) had a NaN/inf entry and were replaced by zero", RuntimeWarning, 2)

@@ -117,8 +117,6 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
     depth = tree_depth(horizon)
 
     def check(params: MIBanditOGDParams) -> None:
-        _require_budget(params)
-        _validate.budget_value("mutual_information", params.mutual_information)
         _validate.positive("loss_bound", params.loss_bound, allow_inf=False)
         _validate.nonnegative("lipschitz", params.lipschitz)
         delta = _validate._concrete(params.exploration)
@@ -132,6 +130,8 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
         eta = _validate._concrete(params.learning_rate)
         if eta is not None and np.any(~np.isnan(eta) & ~((eta > 0) & np.isfinite(eta))):
             raise ValueError(f"learning_rate must be in (0, inf) or nan (Theorem 4's η), got {eta!r}")
+        _require_budget(params)
+        _validate.budget_value("mutual_information", params.mutual_information)
 
     def init_fn(key: PRNGKey, params: MIBanditOGDParams) -> MIBanditOGDState:
         _require_budget(params)

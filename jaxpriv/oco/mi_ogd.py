@@ -94,8 +94,6 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     depth = MAX_DEPTH if horizon is None else tree_depth(horizon)
 
     def check(params: MIOGDParams) -> None:
-        _require_budget(params)
-        _validate.budget_value("mutual_information", params.mutual_information)
         _validate.positive("lipschitz", params.lipschitz, allow_inf=False)
         eta = _validate._concrete(params.learning_rate)
         if eta is None:
@@ -104,6 +102,8 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
             raise ValueError(f"learning_rate must be in (0, inf) or nan (Theorem 2's η), got {eta!r}")
         if horizon is None and np.any(np.isnan(eta)):
             raise ValueError("learning_rate: nan selects Theorem 2's step size, which needs mi_ogd(..., horizon=T)")
+        _require_budget(params)
+        _validate.budget_value("mutual_information", params.mutual_information)
 
     def init_fn(key: PRNGKey, params: MIOGDParams) -> MIOGDState:
         _require_budget(params)
