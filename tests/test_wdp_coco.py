@@ -143,7 +143,13 @@ def _runs(name, window, noise, horizon, eps, seeds):
     out = []
     for e in eps:  # the same compiled function for every ε
         params = jp.SimParams(
-            oco.WDPParams(jnp.float32(e), jnp.float32(1e-5), jnp.float32(LIP), jnp.float32(MU), jnp.float32(0.01)),
+            oco.WDPParams(
+                jnp.float32(e),
+                jnp.float32(1e-5) if noise == "gaussian" else None,  # δ only for window (ε, δ)-DP
+                jnp.float32(LIP),
+                jnp.float32(MU),
+                jnp.float32(0.01),
+            ),
             jax.tree.map(jnp.asarray, ENV_P),
         )
         out.append(run(keys, params))
@@ -236,7 +242,7 @@ def test_no_projection_on_the_cocol_path():
     params = oco.WDPParams(1.0, lipschitz=LIP)
     for learner, p in [
         (oco.wdp_cocol(64, no_projection, 8), params),
-        (oco.wdp_cocol(64, no_projection, 8, "gaussian", constants="paper"), params),
+        (oco.wdp_cocol(64, no_projection, 8, "gaussian", constants="paper"), params._replace(delta=1e-5)),
         (oco.garber_hazan(64, no_projection), oco.GarberHazanParams(LIP, MU)),
         (oco.online_frank_wolfe(no_projection, 64), oco.OFWParams(MU)),
     ]:
@@ -274,11 +280,18 @@ def test_cocol_stays_in_the_l1_ball_with_its_oracle():
         (lambda: oco.wdp_cocol(64, sets.box(D), 4), None, "constraint"),
         (lambda: oco.wdp_cocol(64, SIMPLEX, 4, constants="printed"), None, "constants"),
         (lambda: oco.wdp_cocop(64, SIMPLEX, 4, sensitivity="zero"), None, "sensitivity"),
+        (lambda: oco.wdp_cocop(64, SIMPLEX, 4, sensitivity="paper"), None, "renamed sensitivity='paper_add_remove'"),
+        (lambda: oco.wdp_cocol(64, SIMPLEX, 4, sensitivity="paper"), None, "renamed sensitivity='paper_add_remove'"),
+        (lambda: oco.wdp_cocop(64, SIMPLEX, 4), oco.WDPParams(), "needs epsilon"),
+        (lambda: oco.wdp_cocop(64, SIMPLEX, 4), oco.WDPParams(1.0, 1e-5), r"wdp_cocop .*\(and no delta\)"),
+        (lambda: oco.wdp_cocol(64, SIMPLEX, 4), oco.WDPParams(1.0, 1e-5), r"wdp_cocol .*\(and no delta\)"),
+        (lambda: oco.wdp_cocol(64, SIMPLEX, 4, "gaussian"), oco.WDPParams(1.0), "needs epsilon and delta"),
+        (lambda: oco.wdp_cocop(64, SIMPLEX, 4, "gaussian"), oco.WDPParams(1e4, 1e-5), "calibration='composition'"),
         (lambda: oco.wdp_cocop(64, SIMPLEX, 4, "gaussian"), oco.WDPParams(1.0, delta=1.0), "delta"),
         (lambda: oco.wdp_cocol(64, SIMPLEX, 4, "gaussian"), oco.WDPParams(1.0, delta=0.0), "delta"),
         (lambda: oco.wdp_cocol(64, SIMPLEX, 4), oco.WDPParams(1.0, strong_convexity=0.0), "strong_convexity"),
         (lambda: oco.wdp_cocop(64, SIMPLEX, 4), oco.WDPParams(1.0, strong_convexity=-1.0), "strong_convexity"),
-        (lambda: oco.wdp_cocop(64, SIMPLEX, 4), oco.WDPParams(0.0), "epsilon"),
+        (lambda: oco.wdp_cocop(64, SIMPLEX, 4), oco.WDPParams(0.0), "epsilon must be"),
         (lambda: oco.wdp_cocol(64, SIMPLEX, 4), oco.WDPParams(1.0, beta=1.5), "beta"),
     ],
 )
@@ -286,6 +299,36 @@ def test_bad_input_raises_before_compiling(make, params, name):
     with pytest.raises(ValueError, match=name):
         learner = make()
         jp.run(learner, ENV, jp.SimParams(params, ENV_P), 0, 64)
+
+
+def test_missing_budget_is_refused_in_init_under_jit():
+    for learner, params, name in [
+        (oco.wdp_cocop(64, SIMPLEX, 4), oco.WDPParams(), "wdp_cocop"),
+        (oco.wdp_cocol(64, SIMPLEX, 4, "gaussian"), oco.WDPParams(1.0), "wdp_cocol"),
+    ]:
+        with pytest.raises(ValueError, match=f"{name} with noise="):
+            jax.jit(learner.init)(jax.random.key(0), params)
+
+
+@pytest.mark.parametrize("make", [oco.wdp_cocop, oco.wdp_cocol])
+def test_default_sensitivity_is_replace_one_and_the_paper_rule_is_add_remove(make):
+    """Default: clip L, calibrated for one loss replaced (s = 2L, Def. 4); the paper's rule: clip and s = L + μD."""
+    T, W, eps = 64, 8, 2.0
+    k = 4  # k_W = ceil(log2 8) + 1
+    params = oco.WDPParams(eps, lipschitz=LIP, strong_convexity=MU)
+
+    def tree_state(learner):
+        state = learner.init(jax.random.key(0), params)
+        return state.tree if make is oco.wdp_cocop else state.grads
+
+    default = tree_state(make(T, SIMPLEX, W))
+    paper = tree_state(make(T, SIMPLEX, W, sensitivity="paper_add_remove"))
+    assert float(default.sensitivity) == pytest.approx(LIP)
+    assert float(default.scale) == pytest.approx(k * 2 * LIP / eps, rel=1e-6)  # Gamma scale k_W s/ε, s = 2L
+    assert float(paper.sensitivity) == pytest.approx(G, rel=1e-6)
+    assert float(paper.scale) == pytest.approx(k * G / eps, rel=1e-6)
+    # Under replace-one, the paper's rule delivers 2L/(L + μD)·ε: more than ε on this set (μD < L).
+    assert 2 * LIP / G > 1.0
 
 
 def test_theory_functions_are_the_spec_expressions():

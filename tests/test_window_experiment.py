@@ -24,3 +24,14 @@ def test_window_command_writes_the_figure_and_the_noise_off_limits_hold(tmp_path
     np.testing.assert_allclose(regret["PFTAL_(W=T)"], regret["FTAL"], rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(regret["WDP-COCOL_W=2"], regret["Garber-Hazan"], rtol=1e-4, atol=1e-4)
     assert not np.allclose(regret["Garber-Hazan"], regret["FTAL"], atol=1e-2)  # a different algorithm
+
+
+def test_window_run_gives_each_learner_exactly_its_family_budget(tmp_path):
+    """Finite ε, both families: the WDP learners get δ only for the Gaussian option, PFTAL ε or ρ = ε²/2 only."""
+    from jaxpriv.experiments import window
+
+    for noise in ("gamma", "gaussian"):
+        summary = window.run(tmp_path / noise, horizon=16, dim=2, windows=(2,), epsilon=1.0, noise=noise, seeds=2)
+        assert all(np.isfinite(v["mean_final_regret"]) for v in summary.values()), summary
+        settings = json.loads((tmp_path / noise / "settings.json").read_text())
+        assert settings["noise"] == noise

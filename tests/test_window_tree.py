@@ -9,6 +9,7 @@ import pytest
 
 from jaxpriv import mechanisms
 from jaxpriv.mechanisms import WindowTreeParams, window_nodes, window_tree
+from jaxpriv.mechanisms._accounting import analytic_gaussian_sigma, gaussian_delta
 from jaxpriv.mechanisms._tree import _prefix_sums
 from jaxpriv.mechanisms._window_tree import _node_noise
 from jaxpriv.testing import variance_with_stderr
@@ -28,6 +29,11 @@ WORKED_EXAMPLE = {
     8: (4, [S58]),
     9: (5, [V[6], S78, V[9]]),
 }
+
+
+def _params(noise, epsilon, delta=1e-3, sensitivity=1.0):
+    """Exactly the budget of ``noise``'s guarantee: ε (Gamma, window ε-DP), ε and δ (Gaussian)."""
+    return WindowTreeParams(epsilon, delta if noise == "gaussian" else None, sensitivity)
 
 
 def _covered(node):
@@ -58,7 +64,7 @@ def test_mechanism_releases_the_worked_example_exactly(noise):
     """release_t = (sum of the clean inputs) + sum over D(t) of (node sum + that node's noise), at every t."""
     T, d, W = 9, 3, 4
     tree = window_tree(T, d, W, noise)
-    params = WindowTreeParams(epsilon=2.0, delta=1e-3, sensitivity=10.0)
+    params = _params(noise, 2.0, 1e-3, 10.0)
     xs = np.asarray(jax.random.normal(jax.random.key(3), (T, d)), np.float32)  # norms < 10: no clipping
     key = jax.random.key(7)
     releases, state = _run_by_hand(tree, params, jnp.asarray(xs), key)
@@ -115,12 +121,12 @@ def test_zero_noise_is_the_exact_running_sum(window, horizon):
 def test_release_variance_is_the_number_of_noisy_nodes_times_the_node_variance(noise):
     T, d, W, n = 20, 3, 8, 10_000
     tree = window_tree(T, d, W, noise)
-    params = WindowTreeParams(jnp.float32(1.0), jnp.float32(1e-2), jnp.float32(0.5))
+    params = _params(noise, jnp.float32(1.0), jnp.float32(1e-2), jnp.float32(0.5))
     scale = float(mechanisms.window_node_scale(noise, 1.0, 1e-2, 0.5, mechanisms.window_depth(W, T)))
     node_var = float(mechanisms.window_node_variance(noise, scale, d))
     xs = jnp.zeros((T, d))
     keys = jax.random.split(jax.random.key(5), n)
-    noise_draws = np.asarray(jax.vmap(lambda k: _prefix_sums(tree, params, xs, k))(keys))
+    noise_draws = np.asarray(jax.vmap(lambda k: _prefix_sums(tree, params, xs, k)[0])(keys))
     counts = [len(window_nodes(t, W, T)[1]) for t in range(1, T + 1)]
     assert max(counts) == 4 and min(counts) == 1  # log2 8 + 1 at t = 9, 11, ...; one node at multiples of 8
     oracle = mechanisms.release_variance(tree, params, np.arange(1, T + 1))  # the declared variance
@@ -149,13 +155,16 @@ def test_calibration_formulas_and_full_window():
     paper = float(mechanisms.window_node_scale("gaussian", eps, delta, s, k))
     assert paper**2 == pytest.approx(8 * s**2 * k**2 * np.log(2 / delta) ** 2 / eps**2, rel=1e-5)  # eq. (13)
     comp = float(mechanisms.window_node_scale("gaussian", eps, delta, s, k, "composition"))
-    assert comp == pytest.approx(np.sqrt(k) * s * np.sqrt(2 * np.log(1.25 / delta)) / eps, rel=1e-5)
+    # The analytic Gaussian of sensitivity sqrt(k) s (Balle & Wang 2018, Thm 8), rounded up by < 1e-4.
+    exact = float(analytic_gaussian_sigma(eps, delta, np.sqrt(k) * s))
+    assert exact <= comp <= exact * (1 + 1e-4)
+    assert gaussian_delta(comp, np.sqrt(k) * s, eps) <= delta
     assert comp < paper
     # Replace-one neighbours double the sensitivity; W >= T is the binary tree's calibration.
-    add = window_tree(T, 2, 8).init(jax.random.key(0), WindowTreeParams(eps, delta, s))
-    rep = window_tree(T, 2, 8, neighbouring="replace").init(jax.random.key(0), WindowTreeParams(eps, delta, s))
+    add = window_tree(T, 2, 8).init(jax.random.key(0), WindowTreeParams(eps, sensitivity=s))
+    rep = window_tree(T, 2, 8, neighbouring="replace").init(jax.random.key(0), WindowTreeParams(eps, sensitivity=s))
     assert float(rep.scale) == pytest.approx(2 * float(add.scale))
-    full = window_tree(T, 2, T).init(jax.random.key(0), WindowTreeParams(eps, delta, s))
+    full = window_tree(T, 2, T).init(jax.random.key(0), WindowTreeParams(eps, sensitivity=s))
     binary = mechanisms.binary_tree(T, 2).init(jax.random.key(0), mechanisms.TreeParams(epsilon=eps, sensitivity=s))
     assert float(full.scale) == pytest.approx(float(binary.scale))
     # The variance oracle: W >= T is the binary tree's; below T a release sums at most k_W nodes
@@ -163,19 +172,25 @@ def test_calibration_formulas_and_full_window():
     t = np.arange(1, T + 1)
     tree_p = mechanisms.TreeParams(epsilon=eps, sensitivity=s)
     np.testing.assert_allclose(
-        mechanisms.release_variance(window_tree(T, 2, T), WindowTreeParams(eps, delta, s), t),
+        mechanisms.release_variance(window_tree(T, 2, T), WindowTreeParams(eps, sensitivity=s), t),
         mechanisms.release_variance(mechanisms.binary_tree(T, 2), tree_p, t),
         rtol=1e-12,
     )
     counts = np.array([len(window_nodes(int(u), 8, T)[1]) for u in t])
     rep_var = mechanisms.release_variance(
-        window_tree(T, 2, 8, neighbouring="replace"), WindowTreeParams(eps, delta, s), t
+        window_tree(T, 2, 8, neighbouring="replace"), WindowTreeParams(eps, sensitivity=s), t
     )
     np.testing.assert_allclose(rep_var, counts * 3 * (k * 2 * s / eps) ** 2, rtol=1e-12)
     assert counts.max() == k
-    assert mechanisms.calibrated_sensitivity(window_tree(T, 2, 8, neighbouring="replace"), WindowTreeParams()) == 2.0
-    inf = mechanisms.release_variance(window_tree(T, 2, 8), WindowTreeParams(), t)
+    replace = window_tree(T, 2, 8, neighbouring="replace")
+    assert mechanisms.calibrated_sensitivity(replace, WindowTreeParams(jnp.inf)) == 2.0
+    inf = mechanisms.release_variance(window_tree(T, 2, 8), WindowTreeParams(jnp.inf), t)
     assert np.all(inf == 0.0)
+    # The composition calibration's oracle is the σ init computes (float32, rounded up).
+    gauss = window_tree(T, 2, 8, "gaussian", calibration="composition")
+    p = WindowTreeParams(eps, delta, s)
+    scale = float(gauss.init(jax.random.key(0), p).scale)
+    np.testing.assert_allclose(mechanisms.release_variance(gauss, p, t), counts * scale**2, rtol=1e-6)
 
 
 def test_inputs_are_clipped_to_the_sensitivity():
@@ -208,7 +223,7 @@ def test_horizon_is_declared_and_a_step_past_it_is_nan():
 def test_nonfinite_input_is_zeroed_and_counted(noise):
     T, d = 16, 2
     tree = window_tree(T, d, 4, noise)
-    params = WindowTreeParams(epsilon=1.0, delta=1e-3, sensitivity=1.0)
+    params = _params(noise, 1.0, 1e-3, 1.0)
     xs = np.asarray(jax.random.normal(jax.random.key(1), (T, d)), np.float32) * 0.3
     bad = xs.copy()
     bad[3, 0], bad[9, 1] = np.nan, np.inf
@@ -247,10 +262,88 @@ def test_window_rounding_and_bad_params():
     )
     gauss = window_tree(16, 1, 4, "gaussian")
     for params, name in [
-        (WindowTreeParams(epsilon=0.0), "epsilon"),
-        (WindowTreeParams(epsilon=1.0, delta=1.0), "delta"),
-        (WindowTreeParams(epsilon=1.0, delta=0.0), "delta"),
-        (WindowTreeParams(epsilon=1.0, sensitivity=-1.0), "sensitivity"),
+        (WindowTreeParams(epsilon=0.0, delta=1e-5), "epsilon must be"),
+        (WindowTreeParams(epsilon=1.0, delta=1.0), "delta must be"),
+        (WindowTreeParams(epsilon=1.0, delta=0.0), "delta must be"),
+        (WindowTreeParams(epsilon=1.0, delta=float("nan")), "delta must be"),
+        (WindowTreeParams(epsilon=1.0, delta="1e-5"), "delta must be a number"),
+        (WindowTreeParams(epsilon=1e-31, delta=1e-5), "epsilon must be >= 1e-30"),
+        (WindowTreeParams(epsilon=1.0, delta=1e-5, sensitivity=-1.0), "sensitivity"),
     ]:
         with pytest.raises(ValueError, match=name):
             mechanisms.prefix_sums(gauss, params, np.ones((4, 1), np.float32), 0)
+
+
+# --- the budget a family needs (never "no privacy" by default) --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("noise", "params", "message"),
+    [
+        ("gamma", WindowTreeParams(), r"needs epsilon .*got no budget"),
+        (
+            "gamma",
+            WindowTreeParams(1.0, 1e-5),
+            r"window ε-DP and needs epsilon \(and no delta\); got epsilon=.*, delta=",
+        ),
+        ("gaussian", WindowTreeParams(), r"window \(ε, δ\)-DP and needs epsilon and delta; got no budget"),
+        ("gaussian", WindowTreeParams(1.0), r"needs epsilon and delta; got epsilon=[^,]*\. Give"),
+        ("gaussian", WindowTreeParams(delta=1e-5), r"needs epsilon and delta; got delta=[^,]*\. Give"),
+    ],
+)
+def test_a_missing_or_foreign_budget_is_refused_in_check_and_in_init(noise, params, message):
+    tree = window_tree(16, 1, 4, noise)
+    with pytest.raises(ValueError, match=message):
+        tree.check(params)
+    with pytest.raises(ValueError, match=message):  # None is structure: refused under jit too
+        jax.jit(tree.init)(jax.random.key(0), params)
+    with pytest.raises(ValueError, match=message):
+        mechanisms.prefix_sums(tree, params, np.ones((16, 1), np.float32), 0)
+
+
+def test_explicit_infinite_epsilon_is_the_non_private_limit_for_both_families():
+    xs = np.ones((8, 1), np.float32)
+    for noise, params in [("gamma", WindowTreeParams(jnp.inf)), ("gaussian", WindowTreeParams(jnp.inf, 1e-5))]:
+        for calibration in ("paper", "composition"):
+            tree = window_tree(8, 1, 4, noise, calibration=calibration)
+            np.testing.assert_array_equal(
+                np.asarray(mechanisms.prefix_sums(tree, params, xs, 0))[:, 0], np.arange(1, 9)
+            )
+
+
+def test_paper_calibration_is_refused_beyond_the_epsilon_where_it_is_dp():
+    """Lemma 3's σ makes the tree μ-GDP with μ growing like ε: above ε_max its true δ exceeds the claim."""
+    T, W, delta = 16, 4, 1e-5
+    k = mechanisms.window_depth(W, T)
+    eps_max = mechanisms.paper_calibration_max_epsilon(delta, k)
+    assert 6000 < eps_max < 7000  # k_W = 3
+    below, above = 0.999 * eps_max, 1.01 * eps_max
+    assert mechanisms.window_gaussian_delta(below, delta, k, "paper") <= delta
+    assert mechanisms.window_gaussian_delta(above, delta, k, "paper") > delta  # the refusal is needed
+    paper = window_tree(T, 1, W, "gaussian")
+    paper.check(WindowTreeParams(below, delta))
+    with pytest.raises(ValueError, match=r"calibration='paper'.*not \(ε, δ\)-DP.*calibration='composition'"):
+        paper.check(WindowTreeParams(above, delta))
+    with pytest.raises(ValueError, match="calibration='paper'"):  # one bad entry of a grid
+        paper.check(WindowTreeParams(np.array([1.0, above]), delta))
+    window_tree(T, 1, W, "gaussian", calibration="composition").check(WindowTreeParams(above, delta))
+
+
+@pytest.mark.parametrize("neighbouring", ["add_remove", "replace"])
+def test_composition_calibration_of_the_tree_meets_the_claim_on_a_traced_privacy_grid(neighbouring):
+    """init under jit + vmap (one compile): the true δ of the node σ, for sensitivity sqrt(k_W)·s, is in [δ/2, δ]."""
+    T, W, s = 64, 8, 0.7
+    tree = window_tree(T, 2, W, "gaussian", neighbouring, "composition")
+    k = mechanisms.window_depth(W, T)
+    factor = 2.0 if neighbouring == "replace" else 1.0
+    eps, delta = np.meshgrid(np.geomspace(0.01, 100.0, 13), np.array([1e-3, 1e-5, 1e-8]))
+    params = WindowTreeParams(jnp.asarray(eps.ravel()), jnp.asarray(delta.ravel()), jnp.float32(s))
+    init = jax.jit(jax.vmap(tree.init, in_axes=(None, WindowTreeParams(0, 0, None))))
+    scale = np.asarray(init(jax.random.key(0), params).scale, np.float64)
+    true = gaussian_delta(scale, np.sqrt(k) * factor * s, eps.ravel())
+    assert np.all(true <= delta.ravel()), (true / delta.ravel()).max()
+    assert np.all(true >= 0.5 * delta.ravel()), (true / delta.ravel()).min()
+    # The release noise variance the oracle declares is that σ's.
+    oracle = mechanisms.release_variance(tree, WindowTreeParams(1.0, 1e-5, s), np.array([1]))
+    one = float(tree.init(jax.random.key(0), WindowTreeParams(1.0, 1e-5, s)).scale) ** 2
+    np.testing.assert_allclose(oracle, [one], rtol=1e-6)

@@ -1,14 +1,28 @@
-"""Privacy accounting and noise calibration, as traceable ``jnp`` functions.
+"""Privacy accounting and noise calibration.
 
-All functions accept arrays (so they vmap over privacy grids) and treat an
-infinite budget as "no noise": the calibrated scale is exactly 0.
+The calibrations and the closed-form conversions are traceable ``jnp`` functions: they
+accept arrays (so they vmap over privacy grids) and treat an infinite budget as "no
+noise" (the calibrated scale is exactly 0). Concrete inputs are validated eagerly
+(``ValueError`` naming the argument); inside ``jit`` (tracers) the checks are skipped.
+
+The exact Gaussian accounting (``gaussian_delta``, ``analytic_gaussian_sigma``) and the
+tighter zCDP conversion (``zcdp_to_dp_tight``) are float64 NumPy/SciPy functions for the
+host; ``analytic_gaussian_stddev`` is the traceable calibration, never below the exact one.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
+import numpy as np
+import scipy.optimize
+import scipy.special
+from jax.scipy import special as jspecial
 from jax.typing import ArrayLike
+
+from jaxpriv import _validate
 
 
 def tree_depth(horizon: int) -> int:
@@ -21,17 +35,281 @@ def tree_depth(horizon: int) -> int:
     return (horizon - 1).bit_length() + 1
 
 
+def _budget(name: str, value: ArrayLike) -> None:
+    """A budget given to a conversion: numeric, every entry in ``[0, inf]`` (0 and ``inf`` are limits)."""
+    _validate.numeric(name, value)
+    _validate.nonnegative(name, value, allow_inf=True)
+
+
+def _delta(value: ArrayLike) -> None:
+    """δ of an (ε, δ) guarantee: numeric, every entry in ``(0, 1)``."""
+    _validate.numeric("delta", value)
+    _validate.in_open_interval("delta", value, 0.0, 1.0)
+
+
 def dp_to_zcdp(epsilon: ArrayLike) -> jax.Array:
-    """ε-DP implies ρ-zCDP with ``ρ = ε²/2`` (Bun & Steinke 2016, Prop. 1.4)."""
+    """ε-DP implies ρ-zCDP with ``ρ = ε²/2`` (Bun & Steinke 2016, Prop. 1.4).
+
+    Raises:
+      ValueError: a concrete ``epsilon`` that is not a number in ``[0, inf]``.
+    """
+    _budget("epsilon", epsilon)
     epsilon = jnp.asarray(epsilon, jnp.float32)
     return 0.5 * epsilon**2
 
 
 def zcdp_to_dp(rho: ArrayLike, delta: ArrayLike) -> jax.Array:
-    """ρ-zCDP implies ``(ρ + 2 sqrt(ρ log(1/δ)), δ)``-DP (Bun & Steinke 2016, Prop. 1.3)."""
+    """ρ-zCDP implies ``(ρ + 2 sqrt(ρ log(1/δ)), δ)``-DP (Bun & Steinke 2016, Prop. 1.3).
+
+    The closed form, traceable; ``zcdp_to_dp_tight`` (host, float64) gives a smaller ε.
+
+    Raises:
+      ValueError: a concrete ``rho`` outside ``[0, inf]`` or ``delta`` outside ``(0, 1)``.
+    """
+    _budget("rho", rho)
+    _delta(delta)
     rho = jnp.asarray(rho, jnp.float32)
     delta = jnp.asarray(delta, jnp.float32)
     return rho + 2.0 * jnp.sqrt(rho * jnp.log(1.0 / delta))
+
+
+def zcdp_to_dp_tight(rho: ArrayLike, delta: ArrayLike) -> np.ndarray:
+    """ρ-zCDP implies (ε, δ)-DP, through Rényi DP with ``dp_accounting`` (host, float64, NumPy).
+
+    ρ-zCDP is RDP of every order ``α > 1`` with ``D_α <= αρ`` (Bun & Steinke 2016, Def. 1.1):
+    a ``dp_accounting.ZCDpEvent`` composed into an ``RdpAccountant``, whose ``get_epsilon``
+    converts the curve with ``ε = min_α [αρ + log(1 - 1/α) - log(αδ)/(α - 1)]`` (Canonne,
+    Kamath & Steinke 2020, Prop. 12; Asoodeh et al. 2020). The minimum runs over the
+    accountant's default orders, a dense grid, and the order ``α* = 1 + sqrt(log(1/δ)/ρ)`` at
+    which the closed form ``zcdp_to_dp`` is attained; there ``log(1 - 1/α) - log(α)/(α - 1) < 0``,
+    so the result is below ``zcdp_to_dp(rho, delta)`` for every ``ρ > 0``. A conversion for
+    *any* ρ-zCDP mechanism: a single Gaussian mechanism (μ-GDP, ``μ = sqrt(2ρ)``) has the
+    exact, smaller ε of ``gaussian_delta``.
+
+    Args:
+      rho: ρ in ``[0, inf]`` (array).
+      delta: δ in ``(0, 1)`` (array, broadcast against ``rho``).
+
+    Returns:
+      ε (float64, the broadcast shape): 0 at ``ρ = 0``, ``inf`` at ``ρ = inf``.
+
+    Raises:
+      ValueError: ``rho`` outside ``[0, inf]`` or ``delta`` outside ``(0, 1)``.
+      ImportError: the optional ``dp-accounting`` is missing (``pip install jaxpriv[accounting]``).
+    """
+    _budget("rho", rho)
+    _delta(delta)
+    try:
+        import dp_accounting
+        from dp_accounting.rdp import rdp_privacy_accountant
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "zcdp_to_dp_tight needs the optional dependency dp-accounting: pip install jaxpriv[accounting]"
+        ) from e
+    rho64, delta64 = np.broadcast_arrays(np.asarray(rho, np.float64), np.asarray(delta, np.float64))
+    base = np.concatenate(
+        [np.asarray(rdp_privacy_accountant.DEFAULT_RDP_ORDERS, np.float64), np.geomspace(1.001, 1e6, 400)]
+    )
+
+    def one(r: float, d: float) -> float:
+        if r == 0.0 or np.isinf(r):
+            return r
+        star = 1.0 + np.sqrt(np.log(1.0 / d) / r)
+        orders = np.unique(np.concatenate([base, star * np.exp(np.linspace(-1.0, 1.0, 401)), [star]]))
+        accountant = rdp_privacy_accountant.RdpAccountant(list(orders[orders > 1.0]))
+        accountant.compose(dp_accounting.ZCDpEvent(float(r)))
+        return float(accountant.get_epsilon(float(d)))
+
+    return np.vectorize(one, otypes=[np.float64])(rho64, delta64)
+
+
+def gaussian_delta(sigma: ArrayLike, sensitivity: ArrayLike, epsilon: ArrayLike) -> np.ndarray:
+    """The exact δ(ε) of the Gaussian mechanism ``N(0, σ²)`` with L2 sensitivity Δ (host, float64).
+
+    Balle & Wang 2018, "Improving the Gaussian mechanism for differential privacy",
+    Theorem 8: with ``μ = Δ/σ``,
+    ``δ(ε) = Φ(μ/2 - ε/μ) - e^ε Φ(-μ/2 - ε/μ)``, the smallest δ for which the mechanism is
+    (ε, δ)-DP (equivalently, μ-GDP; Dong, Roth & Su 2022, Cor. 2.13). Adaptive compositions
+    of Gaussian mechanisms whose sensitivities satisfy ``sum Δ_i² <= Δ²`` have the same δ(ε).
+    Computed in log space: ``δ = Φ(a)(1 - e^r)`` with ``r = ε + log Φ(b) - log Φ(a)``; for
+    ``a < 0`` the identity ``(b² - a²)/2 = ε`` gives ``r = log erfcx(-b/√2) - log erfcx(-a/√2)``,
+    free of the cancellation of ε against ``log Φ`` (stable for large ε).
+
+    Args:
+      sigma: σ in ``[0, inf]``.
+      sensitivity: Δ in ``[0, inf)``.
+      epsilon: ε in ``[0, inf]``. All three broadcast.
+
+    Returns:
+      δ in ``[0, 1]`` (float64): 0 where ``Δ = 0``, ``σ = inf`` or (``ε = inf`` and ``σ > 0``);
+      1 where ``σ = 0 < Δ`` (a deterministic release).
+
+    Raises:
+      ValueError: a negative, NaN or non-numeric argument, or an infinite sensitivity.
+    """
+    _budget("sigma", sigma)
+    _validate.numeric("sensitivity", sensitivity)
+    _validate.nonnegative("sensitivity", sensitivity)
+    _budget("epsilon", epsilon)
+    s, d, e = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (sigma, sensitivity, epsilon)))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        mu = d / s
+        finite = (mu > 0) & np.isfinite(mu) & np.isfinite(e)
+        m = np.where(finite, mu, 1.0)
+        eps = np.where(finite, e, 0.0)
+        a = m / 2 - eps / m
+        b = -m / 2 - eps / m
+        la = scipy.special.log_ndtr(a)
+        direct = eps + scipy.special.log_ndtr(b) - la
+        scaled = np.log(scipy.special.erfcx(-b / np.sqrt(2))) - np.log(scipy.special.erfcx(-a / np.sqrt(2)))
+        r = np.minimum(np.where(a < 0, scaled, direct), 0.0)
+        delta = np.exp(la) * -np.expm1(r)
+    deterministic = np.isinf(mu) & (d > 0)
+    return np.where(finite, np.clip(delta, 0.0, 1.0), np.where(deterministic, 1.0, 0.0))
+
+
+def _gdp_lower(epsilon: ArrayLike, delta: ArrayLike, xp: Any = np) -> Any:
+    """A μ at which the Gaussian mechanism is certainly (ε, δ)-DP (``μ = Δ/σ``), ``> 0`` for ``δ > 0``.
+
+    The larger of (i) the root of ``Φ(μ/2 - ε/μ) = δ`` (``δ(ε) <= Φ(μ/2 - ε/μ)``):
+    ``μ = 2ε/(z + sqrt(z² + 2ε))``, ``z = Φ⁻¹(1 - δ)`` (written without cancellation for both
+    signs of ``z``), and (ii) the exact solution at ``ε = 0`` (``δ(ε) <= δ(0) = erf(μ/(2√2))``):
+    ``μ = 2√2 erfinv(δ)``.
+    """
+    special = scipy.special if xp is np else jspecial
+    z = -special.ndtri(delta)
+    root = xp.sqrt(z * z + 2.0 * epsilon)
+    safe = xp.where(z > 0, z + root, 1.0)
+    first = xp.where(z > 0, 2.0 * epsilon / safe, root - z)
+    return xp.maximum(first, 2.0 * np.sqrt(2.0) * special.erfinv(delta))
+
+
+def analytic_gaussian_sigma(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike = 1.0) -> np.ndarray:
+    """The smallest σ for which the Gaussian mechanism is (ε, δ)-DP (host, float64; vectorised).
+
+    The analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8 and Algorithm 1): the
+    root in σ of ``gaussian_delta(σ, Δ, ε) = δ``, valid for every ε (the classical
+    ``σ = Δ sqrt(2 ln(1.25/δ))/ε`` holds for ε < 1 only). Solved by ``brentq`` in
+    ``log μ``, ``μ = Δ/σ``, from a certified lower end (``_gdp_lower``); the returned σ is
+    then rounded up until ``gaussian_delta(σ, Δ, ε) <= δ`` holds in float64.
+
+    Args:
+      epsilon: ε in ``[0, inf]`` (``inf`` gives σ = 0).
+      delta: δ in ``(0, 1)``.
+      sensitivity: Δ in ``[0, inf)``. All three broadcast.
+
+    Returns:
+      σ (float64), of the broadcast shape.
+
+    Raises:
+      ValueError: ``epsilon`` outside ``[0, inf]``, ``delta`` outside ``(0, 1)``, a negative or
+        infinite ``sensitivity``.
+    """
+    _budget("epsilon", epsilon)
+    _delta(delta)
+    _validate.numeric("sensitivity", sensitivity)
+    _validate.nonnegative("sensitivity", sensitivity)
+    e, d, s = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (epsilon, delta, sensitivity)))
+
+    def one(eps: float, dlt: float) -> float:
+        """σ per unit sensitivity: ``1/μ*``."""
+        if np.isinf(eps):
+            return 0.0
+        target = np.log(dlt)
+
+        def excess(log_mu: float) -> float:
+            with np.errstate(divide="ignore"):
+                return float(np.log(gaussian_delta(np.exp(-log_mu), 1.0, eps)) - target)
+
+        lo = float(np.log(_gdp_lower(eps, dlt)))
+        hi = lo + np.log(2.0)
+        while excess(hi) <= 0.0:
+            lo, hi = hi, hi + np.log(2.0)
+        if excess(lo) < 0.0:
+            lo = scipy.optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)
+        sigma = float(np.exp(-lo))
+        while gaussian_delta(sigma, 1.0, eps) > dlt:  # round up: the claim must hold exactly
+            sigma = float(np.nextafter(sigma, np.inf))
+        return sigma
+
+    unit = np.vectorize(one, otypes=[np.float64])(e, d)
+    return s * unit
+
+
+# Iterations of the traced bisection in log μ over a bracket of width log 16: 2^-32 of it is
+# far below the float32 resolution of log μ.
+_BISECTION_STEPS = 32
+
+
+def analytic_gaussian_stddev(
+    epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike = 1.0, dtype=jnp.float32
+) -> jax.Array:
+    """Traceable analytic-Gaussian calibration: a σ that is never below ``analytic_gaussian_sigma``.
+
+    For params traced under ``jit`` / ``vmap`` (a privacy grid compiles once): a
+    fixed-iteration bisection in ``log μ`` (``μ = Δ/σ``) over ``[μ_0, 16 μ_0]``, ``μ_0`` the
+    certified lower end of ``_gdp_lower``, in ``dtype`` with ``jax.scipy.special.log_ndtr``. A
+    point is accepted only if an *upper bound* of its δ is ``<= δ``: the computed
+    ``log δ = log Φ(a) + log(1 - e^r)`` is taken with ``r`` lowered and ``log Φ(a)`` raised by
+    a bound on their rounding error in ``dtype`` (``16u`` times their magnitudes, ``u`` the
+    unit roundoff), and ``log δ`` lowered likewise. The result is the accepted (lower) end of
+    the bracket shrunk by ``16u``, so rounding of ``σ = Δ/μ`` cannot cross the exact value.
+    Where float32 cannot resolve ``1 - e^r`` (ε ≲ 1e-3 with δ ≲ 1e-12) the bound falls back
+    towards ``μ_0``: σ stays valid but is larger than needed (up to 4×). The tests check
+    ``gaussian_delta(σ) <= δ`` in float64 on the host, and ``>= δ/2`` on the usual grid.
+
+    Args:
+      epsilon: ε in ``(0, inf]`` (``inf`` gives σ = 0).
+      delta: δ in ``(0, 1)``.
+      sensitivity: Δ ``>= 0``.
+      dtype: the computation's float dtype.
+
+    Returns:
+      σ (``dtype``), of the broadcast shape.
+
+    Raises:
+      ValueError: concrete arguments out of range (skipped for tracers).
+    """
+    _validate.numeric("epsilon", epsilon)
+    _validate.positive("epsilon", epsilon)
+    _delta(delta)
+    _validate.numeric("sensitivity", sensitivity)
+    _validate.nonnegative("sensitivity", sensitivity)
+    eps_in = jnp.asarray(epsilon, dtype)
+    delta = jnp.asarray(delta, dtype)
+    private = jnp.isfinite(eps_in)
+    eps = jnp.where(private, eps_in, 1.0)
+    u = float(jnp.finfo(dtype).eps)
+    slack = 16.0 * u
+    target = jnp.log(delta) - slack * (jnp.abs(jnp.log(delta)) + 1.0)
+
+    def accepted(log_mu: jax.Array) -> jax.Array:
+        mu = jnp.exp(log_mu)
+        a = mu / 2 - eps / mu
+        la = jspecial.log_ndtr(a)
+        lb = jspecial.log_ndtr(-mu / 2 - eps / mu)
+        r = jnp.minimum(eps + lb - la, 0.0) - slack * (jnp.abs(la) + jnp.abs(lb) + eps + 1.0)
+        upper = la + slack * (jnp.abs(la) + 1.0) + jnp.log(-jnp.expm1(r))
+        return upper <= target
+
+    def body(_, bracket):
+        lo, hi = bracket
+        mid = 0.5 * (lo + hi)
+        ok = accepted(mid)
+        return jnp.where(ok, mid, lo), jnp.where(ok, hi, mid)
+
+    lo = jnp.log(_gdp_lower(eps, delta, jnp))
+    lo, _ = jax.lax.fori_loop(0, _BISECTION_STEPS, body, (lo, lo + np.log(16.0)))
+    mu = jnp.exp(lo) * (1.0 - slack)
+    sigma = jnp.asarray(sensitivity, dtype) / mu
+    return jnp.where(private, sigma, jnp.zeros_like(sigma))
+
+
+def _calibration_inputs(name: str, budget: ArrayLike, sensitivity: ArrayLike) -> None:
+    """Concrete inputs of a closed-form calibration: a budget in ``[0, inf]`` and a sensitivity ``>= 0``."""
+    _budget(name, budget)
+    _validate.numeric("sensitivity", sensitivity)
+    _validate.nonnegative("sensitivity", sensitivity, allow_inf=True)
 
 
 def gamma_node_scale(epsilon: ArrayLike, sensitivity: ArrayLike, depth: int) -> jax.Array:
@@ -39,16 +317,19 @@ def gamma_node_scale(epsilon: ArrayLike, sensitivity: ArrayLike, depth: int) -> 
 
     Density ``∝ exp(-ε ||n||_2 / (Δ D))``: each node is ε/D-DP for L2 sensitivity Δ.
     """
+    _calibration_inputs("epsilon", epsilon, sensitivity)
     return depth * jnp.asarray(sensitivity, jnp.float32) / jnp.asarray(epsilon, jnp.float32)
 
 
 def laplace_node_scale(epsilon: ArrayLike, sensitivity: ArrayLike, depth: int) -> jax.Array:
     """Laplace node noise ``b = D·Δ/ε`` per coordinate, Δ the L1 sensitivity."""
+    _calibration_inputs("epsilon", epsilon, sensitivity)
     return depth * jnp.asarray(sensitivity, jnp.float32) / jnp.asarray(epsilon, jnp.float32)
 
 
 def gaussian_node_stddev(rho: ArrayLike, sensitivity: ArrayLike, depth: int) -> jax.Array:
     """Gaussian node noise ``σ = Δ sqrt(D / (2ρ))``: each node is ρ/D-zCDP, so the tree is ρ-zCDP."""
+    _calibration_inputs("rho", rho, sensitivity)
     rho = jnp.asarray(rho, jnp.float32)
     return jnp.asarray(sensitivity, jnp.float32) * jnp.sqrt(depth / (2.0 * rho))
 
@@ -64,6 +345,7 @@ def node_scale(noise: str, epsilon: ArrayLike, rho: ArrayLike, sensitivity: Arra
 
 def gaussian_stddev(rho: ArrayLike, sensitivity: ArrayLike) -> jax.Array:
     """Gaussian mechanism ``σ = Δ / sqrt(2ρ)`` for ρ-zCDP (Bun & Steinke 2016, Prop. 1.6)."""
+    _calibration_inputs("rho", rho, sensitivity)
     rho = jnp.asarray(rho, jnp.float32)
     return jnp.asarray(sensitivity, jnp.float32) / jnp.sqrt(2.0 * rho)
 

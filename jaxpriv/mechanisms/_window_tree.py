@@ -25,11 +25,12 @@ memory ``O(d log W)`` per seed, about two node draws per step amortised.
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.optimize
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
@@ -94,17 +95,23 @@ def window_nodes(t: int, window: int, horizon: int) -> tuple[int, list[tuple[int
 
 
 class WindowTreeParams(NamedTuple):
-    """Privacy parameters of a window tree.
+    """Privacy parameters of a window tree: exactly the budget its noise family needs.
+
+    A budget left ``None`` never means "no privacy": the tree refuses params without the
+    budget of its family, or with a field of another family (``ValueError`` in ``check``
+    and in ``init``). The non-private limit is an explicit ``epsilon=inf``.
 
     Attributes:
-      epsilon: ε of window ε-DP (``"gamma"``) or window (ε, δ)-DP (``"gaussian"``); ``inf`` = no noise.
-      delta: δ in ``(0, 1)`` of window (ε, δ)-DP (``"gaussian"`` only; ignored by ``"gamma"``).
-      sensitivity: Δ, the L2 bound every input is clipped to (the paper's ``L + μD``
-        for gradients of ``L``-Lipschitz losses).
+      epsilon: ε of window ε-DP (``"gamma"``) or of window (ε, δ)-DP (``"gaussian"``);
+        required by both; ``inf`` = no noise.
+      delta: δ in ``(0, 1)`` of window (ε, δ)-DP: required by ``"gaussian"``, refused by
+        ``"gamma"`` (pure ε-DP: a δ there suggests a Gaussian guarantee was meant).
+      sensitivity: Δ, the L2 bound every input is clipped to (``L`` for gradients of
+        ``L``-Lipschitz losses; the paper's ``L + μD``).
     """
 
-    epsilon: ArrayLike = float("inf")
-    delta: ArrayLike = 1e-5
+    epsilon: ArrayLike | None = None
+    delta: ArrayLike | None = None
     sensitivity: ArrayLike = 1.0
 
 
@@ -132,14 +139,18 @@ def window_node_scale(
     depth: int,
     calibration: str = "paper",
 ) -> jax.Array:
-    """Per-node noise scale for one input's sensitivity ``s`` and ``k_W = depth``.
+    """Per-node noise scale for one input's sensitivity ``s`` and ``k_W = depth`` (traceable).
 
     * ``"gamma"`` (Lemma 1, eqs. (11)/(15)): ``||η|| ~ Gamma(d, k_W s/ε)``; returns ``k_W s/ε``.
     * ``"gaussian"``, ``calibration="paper"`` (Lemma 3, eqs. (13)/(16) read with ``ln²``):
-      ``σ² = 8 s² k_W² ln²(2/δ)/ε²``.
-    * ``"gaussian"``, ``calibration="composition"`` (spec §2.4, not the paper's): the ``<= k_W``
-      nodes one input touches form one Gaussian mechanism of L2 sensitivity ``sqrt(k_W)·s``,
-      ``σ = sqrt(k_W) s sqrt(2 ln(1.25/δ))/ε`` (Dwork & Roth, Thm A.1; valid for ε < 1).
+      ``σ² = 8 s² k_W² ln²(2/δ)/ε²``. (ε, δ)-DP only for ``ε <= paper_calibration_max_epsilon``
+      (``check`` refuses larger ε).
+    * ``"gaussian"``, ``calibration="composition"`` (spec §2.4 [STD], not the paper's): the
+      ``<= k_W`` nodes one input touches form one Gaussian mechanism of L2 sensitivity
+      ``sqrt(k_W)·s`` (adaptive composition of Gaussian mechanisms is μ-GDP with
+      ``μ = sqrt(k_W) s/σ``; Dong, Roth & Su 2022), calibrated exactly by the analytic Gaussian
+      mechanism (Balle & Wang 2018, Thm 8): the smallest σ, rounded up, with
+      ``δ(ε) <= δ`` (``_accounting.analytic_gaussian_stddev``), valid for every ε.
     """
     eps = jnp.asarray(epsilon, jnp.float32)
     s = jnp.asarray(sensitivity, jnp.float32)
@@ -148,7 +159,58 @@ def window_node_scale(
     d = jnp.asarray(delta, jnp.float32)
     if calibration == "paper":
         return np.sqrt(8.0) * s * depth * jnp.log(2.0 / d) / eps
-    return np.sqrt(depth) * s * jnp.sqrt(2.0 * jnp.log(1.25 / d)) / eps
+    return _accounting.analytic_gaussian_stddev(eps, d, np.sqrt(depth) * s)
+
+
+def window_gaussian_delta(epsilon: ArrayLike, delta: ArrayLike, depth: int, calibration: str) -> np.ndarray:
+    """The true δ at ε of a Gaussian window tree calibrated for (ε, δ) (host, float64).
+
+    One input enters at most ``k_W = depth`` nodes, each with noise ``N(0, σ² I)`` and
+    sensitivity ``s``: together a Gaussian mechanism of sensitivity ``sqrt(k_W)·s``, whose
+    exact δ(ε) is ``_accounting.gaussian_delta`` (Balle & Wang 2018, Thm 8), attained by an
+    input that enters all ``k_W`` nodes (the first input of a full block). ``s`` cancels.
+
+    Args:
+      epsilon: ε (``> 0``), delta: δ in ``(0, 1)`` (the claim the tree is calibrated for).
+      depth: ``k_W``.
+      calibration: ``"paper"`` (the float64 formula) or ``"composition"`` (the σ ``init`` computes).
+
+    Returns:
+      δ(ε) of the calibrated tree; the claim holds where it is ``<= delta``.
+    """
+    if calibration == "paper":
+        sigma = np.sqrt(8.0) * depth * np.log(2.0 / np.asarray(delta, np.float64)) / np.asarray(epsilon, np.float64)
+    else:
+        sigma = np.asarray(window_node_scale("gaussian", epsilon, delta, 1.0, depth, calibration), np.float64)
+    return _accounting.gaussian_delta(sigma, np.sqrt(depth), epsilon)
+
+
+# Relative float32 rounding allowed for between the host's σ and the one ``init`` computes.
+_PAPER_ROUNDING = 2.0**-16
+
+
+def paper_calibration_max_epsilon(delta: float, depth: int) -> float:
+    """The largest ε at which the ``"paper"`` calibration (Lemma 3) is (ε, δ)-DP, for ``k_W = depth``.
+
+    With ``σ = sqrt(8) s k_W ln(2/δ)/ε`` the tree is μ-GDP with ``μ = ε/(sqrt(8 k_W) ln(2/δ))``,
+    which grows with ε: its δ(ε) exceeds the claim above this ε (e.g. at ``k_W = 1``:
+    ε ≈ 793 at δ = 1e-3, 2090 at δ = 1e-5, 5240 at δ = 1e-8, 31.7 at δ = 0.5; more for larger
+    ``k_W``). Host, float64, ``brentq`` on ``log ε``; a float32 rounding margin is kept.
+    """
+    target = np.log(delta)
+
+    def excess(log_eps: float) -> float:
+        eps = np.exp(log_eps)
+        sigma = np.sqrt(8.0) * depth * np.log(2.0 / delta) / eps * (1.0 - _PAPER_ROUNDING)
+        with np.errstate(divide="ignore"):
+            return float(np.log(_accounting.gaussian_delta(sigma, np.sqrt(depth), eps)) - target)
+
+    lo, hi = 0.0, 1.0
+    while excess(hi) <= 0.0:
+        lo, hi = hi, hi + 1.0
+    while excess(lo) > 0.0:
+        lo, hi = lo - 1.0, lo
+    return float(np.exp(scipy.optimize.brentq(excess, lo, hi, xtol=1e-12)))
 
 
 def window_node_variance(noise: str, scale: ArrayLike, dim: int) -> jax.Array:
@@ -173,11 +235,56 @@ def window_noise_bound(noise: str, scale: ArrayLike, depth: int, dim: int, horiz
     return scale * np.sqrt(depth) * (np.sqrt(dim) + jnp.sqrt(2.0 * jnp.log(horizon / beta)))
 
 
-def check_window_tree_params(params: WindowTreeParams, noise: str) -> None:
-    """Raise ``ValueError`` for ε ``<= 0``, δ outside ``(0, 1)`` (Gaussian) or a bad sensitivity."""
-    _validate.positive("epsilon", params.epsilon)
+def check_window_budget(component: str, params: Any, noise: str) -> None:
+    """The fields of ``noise``'s guarantee are given, and no other: ε (``"gamma"``), ε and δ (``"gaussian"``).
+
+    Static (``None``-ness is pytree structure), so ``init`` calls it under ``jit`` too. For any
+    params with ``epsilon`` / ``delta`` fields (the tree's, the WDP learners').
+    """
     if noise == "gaussian":
-        _validate.in_open_interval("delta", params.delta, 0.0, 1.0)
+        _validate.budget(component, noise, params, needs=("epsilon", "delta"), guarantee="window (ε, δ)-DP")
+    else:
+        _validate.budget(component, noise, params, needs=("epsilon",), refuses=("delta",), guarantee="window ε-DP")
+
+
+def check_window_budget_values(component: str, params: Any, noise: str, calibration: str, depth: int) -> None:
+    """``check_window_budget``, then the values: ε in ``(0, inf]``, δ in ``(0, 1)``, and a valid calibration.
+
+    The ``"paper"`` Gaussian calibration is refused where it does not deliver the claimed
+    (ε, δ) (``window_gaussian_delta`` above ``delta``, i.e. ε above
+    ``paper_calibration_max_epsilon``); the message names ``calibration="composition"``.
+    """
+    check_window_budget(component, params, noise)
+    _validate.budget_value("epsilon", params.epsilon)
+    if noise != "gaussian":
+        return
+    _validate.budget_value("delta", params.delta)
+    _validate.in_open_interval("delta", params.delta, 0.0, 1.0)
+    if calibration != "paper":
+        return
+    eps, delta = (_validate._concrete(v) for v in (params.epsilon, params.delta))
+    if eps is None or delta is None:
+        return
+    eps, delta = np.broadcast_arrays(eps, delta)
+    finite = np.isfinite(eps)
+    sigma = np.sqrt(8.0) * depth * np.log(2.0 / delta) / np.where(finite, eps, 1.0) * (1.0 - _PAPER_ROUNDING)
+    true = np.where(finite, _accounting.gaussian_delta(sigma, np.sqrt(depth), np.where(finite, eps, 1.0)), 0.0)
+    bad = np.flatnonzero(true > delta)
+    if bad.size:
+        i = bad[0]
+        e, d = float(eps.flat[i]), float(delta.flat[i])
+        raise ValueError(
+            f"{component}: calibration='paper' (Lemma 3, σ² = 8 s² k_W² ln²(2/δ)/ε²) is not (ε, δ)-DP at "
+            f"epsilon={e:g}, delta={d:g} (k_W={depth}): its true δ is {float(true.flat[i]):.3g}; it holds for "
+            f"epsilon <= {paper_calibration_max_epsilon(d, depth):.4g} at this delta. Use calibration='composition' "
+            "(the analytic Gaussian, valid for every epsilon)."
+        )
+
+
+def check_window_tree_params(params: WindowTreeParams, noise: str, calibration: str = "paper", depth: int = 1) -> None:
+    """Raise ``ValueError`` for a bad budget (``check_window_budget_values``) or a bad sensitivity."""
+    check_window_budget_values("window_tree", params, noise, calibration, depth)
+    _validate.numeric("sensitivity", params.sensitivity)
     _validate.nonnegative("sensitivity", params.sensitivity)
 
 
@@ -221,22 +328,36 @@ def window_tree(
     Privacy: window ε-DP (``"gamma"``) or window (ε, δ)-DP (``"gaussian"``) with window
     ``W`` (Definition 6), event level, adaptively chosen inputs. Every input is clipped
     to L2 norm Δ (``WindowTreeParams.sensitivity``) and, over all releases in which it is
-    protected, enters at most ``k_W`` noisy nodes (its root path in its block); each node is
-    released with a ``1/k_W`` share of the budget (Lemmas 1 and 3; basic composition).
+    protected, enters at most ``k_W`` noisy nodes (its root path in its block). Gamma noise
+    and the paper's Gaussian σ give each node a ``1/k_W`` share of the budget (Lemmas 1 and 3;
+    basic composition); ``calibration="composition"`` calibrates the ``k_W`` nodes jointly.
     The neighbouring relation fixes the sensitivity ``s`` of one input, as in ``binary_tree``:
 
-    * ``neighbouring="add_remove"`` (default; the paper's Δ₂, e.g. ``L + μD`` for gradients):
-      one input replaced with zero, ``s = Δ``;
-    * ``neighbouring="replace"``: one input replaced with any other of norm ``<= Δ``, ``s = 2Δ``.
+    * ``neighbouring="add_remove"`` (default, as ``binary_tree``): one input replaced with
+      zero, ``s = Δ``;
+    * ``neighbouring="replace"``: one input replaced with any other of norm ``<= Δ``, ``s = 2Δ``
+      (the relation of the paper's Definitions 4 and 6: neighbouring loss sequences differ
+      in one entry).
+
+    Defaults: ``window_tree(T, d, W)`` is Gamma noise, window ε-DP under add/remove of one
+    input (``s = Δ``); ``noise="gaussian"`` is window (ε, δ)-DP under the same relation with
+    Lemma 3's σ (``calibration="paper"``), accepted only for ε where that σ is (ε, δ)-DP.
 
     Node noise for that ``s`` (``window_node_scale``):
 
     * ``"gamma"``: density ``∝ exp(-ε||η||_2/(k_W s))`` (eqs. (11)/(15)); per-coordinate
       variance ``(d+1)(k_W s/ε)²``.
     * ``"gaussian"``: ``N(0, σ² I)``, ``calibration="paper"``: ``σ² = 8 s² k_W² ln²(2/δ)/ε²``
-      (eqs. (13)/(16); the OCR's exponent on ``ln`` is read as 2, spec §2.4);
-      ``calibration="composition"``: ``σ = sqrt(k_W) s sqrt(2 ln(1.25/δ))/ε``, the ``<= k_W``
-      node values of one input taken as one Gaussian mechanism (spec §2.4 [STD]; much smaller).
+      (eqs. (13)/(16); the OCR's exponent on ``ln`` is read as 2, spec §2.4). Its exact δ(ε)
+      (``window_gaussian_delta``: the ``k_W`` nodes of one input are one Gaussian mechanism of
+      sensitivity ``sqrt(k_W) s``) stays below δ for ε up to ``paper_calibration_max_epsilon``
+      (hundreds to thousands for δ <= 1e-3, e.g. 2090 at δ = 1e-5, ``k_W = 1``; 31.7 at
+      δ = 0.5) and exceeds it above: ``check`` refuses those ε.
+      ``calibration="composition"`` (spec §2.4 [STD], much smaller σ): the same ``k_W``
+      node values calibrated exactly as one Gaussian mechanism of sensitivity ``sqrt(k_W) s``
+      by the analytic Gaussian mechanism (Balle & Wang 2018, Thm 8; rounded up), valid for
+      every ε. (Up to this version it used ``σ = sqrt(k_W) s sqrt(2 ln(1.25/δ))/ε``, whose true
+      δ exceeds the claim for ε ≳ 8.4 at δ = 1e-5.)
 
     Window size. ``W`` must be a power of two (the paper's assumption) or ``>= T``.
     ``W >= T`` protects every input in every release: the mechanism is the full binary
@@ -257,7 +378,8 @@ def window_tree(
       window: ``W >= 1``, a power of two or ``>= T`` (see above).
       noise: ``"gamma"`` (window ε-DP) or ``"gaussian"`` (window (ε, δ)-DP).
       neighbouring: ``"add_remove"`` (``s = Δ``) or ``"replace"`` (``s = 2Δ``).
-      calibration: Gaussian σ, ``"paper"`` or ``"composition"`` (ignored by ``"gamma"``).
+      calibration: Gaussian σ, ``"paper"`` (Lemma 3) or ``"composition"`` (analytic Gaussian);
+        ignored by ``"gamma"``.
       round_window: round a ``W < T`` that is not a power of two up to one.
       dtype: dtype of the state and of the releases.
 
@@ -268,8 +390,10 @@ def window_tree(
       times the node variance ``window_node_variance``.
 
     Raises:
-      ValueError: a bad static argument (naming it and its allowed values); ``check``:
-        ``epsilon <= 0``, ``delta`` outside ``(0, 1)`` (Gaussian) or a negative sensitivity.
+      ValueError: a bad static argument (naming it and its allowed values); ``check``: a
+        missing budget (``epsilon``; and ``delta`` for ``"gaussian"``) or a ``delta`` given to
+        ``"gamma"`` (also in ``init``), ``epsilon <= 0``, ``delta`` outside ``(0, 1)``, an ε
+        beyond the ``"paper"`` calibration's range, or a negative sensitivity.
 
     Examples:
       >>> import jax, jax.numpy as jnp
@@ -296,6 +420,7 @@ def window_tree(
     has_suffix = size < horizon  # a second block exists
 
     def init_fn(key: PRNGKey, params: WindowTreeParams) -> WindowTreeState:
+        check_window_budget("window_tree", params, noise)
         sens = factor * jnp.asarray(params.sensitivity, dtype)
         scale = window_node_scale(noise, params.epsilon, params.delta, sens, depth, calibration)
         zero = jnp.zeros(dim, dtype)
@@ -381,7 +506,8 @@ def window_tree(
         nodes = popcount(j) + np.where((t > size) & (j < size), popcount(size - j), 0)
         return nodes * _node_variance64(noise, calibration, params, sensitivity_fn(params), depth, dim)
 
-    mechanism = Mechanism(init_fn, step_fn, partial(check_window_tree_params, noise=noise), horizon)
+    check = partial(check_window_tree_params, noise=noise, calibration=calibration, depth=depth)
+    mechanism = Mechanism(init_fn, step_fn, check, horizon)
     info = PrefixSumInfo("window_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn)
     return register(mechanism, info)
 
@@ -397,4 +523,6 @@ def _node_variance64(
         delta = np.asarray(params.delta, np.float64)
         if calibration == "paper":
             return 8.0 * (s * depth * np.log(2.0 / delta) / eps) ** 2
-        return depth * s**2 * 2.0 * np.log(1.25 / delta) / eps**2
+        # The σ init computes (float32, rounded up), per unit sensitivity.
+        unit = np.asarray(window_node_scale(noise, eps, delta, 1.0, depth, calibration), np.float64)
+        return (unit * s) ** 2

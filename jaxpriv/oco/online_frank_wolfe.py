@@ -130,11 +130,12 @@ def garber_hazan(horizon: int, constraint: ConstraintSet, constants: str = "proo
       to online and stochastic optimization, SIAM J. Optim. 26(3), 2016.
     """
     inner = local_oracle_learner(
-        horizon, constraint, horizon, "gamma", "paper", "paper", constants, False, private=False
+        horizon, constraint, horizon, "gamma", "replace", "paper", constants, False, private=False
     )
 
     def as_wdp(params: GarberHazanParams) -> WDPParams:
-        return WDPParams(float("inf"), 0.5, params.lipschitz, params.strong_convexity, 0.5)
+        # The noise is off: the "gamma" family's explicit non-private limit (no δ: that family refuses one).
+        return WDPParams(float("inf"), None, params.lipschitz, params.strong_convexity, 0.5)
 
     def check(params: GarberHazanParams) -> None:
         inner.check(as_wdp(params))

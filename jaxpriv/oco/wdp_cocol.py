@@ -25,9 +25,9 @@ from jaxpriv.mechanisms import (
     window_noise_bound,
     window_tree,
 )
-from jaxpriv.mechanisms._window_tree import check_window
+from jaxpriv.mechanisms._window_tree import check_window, check_window_budget
 from jaxpriv.oco.ftal import dyadic_prefix_sum
-from jaxpriv.oco.wdp_cocop import SENSITIVITY_RULES, WDPParams, check_wdp_params, window_sensitivity
+from jaxpriv.oco.wdp_cocop import WDPParams, check_wdp_params, sensitivity_rule, window_sensitivity
 from jaxpriv.sets import ConstraintSet, require_local_oracle
 
 CONSTANTS = ("proof", "paper")
@@ -89,7 +89,7 @@ def local_oracle_learner(
     require_local_oracle(constraint)
     horizon = _validate.positive_int("horizon", horizon)
     check_window(window, horizon, round_window)
-    sensitivity = _validate.choice("sensitivity", sensitivity, SENSITIVITY_RULES)
+    sensitivity = sensitivity_rule(sensitivity)
     constants = _validate.choice("constants", constants, CONSTANTS)
     dim = constraint.dim
     rho = float(constraint.local_oracle_rho)
@@ -100,14 +100,15 @@ def local_oracle_learner(
     lloo = constraint.local_linear_oracle
     tree = None
     if private:
-        neighbouring = "add_remove" if sensitivity == "paper" else "replace"
+        neighbouring = "add_remove" if sensitivity == "paper_add_remove" else "replace"
         tree = window_tree(horizon, dim, window, noise, neighbouring, calibration, round_window)
     x1 = start_point(constraint)
 
     def check(params: WDPParams) -> None:
-        check_wdp_params(params, noise)
+        check_wdp_params(params, noise, calibration, k_w, "wdp_cocol")
 
     def init_fn(key: PRNGKey, params: WDPParams) -> WDPCOCOLState:
+        check_window_budget("wdp_cocol", params, noise)
         mu = jnp.asarray(params.strong_convexity, jnp.float32)
         lip = jnp.asarray(params.lipschitz, jnp.float32)
         g = lip + mu * diameter  # G = L + μD, the Lipschitz constant of the surrogates on P
@@ -169,7 +170,7 @@ def wdp_cocol(
     constraint: ConstraintSet,
     window: int,
     noise: str = "gamma",
-    sensitivity: str = "paper",
+    sensitivity: str = "replace",
     calibration: str = "paper",
     constants: str = "proof",
     round_window: bool = False,
@@ -200,7 +201,11 @@ def wdp_cocol(
 
     Privacy (Theorem 5): the window tree of ``oco.wdp_cocop`` (same noise, same sensitivity
     rules, same calibrations); everything after it is post-processing. Window ε-DP
-    (``"gamma"``) or window (ε, δ)-DP (``"gaussian"``), window ``W``, event level.
+    (``"gamma"``) or window (ε, δ)-DP (``"gaussian"``), window ``W``, event level. Defaults:
+    Gamma noise, window ε-DP for one loss replaced (``sensitivity="replace"``: clip ``L``,
+    sensitivity ``2L``; the paper's Definition 4); ``sensitivity="paper_add_remove"`` is the
+    paper's clip ``L + μD`` calibrated for one loss added or removed (up to ``2L/(L + μD)·ε``
+    under replace-one).
 
     Regret (Theorems 6, 7): ``O(d G² log^{1.5}W ln(d/β) ln T/(με))`` (Gamma),
     ``O(max(sqrt(d)ε, log^{1.5}W ln(1/δ) sqrt(ln(d/β))) sqrt(d) G² ln T/(με))`` (Gaussian), at
@@ -211,8 +216,9 @@ def wdp_cocol(
       constraint: a polytope with a local linear oracle (``sets.simplex``, ``sets.l1_ball``).
       window: ``W >= 1``, a power of two or ``>= T`` (``round_window`` rounds it up).
       noise: ``"gamma"`` or ``"gaussian"``.
-      sensitivity: ``"paper"`` (clip ``L + μD``) or ``"replace"`` (clip ``L``, sensitivity ``2L``).
-      calibration: Gaussian σ, ``"paper"`` or ``"composition"``.
+      sensitivity: ``"replace"`` (clip ``L``, sensitivity ``2L``) or ``"paper_add_remove"``
+        (clip and sensitivity ``L + μD``).
+      calibration: Gaussian σ, ``"paper"`` (Lemma 3) or ``"composition"`` (analytic Gaussian).
       constants: ``"proof"`` (spec §4.6) or ``"paper"`` (the printed constants, decoded).
       round_window: round a ``W`` that is not a power of two up to one.
 
@@ -221,7 +227,9 @@ def wdp_cocol(
 
     Raises:
       ValueError: a set without a local linear oracle, ``W < 1``, ``W`` not a power of two, a bad
-        static argument; ``check``: ``μ <= 0``, ``L < 0``, ``ε <= 0``, ``δ`` or ``β`` outside ``(0, 1)``.
+        static argument (``sensitivity="paper"``: renamed); ``check``: a missing or wrong-family
+        budget (also in ``init``), ``μ <= 0``, ``L < 0``, ``ε <= 0``, ``δ`` or ``β`` outside
+        ``(0, 1)``, an ε beyond the ``"paper"`` calibration's range.
 
     References:
       Window-DP projection-free COCO (WI-IAT 2020), Algorithm 2, Theorems 5–7; Garber & Hazan,

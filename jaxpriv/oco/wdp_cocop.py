@@ -14,27 +14,41 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey
-from jaxpriv.mechanisms import DyadicSums, WindowTreeParams, WindowTreeState, dyadic_init, tree_depth, window_tree
+from jaxpriv.mechanisms import (
+    DyadicSums,
+    WindowTreeParams,
+    WindowTreeState,
+    dyadic_init,
+    tree_depth,
+    window_depth,
+    window_tree,
+)
+from jaxpriv.mechanisms._window_tree import check_window, check_window_budget, check_window_budget_values
 from jaxpriv.oco.ftal import dyadic_prefix_sum, leader_point
 from jaxpriv.sets import ConstraintSet, require_projection
 
-SENSITIVITY_RULES = ("paper", "replace")
+SENSITIVITY_RULES = ("replace", "paper_add_remove")
 
 
 class WDPParams(NamedTuple):
     """Params of the window-private learners (WDP-COCOP, WDP-COCOL).
 
+    A budget left ``None`` never means "no privacy": the learners refuse params without the
+    budget of their noise family, or with a field of another family (``ValueError`` in
+    ``check`` and in ``init``). The non-private limit is an explicit ``epsilon=inf``.
+
     Attributes:
-      epsilon: ε of window ε-DP (``"gamma"``) or window (ε, δ)-DP (``"gaussian"``); ``inf`` = no noise.
-      delta: δ in ``(0, 1)`` of window (ε, δ)-DP (``"gaussian"`` only).
+      epsilon: ε of window ε-DP (``"gamma"``) or of window (ε, δ)-DP (``"gaussian"``);
+        required; ``inf`` = no noise.
+      delta: δ in ``(0, 1)`` of window (ε, δ)-DP: required by ``"gaussian"``, refused by ``"gamma"``.
       lipschitz: ``L``, the Lipschitz constant of the losses on the set.
       strong_convexity: ``μ > 0``.
       beta: ``β`` in ``(0, 1)``, the failure probability of the noise bound ``N`` that sets
         WDP-COCOL's radii (``window_noise_bound``; WDP-COCOP ignores it).
     """
 
-    epsilon: ArrayLike = float("inf")
-    delta: ArrayLike = 1e-5
+    epsilon: ArrayLike | None = None
+    delta: ArrayLike | None = None
     lipschitz: ArrayLike = 1.0
     strong_convexity: ArrayLike = 1.0
     beta: ArrayLike = 0.01
@@ -51,22 +65,40 @@ class WDPCOCOPState(NamedTuple):
 def window_sensitivity(rule: str, lipschitz: jax.Array, strong_convexity: jax.Array, diameter: float) -> jax.Array:
     """The clipping bound of the gradients fed to the window tree under ``rule``.
 
-    ``"paper"``: ``Δ₂ = L + μD`` with add/remove calibration (sensitivity ``Δ₂``; Theorems 1, 2, 5).
     ``"replace"``: ``L`` with replace-one calibration (sensitivity ``2L``, as ``oco.pftal``).
+    ``"paper_add_remove"``: ``Δ₂ = L + μD`` with add/remove calibration (sensitivity ``Δ₂``;
+    Theorems 1, 2, 5).
     """
     lipschitz = jnp.asarray(lipschitz, jnp.float32)
-    if rule == "paper":
+    if rule == "paper_add_remove":
         return lipschitz + jnp.asarray(strong_convexity, jnp.float32) * diameter
     return lipschitz
 
 
-def check_wdp_params(params: WDPParams, noise: str) -> None:
-    """Raise ``ValueError`` naming the argument: μ ``<= 0``, ``L < 0``, ε ``<= 0``, δ or β outside ``(0, 1)``."""
+def sensitivity_rule(value: str) -> str:
+    """The static ``sensitivity`` argument; ``"paper"`` (renamed) gets a message naming the new names."""
+    if value == "paper":
+        raise ValueError(
+            "sensitivity='paper' was renamed sensitivity='paper_add_remove': it clips gradients to L + μD and "
+            "calibrates for one loss added or removed, which under the paper's Definition 4 (one loss replaced) "
+            "delivers up to 2L/(L + μD)·ε. The default sensitivity='replace' (clip L, sensitivity 2L) is "
+            "the replace-one guarantee of Definition 4."
+        )
+    return _validate.choice("sensitivity", value, SENSITIVITY_RULES)
+
+
+def check_wdp_params(
+    params: WDPParams, noise: str, calibration: str = "paper", depth: int = 1, component: str = "wdp_cocop"
+) -> None:
+    """Raise ``ValueError`` naming the argument.
+
+    A missing or wrong-family budget (ε for ``"gamma"``; ε and δ for ``"gaussian"``), ε ``<= 0``,
+    δ outside ``(0, 1)``, an ε beyond the ``"paper"`` Gaussian calibration's range
+    (``check_window_budget_values``, ``k_W = depth``), μ ``<= 0``, ``L < 0``, β outside ``(0, 1)``.
+    """
+    check_window_budget_values(component, params, noise, calibration, depth)
     _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
     _validate.nonnegative("lipschitz", params.lipschitz)
-    _validate.positive("epsilon", params.epsilon)
-    if noise == "gaussian":
-        _validate.in_open_interval("delta", params.delta, 0.0, 1.0)
     _validate.in_open_interval("beta", params.beta, 0.0, 1.0)
 
 
@@ -75,7 +107,7 @@ def wdp_cocop(
     constraint: ConstraintSet,
     window: int,
     noise: str = "gamma",
-    sensitivity: str = "paper",
+    sensitivity: str = "replace",
     calibration: str = "paper",
     round_window: bool = False,
 ) -> Learner:
@@ -87,19 +119,26 @@ def wdp_cocop(
     exact dyadic sums). ``x̂_1 = Π_C(0)``, as in ``oco.pftal``.
 
     Privacy (Theorems 1, 2; event level, adaptive adversaries, window ``W``): window ε-DP
-    with Gamma node noise (Option I, ``noise="gamma"``, ``||η|| ~ Γ(d, k_W Δ₂/ε)``, eq. (15))
+    with Gamma node noise (Option I, ``noise="gamma"``, ``||η|| ~ Γ(d, k_W s/ε)``, eq. (15))
     or window (ε, δ)-DP with Gaussian node noise (Option II, ``"gaussian"``,
-    ``σ² = 8Δ₂² k_W² ln²(2/δ)/ε²``, eq. (16); ``calibration="composition"`` for the smaller σ of
-    spec §2.4), ``k_W = ceil(log2 W) + 1``. The points are post-processing of the releases.
-    The sensitivity rule (``sensitivity``):
+    ``σ² = 8s² k_W² ln²(2/δ)/ε²``, eq. (16), accepted for ε where that σ is (ε, δ)-DP;
+    ``calibration="composition"`` for the smaller, exact analytic-Gaussian σ of spec §2.4),
+    ``k_W = ceil(log2 W) + 1``, ``s`` the sensitivity of one gradient under the rule below.
+    The points are post-processing of the releases. The sensitivity rule (``sensitivity``):
 
-    * ``"paper"`` (default): gradients clipped to ``Δ₂ = L + μD`` (``D`` the set's diameter)
-      and the tree calibrated to sensitivity ``Δ₂``, the paper's choice (copied from Smith &
-      Thakurta). It covers one loss removed or added (its gradient set to zero);
-      a replaced loss moves a gradient by up to ``2L``, more than ``Δ₂`` when ``μD < L``
-      (spec §2.4, §7 item 7).
-    * ``"replace"``: gradients clipped to ``L`` and the tree calibrated to the replace-one
-      sensitivity ``2L`` (``window_tree(neighbouring="replace")``, the rule of ``oco.pftal``).
+    * ``"replace"`` (default): gradients clipped to ``L`` and the tree calibrated to the
+      replace-one sensitivity ``s = 2L`` (``window_tree(neighbouring="replace")``, the rule of
+      ``oco.pftal``): window privacy for one loss replaced by any other, the neighbouring
+      relation of the paper's Definitions 4 and 6.
+    * ``"paper_add_remove"``: the paper's Theorems 1, 2: gradients clipped to ``Δ₂ = L + μD``
+      (``D`` the set's diameter) and the tree calibrated to ``s = Δ₂`` (copied from Smith &
+      Thakurta). It covers one loss removed or added (its gradient set to zero); a replaced
+      loss moves a gradient by up to ``2L``, more than ``Δ₂`` when ``μD < L``, so under
+      Definition 4 it delivers up to ``2L/(L + μD)·ε`` (spec §2.4, §7 item 7).
+      (``"paper"``, its former name, raises a ``ValueError`` naming this one.)
+
+    Defaults: Gamma noise, window ε-DP under replace-one (``s = 2L``). ``noise="gaussian"``:
+    window (ε, δ)-DP under replace-one with Lemma 3's σ.
 
     ``W >= T`` is full-stream privacy: the window tree is the binary tree over ``T``, and with
     ``sensitivity="replace"`` and ``"gamma"`` noise the learner has the distribution of
@@ -117,8 +156,9 @@ def wdp_cocop(
       constraint: the set ``C``; needs a projection.
       window: ``W >= 1``, a power of two or ``>= T`` (``round_window`` rounds it up).
       noise: ``"gamma"`` (window ε-DP) or ``"gaussian"`` (window (ε, δ)-DP).
-      sensitivity: ``"paper"`` (``L + μD``) or ``"replace"`` (``2L``).
-      calibration: Gaussian σ, ``"paper"`` (eq. (16)) or ``"composition"`` (spec §2.4).
+      sensitivity: ``"replace"`` (clip ``L``, sensitivity ``2L``) or ``"paper_add_remove"``
+        (clip and sensitivity ``L + μD``).
+      calibration: Gaussian σ, ``"paper"`` (eq. (16)) or ``"composition"`` (analytic Gaussian, spec §2.4).
       round_window: round a ``W`` that is not a power of two up to one.
 
     Returns:
@@ -127,7 +167,9 @@ def wdp_cocop(
 
     Raises:
       ValueError: a set without projection, ``W < 1``, ``W`` not a power of two, a bad static
-        argument; ``check``: ``μ <= 0``, ``L < 0``, ``ε <= 0``, ``δ`` outside ``(0, 1)``.
+        argument (``sensitivity="paper"``: renamed); ``check``: a missing or wrong-family budget
+        (also in ``init``), ``μ <= 0``, ``L < 0``, ``ε <= 0``, ``δ`` outside ``(0, 1)``, an ε
+        beyond the ``"paper"`` calibration's range.
 
     References:
       Window-DP projection-free COCO (WI-IAT 2020), Algorithm 1, Theorems 1–4; Smith &
@@ -135,16 +177,18 @@ def wdp_cocop(
     """
     require_projection(constraint)
     horizon = _validate.positive_int("horizon", horizon)
-    sensitivity = _validate.choice("sensitivity", sensitivity, SENSITIVITY_RULES)
-    neighbouring = "add_remove" if sensitivity == "paper" else "replace"
+    sensitivity = sensitivity_rule(sensitivity)
+    neighbouring = "add_remove" if sensitivity == "paper_add_remove" else "replace"
     tree = window_tree(horizon, constraint.dim, window, noise, neighbouring, calibration, round_window)
     depth = tree_depth(horizon)
+    k_w = window_depth(check_window(window, horizon, round_window), horizon)
     diameter = float(constraint.diameter)
 
     def check(params: WDPParams) -> None:
-        check_wdp_params(params, noise)
+        check_wdp_params(params, noise, calibration, k_w, "wdp_cocop")
 
     def init_fn(key: PRNGKey, params: WDPParams) -> WDPCOCOPState:
+        check_window_budget("wdp_cocop", params, noise)
         mu = jnp.asarray(params.strong_convexity, jnp.float32)
         clip = window_sensitivity(sensitivity, params.lipschitz, mu, diameter)
         return WDPCOCOPState(
