@@ -48,8 +48,18 @@ What is audited here (``audit_tree``, ``audit_pftal``, ``audit_adac_ucb``, ``aud
 * regularised PFTAL, private experts, private bandit FTAL, WDP-COCOP, WDP-COCOL
   (``audit_oco``): replace-one on one round's feedback, the adversarial choice documented per
   learner; the statistic is the held-out Fisher direction on the points played;
-* AdaC-UCB: reward tables that differ in the first reward of arm 0 (0 vs 1); the
-  statistic is the round at which arm 0 is next chosen.
+* AdaC-UCB: reward tables that differ in one reward of arm 0 (0 vs 1): its first (an episode of
+  ``n = 1`` reward), or, through an Interactive-DP adversary's schedule of query arms, its third
+  (``pull=3``: an episode of ``n = 2``, where the noise's scaling with ``n`` shows); the statistic
+  is the round at which arm 0 is next recommended.
+
+Clipping. Every component clips its inputs to a declared bound, so its claim covers any input.
+A canary at the bound cannot tell a correct clip from a looser one; ``beyond_bound=True`` with a
+canary beyond the bound (the trees, the other prefix-sum mechanisms, the window tree, PFTAL's
+gradients, AdaC-UCB's rewards) can: a correct component shows the loss of a canary at the bound,
+one that clips too loosely (or not at all) up to ``canary / bound`` times the claim (for ε;
+its square for ρ). ``jaxpriv audit`` has ``2Δ`` rows for the binary tree's three families, Honaker's
+tree, the square-root factorization, BLT and the window tree.
 
 Not audited: MI-OGD and MI bandit OGD state mutual information, not DP, so no
 hypothesis test between two neighbouring inputs lower-bounds their claim (the
@@ -504,15 +514,30 @@ def _canary_releases(
     return np.asarray(_tree_batch(mechanism, p32, jnp.asarray(streams), keys, horizon))
 
 
-def _canary_ends(neighbouring: str, bound: float, canary: float | None) -> tuple[float, float]:
+def _canary_ends(
+    neighbouring: str, bound: float, canary: float | None, beyond_bound: bool = False
+) -> tuple[float, float]:
+    """The canary's two values, ``(0, c)`` (add/remove) or ``(-c, c)`` (replace); ``c = bound`` by default.
+
+    A canary beyond the declared clipping bound needs ``beyond_bound=True``: the component
+    clips every input to the bound, so its guarantee covers any input and a correct one
+    shows the loss of a canary of exactly the bound; one that clips too loosely (or not
+    at all) shows up to ``c / bound`` times the claim.
+    """
     if canary is None:
         canary = bound
-    if not 0 < canary <= bound * (1 + 1e-6):
+    canary = float(canary)
+    if not (0 < canary <= bound * (1 + 1e-6) or (beyond_bound and canary > bound and math.isfinite(canary))):
         raise ValueError(
-            f"canary must be in (0, {bound:g}] (the component's declared input bound), got {canary!r}: "
-            "a canary beyond the bound is clipped, or, unclipped, is outside what the guarantee covers"
+            f"canary must be in (0, {bound:g}] (the component's declared input bound), got {canary!r}; "
+            "pass beyond_bound=True to audit the clipping with an input beyond the bound"
         )
     return (-canary, canary) if neighbouring == "replace" else (0.0, canary)
+
+
+def _canary_label(bound: float, high: float) -> str:
+    """``", canary 2Δ"`` for a canary beyond the bound (the table's name), ``""`` otherwise."""
+    return f", canary {high / bound:g}Δ" if high > bound * (1 + 1e-6) else ""
 
 
 def audit_tree(
@@ -524,6 +549,7 @@ def audit_tree(
     position: int = 1,
     alpha: float = 0.05,
     canary: float | None = None,
+    beyond_bound: bool = False,
     name: str | None = None,
 ) -> Audit:
     """Audit a binary tree (any noise family) with one canary at ``position``, in one vmapped batch.
@@ -540,14 +566,20 @@ def audit_tree(
     is tight only in one dimension (build the tree with ``dim=1``): in ``d > 1`` the
     worst-case privacy loss needs the noise aligned with the canary, a rare event.
 
+    A canary beyond the bound (``canary > Δ`` with ``beyond_bound=True``, e.g. ``2Δ``) audits the
+    clipping: the tree clips every input to ``Δ``, so its claim covers any input and a correct
+    tree shows the loss of a canary ``Δ``; the statistic is the exact log-likelihood ratio for
+    the canary as given (unclipped), so a tree that clips to a looser bound ``b > Δ`` shows
+    ``min(c, b)/Δ`` times the claim (``2Δ``-clip, ``2Δ``-canary: twice ε, four times ρ).
+
     Returns an ``Audit``: ``kind="epsilon"`` (``"gamma"``, ``"laplace"``; ε-DP, the ``"union"``
     of nothing: holdout threshold) or ``kind="rho"`` (``"gaussian"``; the μ-GDP bound as ρ = μ²/2).
     The claim is ``params.epsilon`` or ``params.rho``, the tree's guarantee for the whole stream.
 
     Raises:
       ValueError: ``mechanism`` declares no neighbouring relation (not a jaxpriv prefix-sum
-        mechanism) or is not a binary tree; a canary beyond the declared bound; too few runs
-        for the confidence; bad params.
+        mechanism) or is not a binary tree; a canary beyond the declared bound without
+        ``beyond_bound``; too few runs for the confidence; bad params.
     """
     info = _declared(mechanism)
     if info.name != "binary_tree":
@@ -559,25 +591,33 @@ def audit_tree(
     if not 1 <= int(position) <= horizon:
         raise ValueError(f"position must be in [1, {horizon}] (the tree's horizon), got {position!r}")
     bound = float(np.asarray(params.sensitivity))
-    low, high = _canary_ends(info.neighbouring, bound, canary)
+    low, high = _canary_ends(info.neighbouring, bound, canary, beyond_bound)
     releases = _canary_releases(mechanism, params, key, runs, horizon, dim, int(position), low, high)
     nodes = _path_nodes(releases, int(position), tree_depth(horizon), horizon)
     scores = _node_scores(nodes, noise, low, high)
     kind = "rho" if noise == "gaussian" else "epsilon"
     claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
-    label = name or f"binary_tree[{noise}, {info.neighbouring}]"
+    label = name or f"binary_tree[{noise}, {info.neighbouring}{_canary_label(bound, high)}]"
     return _finish(label, kind, claim, scores, alpha, runs)
 
 
 @partial(engine_jit, static_argnums=(0, 4, 5))
 def _learner_batch(
-    learner: Learner, params: Any, tables: jax.Array, keys: jax.Array, horizon: int, bandit: bool
+    learner: Learner,
+    params: Any,
+    tables: jax.Array,
+    keys: jax.Array,
+    horizon: int,
+    bandit: bool,
+    queries: jax.Array | None = None,
 ) -> jax.Array:
     """Actions ``[2, runs, T + 1, ...]`` of ``learner`` on two feedback tables (``[2, T, ...]``).
 
     Full information: the feedback at ``t`` is ``table[t-1]`` (a gradient). Bandit: ``table[t-1, a_t]``.
     The last action is the one the learner would play at ``T + 1`` (full information only; bandits
-    repeat ``a_T``).
+    repeat ``a_T``). Bandit ``queries`` (int32 ``[T]``, optional): the Interactive-DP adversary's
+    query arm ``q_t`` (``-1``: the recommended arm ``a_t``); the learner is updated with ``q_t`` and
+    ``table[t-1, q_t]``, and the recommendations ``a_t`` (its view) are returned.
     """
 
     def one(table, key):
@@ -587,8 +627,9 @@ def _learner_batch(
         def body(state, t):
             k_act, k_upd = jax.random.split(jax.random.fold_in(k_run, t))
             a = learner.act(k_act, state, t)
-            fb = table[t - 1, a] if bandit else table[t - 1]
-            return learner.update(k_upd, state, a, fb, t), a
+            pulled = a if queries is None else jnp.where(queries[t - 1] >= 0, queries[t - 1], a).astype(a.dtype)
+            fb = table[t - 1, pulled] if bandit else table[t - 1]
+            return learner.update(k_upd, state, pulled, fb, t), a
 
         state, actions = jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))
         last = actions[-1] if bandit else learner.act(k_run, state, horizon + 1)
@@ -607,6 +648,8 @@ def audit_pftal(
     mechanism: Mechanism | None = None,
     position: int = 1,
     alpha: float = 0.05,
+    canary: float | None = None,
+    beyond_bound: bool = False,
     name: str | None = None,
 ) -> Audit:
     """Audit PFTAL (``jaxpriv.oco.pftal``) in one dimension, replace-one on one round's loss.
@@ -629,6 +672,9 @@ def audit_pftal(
       noise: the tree's family, or ``mechanism``: a ``binary_tree(T, 1, ..., "replace")``.
       position: the replaced round.
       alpha: ``1 - confidence``.
+      canary: the size of the replaced gradient, ``-c`` vs ``+c`` (default ``c = L``); ``c > L``
+        with ``beyond_bound=True`` audits the clipping of the gradients to ``L`` (a correct
+        learner shows the loss of ``c = L``; the statistic is the exact one for ``±c`` unclipped).
 
     Raises:
       ValueError: as ``audit_tree``; a ``mechanism`` that is not a binary tree.
@@ -647,20 +693,50 @@ def audit_pftal(
     if not 1 <= int(position) <= horizon:
         raise ValueError(f"position must be in [1, {horizon}], got {position!r}")
     lip = float(np.asarray(params.lipschitz))
+    low, high = _canary_ends("replace", lip, canary, beyond_bound)
     tables = np.zeros((2, horizon, 1), np.float32)
-    tables[0, position - 1, 0], tables[1, position - 1, 0] = -lip, lip
+    tables[0, position - 1, 0], tables[1, position - 1, 0] = low, high
     keys = jax.random.split(as_key(key), 2 * runs).reshape(2, runs)
     p32 = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
     w = np.asarray(_learner_batch(learner, p32, jnp.asarray(tables), keys, horizon, False), np.float64)
     h = float(np.asarray(params.strong_convexity))
     t = np.arange(1, horizon + 1)[:, None]
     releases = h * (np.cumsum(w[:, :, :-1], axis=2) - t * w[:, :, 1:])  # v_t for t = 1..T
-    # the tree saw gradients -L / +L; its node LLR is that of the tree with canary ends (-L, L)
+    # the tree saw gradients -c / +c; its node LLR is that of the tree with canary ends (-c, c)
     nodes = _path_nodes(releases, int(position), tree_depth(horizon), horizon)
-    scores = _node_scores(nodes, noise, -lip, lip)
+    scores = _node_scores(nodes, noise, low, high)
     kind = "rho" if noise == "gaussian" else "epsilon"
     claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
-    return _finish(name or f"pftal[{noise}]", kind, claim, scores, alpha, runs)
+    label = f"pftal[{noise}{', gradient ' + format(high / lip, 'g') + 'L' if high > lip * (1 + 1e-6) else ''}]"
+    return _finish(name or label, kind, claim, scores, alpha, runs)
+
+
+def adac_ucb_schedule(pull: int, warmup: int = 16) -> tuple[np.ndarray, int, int, int]:
+    """The Interactive-DP adversary of ``audit_adac_ucb`` for a canary at arm 0's ``pull``-th pull (``pull >= 2``).
+
+    Queries (the arm whose reward the policy receives, whatever it recommends): round 1 arm 0
+    (its first pull), rounds ``2..1+warmup`` arm 1, then arm 0 for its pulls ``2..E``,
+    ``E = 2^ceil(log2 pull)``: with per-arm doubling, arm ``a``'s episodes are its pulls ``{1}``,
+    ``{2}``, ``{3, 4}``, ``{5..8}``, ..., so the pull lands in the episode of pulls ``E/2+1..E``,
+    whose released mean averages ``n = E/2`` rewards; it closes at round ``t_f = warmup + E``.
+    After ``t_f`` the adversary queries the recommended arm (``-1``).
+
+    Returns:
+      ``(queries, canary_round, n, t_f)``: int32 queries ``[t_f]`` (pad with ``-1``), the
+      1-based round of the canary pull, the episode's sample count, the last forced round.
+
+    Raises:
+      ValueError: ``pull < 2``, or ``warmup`` not a power of two ``>= 2`` (arm 1's last
+        warm-up episode must close).
+    """
+    if int(pull) != pull or pull < 2:
+        raise ValueError(f"pull must be an integer >= 2 for a forced schedule, got {pull!r}")
+    if int(warmup) != warmup or warmup < 2 or warmup & (warmup - 1):
+        raise ValueError(f"warmup must be a power of two >= 2 (arm 1's last episode closes), got {warmup!r}")
+    pull, warmup = int(pull), int(warmup)
+    end = 1 << (pull - 1).bit_length()  # E: the last pull of the episode holding ``pull``
+    queries = np.concatenate([[0], np.ones(warmup), np.zeros(end - 1)]).astype(np.int32)
+    return queries, 1 + warmup + (pull - 1), end // 2, warmup + end
 
 
 def audit_adac_ucb(
@@ -673,17 +749,34 @@ def audit_adac_ucb(
     alpha: float = 0.05,
     canary: float = 1.0,
     beyond_bound: bool = False,
+    pull: int = 1,
+    warmup: int = 16,
     name: str | None = None,
 ) -> Audit:
     """Audit AdaC-UCB (``jaxpriv.bandits.adac_ucb``, two arms) with reward tables that differ in one round.
 
     Neighbours (event-level replace-one on the reward table, the ρ-Interactive zCDP
-    relation the policy claims): every reward is 0, except round 1's reward of arm
-    0 (its first pull), which is 0 (A) or 1 (B), the full range ``[0, 1]``. That reward
-    enters only arm 0's first released mean ``μ̃_0 = r + N(0, 1/(2ρ))`` (σ for ``n = 1``),
-    which stays in the index until arm 0 is chosen again; the statistic is minus the round at
-    which arm 0 is next chosen (``-(T+1)`` if never), a monotone function of ``μ̃_0`` up to the
-    later noise of arm 1. Claim: ρ (a Gaussian mechanism: μ-GDP with ``μ = sqrt(2ρ)``).
+    relation the policy claims, thesis Def. 3.5): the two tables differ in one reward of arm 0,
+    0 (A) or ``canary`` (B, default 1: the full range ``[0, 1]``). Each released mean is
+    ``(sum of the episode's n rewards)/n + N(0, 1/(2ρ n²))``: the canary moves exactly one of
+    them, by ``canary/n``, which the noise ``1/(n sqrt(2ρ))`` makes a ``sqrt(2ρ)``-GDP release
+    (for ``canary = 1``) at every ``n``. Claim: ρ (a Gaussian mechanism: μ-GDP with ``μ = sqrt(2ρ)``).
+
+    * ``pull = 1`` (default): every reward is 0 except round 1's reward of arm 0 (its first
+      pull). It enters only arm 0's first released mean ``μ̃_0 = r + N(0, 1/(2ρ))`` (``n = 1``),
+      which stays in the index until arm 0 is chosen again; the statistic is minus the round at
+      which arm 0 is next recommended (``-(T+1)`` if never), a monotone function of ``μ̃_0`` up to
+      the later noise of arm 1. At ``n = 1`` the noise ``1/(n sqrt(2ρ))`` does not depend on how
+      it scales with ``n``.
+    * ``pull >= 2``: the canary is arm 0's ``pull``-th reward, in an episode of
+      ``n = 2^(ceil(log2 pull) - 1)`` rewards (``pull = 3``: ``n = 2``), so the audit sees the noise's
+      scaling with ``n``. The Interactive-DP adversary (paper Def. 4: it chooses the arm whose
+      reward the policy receives, from a fixed table; the policy's view is its recommendations)
+      fixes the schedule (``adac_ucb_schedule``): arm 0's first pull, ``warmup`` pulls of arm 1
+      (reward 1, so arm 1's released mean is ``1 ± 1/((warmup/2) sqrt(2ρ))``, nearly noiseless),
+      arm 0's pulls up to the end of the canary's episode (rewards 0 but the canary), then the
+      recommended arms. Statistic: minus the first round after that at which arm 0 is
+      recommended, a monotone function of ``μ̃_0 - μ̃_1`` while arm 0 is not replayed.
 
     Args:
       params: ``AdaCUCBParams``.
@@ -692,12 +785,16 @@ def audit_adac_ucb(
       horizon: rounds per run.
       learner: the policy to audit (default ``adac_ucb(2)``); two arms.
       alpha: ``1 - confidence``.
-      canary: round 1's reward of arm 0 in table B (default 1, the declared bound).
+      canary: the differing reward of arm 0 in table B (default 1, the declared bound).
       beyond_bound: allow ``canary > 1``: a reward outside the declared range that a correct
         policy clips (``clip_rewards=True``); this audits the clipping itself.
+      pull: arm 0's pull that carries the canary (1: round 1, no forced schedule; ``>= 2``: the
+        adversary's schedule above).
+      warmup: arm 1's forced pulls for ``pull >= 2`` (a power of two).
 
     Raises:
-      ValueError: ``canary`` outside ``(0, 1]`` without ``beyond_bound``; too few runs; bad params.
+      ValueError: ``canary`` outside ``(0, 1]`` without ``beyond_bound``; a bad ``pull`` or
+        ``warmup``; a horizon that ends before the forced schedule; too few runs; bad params.
     """
     from jaxpriv.bandits.adac_ucb import adac_ucb
 
@@ -705,21 +802,34 @@ def audit_adac_ucb(
     learner = adac_ucb(2) if learner is None else learner
     if learner.check is not None:
         learner.check(params)
-    tables = np.zeros((2, horizon, 2), np.float32)
     if not (0 < canary <= 1 or (beyond_bound and canary > 1 and math.isfinite(canary))):
         raise ValueError(
             f"canary must be in (0, 1] (AdaC-UCB's declared reward range), got {canary!r}; "
             "pass beyond_bound=True to audit the clipping with a reward outside the range"
         )
-    tables[1, 0, 0] = canary
+    if int(pull) != pull or pull < 1:
+        raise ValueError(f"pull must be an integer >= 1, got {pull!r}")
+    tables = np.zeros((2, horizon, 2), np.float32)
+    queries = None
+    if pull == 1:
+        tables[1, 0, 0] = canary
+        free = 2  # rounds 1, 2 are the initial pulls
+    else:
+        forced, canary_round, _, free = adac_ucb_schedule(int(pull), warmup)
+        if horizon <= free:
+            raise ValueError(f"horizon must be > {free} (the forced schedule for pull={pull}), got {horizon!r}")
+        queries = jnp.asarray(np.concatenate([forced, np.full(horizon - free, -1, np.int32)]))
+        tables[:, :, 1] = 1.0
+        tables[1, canary_round - 1, 0] = canary
     keys = jax.random.split(as_key(key), 2 * runs).reshape(2, runs)
     p32 = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
-    arms = np.asarray(_learner_batch(learner, p32, jnp.asarray(tables), keys, horizon, True))[:, :, :horizon]
-    later = arms[:, :, 2:] == 0
-    first = np.where(later.any(-1), later.argmax(-1) + 3, horizon + 1)
+    batch = _learner_batch(learner, p32, jnp.asarray(tables), keys, horizon, True, queries)
+    arms = np.asarray(batch)[:, :, :horizon]
+    later = arms[:, :, free:] == 0
+    first = np.where(later.any(-1), later.argmax(-1) + free + 1, horizon + 1)
     scores = -first.astype(np.float64)
     claim = float(np.asarray(params.rho))
-    return _finish(name or "adac_ucb", "rho", claim, scores, alpha, runs)
+    return _finish(name or ("adac_ucb" if pull == 1 else f"adac_ucb[pull {pull}]"), "rho", claim, scores, alpha, runs)
 
 
 # ----------------------------------------------------------------------------- generic audits (held-out statistic)
@@ -773,13 +883,15 @@ def audit_prefix_sums(
     position: int = 1,
     alpha: float = 0.05,
     canary: float | None = None,
+    beyond_bound: bool = False,
     name: str | None = None,
 ) -> Audit:
     """Audit any prefix-sum mechanism of ``jaxpriv.mechanisms`` with one canary, statistic learned on held-out runs.
 
     Neighbours, in the relation the mechanism declares (``describe(mechanism).neighbouring``):
     every input is zero except the one at ``position``, ``0`` vs ``Δ e_1`` (``"add_remove"``)
-    or ``-Δ e_1`` vs ``+Δ e_1`` (``"replace"``), ``Δ = params.sensitivity`` (or ``canary <= Δ``).
+    or ``-Δ e_1`` vs ``+Δ e_1`` (``"replace"``), ``Δ = params.sensitivity`` (or ``canary <= Δ``;
+    ``canary > Δ`` with ``beyond_bound=True`` audits the clipping, as in ``audit_tree``).
     Statistic: ``heldout_fisher_scores`` on the first coordinate of all ``T`` releases (those
     before ``position`` too: with correlated noise they help cancel it). The releases are
     ``A x + Gaussian noise`` for ``sqrt_factorization``, ``blt`` and the Gaussian trees, so the
@@ -797,7 +909,8 @@ def audit_prefix_sums(
     Raises:
       ValueError: ``mechanism`` declares no neighbouring relation (not built by
         ``jaxpriv.mechanisms``; the window tree: ``audit_window_tree``); a canary beyond the
-        declared bound; ``position`` outside ``[1, T]``; too few runs for the confidence; bad params.
+        declared bound without ``beyond_bound``; ``position`` outside ``[1, T]``; too few runs for
+        the confidence; bad params.
     """
     info = _declared(mechanism)
     runs = _check_runs(runs)
@@ -805,12 +918,14 @@ def audit_prefix_sums(
         mechanism.check(params)
     if not 1 <= int(position) <= info.horizon:
         raise ValueError(f"position must be in [1, {info.horizon}] (the mechanism's horizon), got {position!r}")
-    low, high = _canary_ends(info.neighbouring, float(np.asarray(params.sensitivity)), canary)
+    bound = float(np.asarray(params.sensitivity))
+    low, high = _canary_ends(info.neighbouring, bound, canary, beyond_bound)
     releases = _canary_releases(mechanism, params, key, runs, info.horizon, info.dim, int(position), low, high)
     scores = heldout_fisher_scores(releases[..., 0])
     kind = "rho" if info.noise == "gaussian" else "epsilon"
     claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
-    return _finish(name or f"{info.name}[{info.noise}, {info.neighbouring}]", kind, claim, scores, alpha, runs)
+    label = name or f"{info.name}[{info.noise}, {info.neighbouring}{_canary_label(bound, high)}]"
+    return _finish(label, kind, claim, scores, alpha, runs)
 
 
 def audit_window_tree(
@@ -827,6 +942,7 @@ def audit_window_tree(
     mechanism: Mechanism | None = None,
     alpha: float = 0.05,
     canary: float | None = None,
+    beyond_bound: bool = False,
     name: str | None = None,
 ) -> Audit:
     """Audit the window tree (``jaxpriv.mechanisms.window_tree``, one dimension) with one canary.
@@ -859,9 +975,10 @@ def audit_window_tree(
       mechanism: a window tree built with these arguments, to audit instead (e.g. a modified one).
       alpha: ``1 - confidence``.
       canary: the canary's size, ``<= Δ`` (default ``Δ``).
+      beyond_bound: allow ``canary > Δ``, to audit the clipping (as in ``audit_tree``).
 
     Raises:
-      ValueError: a bad static argument or params; a canary beyond ``Δ``; ``position``
+      ValueError: a bad static argument or params; a canary beyond ``Δ`` without ``beyond_bound``; ``position``
         outside ``[1, T]``; too few runs.
     """
     from jaxpriv.mechanisms._window_tree import window_levels, window_tree
@@ -873,7 +990,8 @@ def audit_window_tree(
         mechanism.check(params)
     if not 1 <= int(position) <= horizon:
         raise ValueError(f"position must be in [1, {horizon}] (the tree's horizon), got {position!r}")
-    low, high = _canary_ends(neighbouring, float(np.asarray(params.sensitivity)), canary)
+    bound = float(np.asarray(params.sensitivity))
+    low, high = _canary_ends(neighbouring, bound, canary, beyond_bound)
     releases = _canary_releases(mechanism, params, key, runs, horizon, 1, int(position), low, high)
     m = window_levels(window, horizon)
     if window >= horizon or int(position) == 1:  # the path nodes are the binary tree's, recovered exactly
@@ -885,7 +1003,7 @@ def audit_window_tree(
         covered = min(horizon, int(position) + int(window) - 1)
         scores = heldout_fisher_scores(releases[:, :, :covered, 0])
     delta = float(np.asarray(params.delta)) if noise == "gaussian" else 0.0
-    label = name or f"window_tree[{noise}, {neighbouring}, W={window}]"
+    label = name or f"window_tree[{noise}, {neighbouring}, W={window}{_canary_label(bound, high)}]"
     return _finish(label, "epsilon", float(np.asarray(params.epsilon)), scores, alpha, runs, delta)
 
 
@@ -1002,8 +1120,9 @@ def audit_oco(
       ``s_1..s_{p+W-1}`` are used, i.e. ``w_1..w_{p+W}``. Claim: window ε-DP (``"gamma"``) or
       window (ε, δ)-DP (``"gaussian"``, the bound is on ε at that δ).
 
-    Default params: ε = 1 (ρ = 0.5 for Gaussian trees; δ = 1e-5 for the window learners,
-    ``L = μ = 1``); pass ``params`` to audit others. Statistic: ``audit_learner``'s held-out
+    Default params: exactly the budget of the family, ε = 1 (``"gamma"``, ``"laplace"``) or ρ = 0.5
+    (Gaussian trees); the window learners ε = 1, with δ = 1e-5 for the Gaussian family only,
+    ``L = μ = 1``; pass ``params`` to audit others. Statistic: ``audit_learner``'s held-out
     Fisher direction on the points; the projection is often active (the points are clipped to
     the set), so the points are a non-linear function of the releases and the bound is weaker
     than the mechanism's.
@@ -1024,20 +1143,24 @@ def audit_oco(
         raise ValueError(f"position must be in [1, {horizon}], got {position!r}")
     i = int(position) - 1
     kind = "rho" if noise == "gaussian" and not learner.startswith("wdp") else "epsilon"
+    budget = {"rho": 0.5} if kind == "rho" else {"epsilon": 1.0}  # exactly the budget of the family
     delta, points, interact = 0.0, None, None
     if learner == "regularized_pftal":
         model = rp.regularized_pftal(horizon, sets.l2_ball(1, 1.0), noise)
-        params = params or rp.RegularizedPFTALParams(1.0, 0.5, 1.0, 0.1)
+        if params is None:
+            params = rp.RegularizedPFTALParams(**budget, lipschitz=1.0, strong_convexity=0.1)
         tables = np.zeros((2, horizon, 1), np.float32)
         tables[0, i], tables[1, i] = -float(params.lipschitz), float(params.lipschitz)
     elif learner == "private_experts":
         model = pe.private_experts(horizon, 2, noise)
-        params = params or pe.PrivateExpertsParams(1.0, 0.5, 0.1)
+        if params is None:
+            params = pe.PrivateExpertsParams(**budget, strong_convexity=0.1)
         tables = np.zeros((2, horizon, 2), np.float32)
         tables[0, i, 0], tables[1, i, 1] = 1.0, 1.0
     elif learner == "private_bandit_ftal":
         model = pbf.private_bandit_ftal(horizon, sets.l2_ball(1, 1.0), noise)
-        params = params or pbf.PrivateBanditFTALParams(1.0, 0.5, 1.0)
+        if params is None:
+            params = pbf.PrivateBanditFTALParams(**budget, loss_bound=1.0)
         tables = np.zeros((2, horizon), np.float32)
         tables[0, i], tables[1, i] = -float(params.loss_bound), float(params.loss_bound)
         interact, points = int(position), horizon  # no point is played at T + 1 (it is NaN)
@@ -1045,7 +1168,9 @@ def audit_oco(
         constraint = sets.l2_ball(1, 1.0) if learner == "wdp_cocop" else sets.simplex(2)
         factory = cp.wdp_cocop if learner == "wdp_cocop" else cl.wdp_cocol
         model = factory(horizon, constraint, window, noise, "replace")
-        params = params or cp.WDPParams(1.0, 1e-5, 1.0, 1.0)
+        if params is None:  # window ε-DP (Gamma) or window (ε, δ)-DP (Gaussian): δ only for the Gaussian family
+            delta_budget = 1e-5 if noise == "gaussian" else None
+            params = cp.WDPParams(epsilon=1.0, delta=delta_budget, lipschitz=1.0, strong_convexity=1.0)
         tables = np.zeros((2, horizon, constraint.dim), np.float32)
         tables[0, i, 0], tables[1, i, 0] = -float(params.lipschitz), float(params.lipschitz)
         points = min(horizon, int(position) + window - 1) + 1
@@ -1072,6 +1197,7 @@ __all__ = [
     "LEARNERS",
     "Audit",
     "Bound",
+    "adac_ucb_schedule",
     "audit_adac_ucb",
     "audit_learner",
     "audit_oco",

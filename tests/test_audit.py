@@ -2,13 +2,15 @@
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxpriv import _rng
 from jaxpriv import audit as A
 from jaxpriv import mechanisms as M
-from jaxpriv._base import Mechanism
+from jaxpriv._base import Learner, Mechanism
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb
 from jaxpriv.mechanisms._variance import register
@@ -110,14 +112,21 @@ def _less_noise(mechanism, factor=0.8):
     return register(broken, M.describe(mechanism))
 
 
-TREE_PARAMS = M.TreeParams(epsilon=1.0, rho=0.5, sensitivity=1.0)
+def _tree_params(noise):
+    """Exactly the budget of the family: ε = 1 (gamma, laplace) or ρ = 0.5 (gaussian), Δ = 1."""
+    return M.TreeParams(rho=0.5, sensitivity=1.0) if noise == "gaussian" else M.TreeParams(epsilon=1.0, sensitivity=1.0)
+
+
+def _pftal_params(noise):
+    budget = {"rho": 0.5} if noise == "gaussian" else {"epsilon": 1.0}
+    return PFTALParams(**budget, lipschitz=1.0, strong_convexity=1.0)
 
 
 @pytest.mark.parametrize("noise", ["gamma", "laplace", "gaussian"])
 def test_tree_audit_below_claim_and_catches_less_noise(noise):
     tree = M.binary_tree(4, 1, noise)  # T = 4: all D = 3 levels close, the statistic sees the whole budget
-    ok = A.audit_tree(tree, TREE_PARAMS, 1, runs=20000)
-    bad = A.audit_tree(_less_noise(tree), TREE_PARAMS, 1, runs=20000)
+    ok = A.audit_tree(tree, _tree_params(noise), 1, runs=20000)
+    bad = A.audit_tree(_less_noise(tree), _tree_params(noise), 1, runs=20000)
     assert ok.confidence == 0.95 and ok.runs == 20000
     assert 0 < ok.lower < ok.claim, ok
     assert bad.lower > bad.claim, bad  # 0.8× noise: the true ε is 1.25, the true ρ 0.78
@@ -125,14 +134,14 @@ def test_tree_audit_below_claim_and_catches_less_noise(noise):
 
 def test_tree_audit_replace_relation():
     tree = M.binary_tree(8, 1, "gamma", neighbouring="replace")
-    ok = A.audit_tree(tree, TREE_PARAMS, 4, runs=10000, position=3)
+    ok = A.audit_tree(tree, _tree_params("gamma"), 4, runs=10000, position=3)
     # position 3 of T = 8 enters 3 of the 4 released levels: the true ε is 0.75 of the claim
     assert 0.3 < ok.lower < 0.75 * ok.claim, ok
 
 
 @pytest.mark.parametrize("noise", ["gamma", "gaussian"])
 def test_pftal_audit_below_claim_and_catches_less_noise(noise):
-    params = PFTALParams(epsilon=1.0, rho=0.5, lipschitz=1.0, strong_convexity=1.0)
+    params = _pftal_params(noise)
     ok = A.audit_pftal(params, 2, runs=20000, horizon=8, noise=noise)
     broken_tree = _less_noise(M.binary_tree(8, 1, noise, neighbouring="replace"))
     bad = A.audit_pftal(params, 2, runs=40000, horizon=8, mechanism=broken_tree)  # 20000: ε ≥ 0.99 < 1.25
@@ -164,6 +173,147 @@ def test_adac_ucb_audit_catches_missing_clipping():
     assert ok.lower < ok.claim, ok
 
 
+# ----------------------------------------------------------------------------- canaries the audit used to be blind to
+
+
+def _loose_clip(mechanism, factor=2.0):
+    """The same mechanism clipping every input to ``factor`` times its bound, the noise unchanged (local, broken).
+
+    The state's ``sensitivity`` is the clip bound and is read only by the clipping step
+    (``clip(x, state.sensitivity)``), so this is the library with that line changed to
+    ``clip(x, factor * state.sensitivity)``.
+    """
+
+    def step(*a):  # a new step function: the broken variant gets its own registry entry
+        return mechanism.step(*a)
+
+    def init(key, params):
+        state = mechanism.init(key, params)
+        return state._replace(sensitivity=factor * state.sensitivity)
+
+    return register(Mechanism(init, step, mechanism.check, mechanism.horizon), M.describe(mechanism))
+
+
+@pytest.mark.parametrize("noise", ["gamma", "laplace", "gaussian"])
+def test_tree_audit_canary_beyond_bound_catches_a_loose_clip(noise):
+    # a 2Δ canary: the correct tree clips it to Δ (loss = the claim); a 2Δ clip passes it whole: the true
+    # loss is 2ε (laplace, 1-d gamma) or μ = 2 sqrt(2ρ), ρ = 4 × 0.5 = 2 (gaussian)
+    tree, params = M.binary_tree(4, 1, noise), _tree_params(noise)
+    ok = A.audit_tree(tree, params, 11, runs=20000, canary=2.0, beyond_bound=True)
+    bad = A.audit_tree(_loose_clip(tree), params, 11, runs=20000, canary=2.0, beyond_bound=True)
+    assert ok.component == f"binary_tree[{noise}, add_remove, canary 2Δ]"
+    assert 0 < ok.lower < ok.claim, ok
+    assert bad.lower > 1.5 * bad.claim, bad  # measured: 1.79 (gamma), 1.82 (laplace), 1.89 (gaussian; claim 0.5)
+    if noise == "gamma":  # the canary at the bound cannot see it: the same releases, the same bound
+        blind = A.audit_tree(_loose_clip(tree), params, 11, runs=20000)
+        assert blind.lower == A.audit_tree(tree, params, 11, runs=20000).lower < blind.claim
+
+
+@pytest.mark.slow
+def test_generic_and_pftal_audits_canary_beyond_bound_catch_a_loose_clip():
+    beyond = {"canary": 2.0, "beyond_bound": True}
+    sqrt = M.sqrt_factorization(8, 1)  # Gaussian releases: the held-out Fisher direction is the exact LR
+    ok = A.audit_prefix_sums(sqrt, _tree_params("gaussian"), 12, runs=8000, **beyond)
+    bad = A.audit_prefix_sums(_loose_clip(sqrt), _tree_params("gaussian"), 12, runs=8000, **beyond)
+    assert 0 < ok.lower < ok.claim < bad.lower, (ok, bad)  # the loose clip: true ρ = 4 × 0.5
+    window = M.WindowTreeParams(epsilon=1.0, sensitivity=1.0)
+    loose_window = _loose_clip(M.window_tree(8, 1, 4, "gamma"))
+    ok = A.audit_window_tree(window, 13, runs=8000, horizon=8, window=4, **beyond)
+    bad = A.audit_window_tree(window, 13, runs=8000, horizon=8, window=4, mechanism=loose_window, **beyond)
+    assert 0 < ok.lower < ok.claim < bad.lower, (ok, bad)  # the loose clip: true window ε = 2
+    # PFTAL: gradients -2L vs +2L, clipped to L by a correct tree (replace-one, calibrated to 2L)
+    tree = M.binary_tree(8, 1, "gamma", neighbouring="replace")
+    ok = A.audit_pftal(_pftal_params("gamma"), 14, runs=8000, horizon=8, **beyond)
+    bad = A.audit_pftal(_pftal_params("gamma"), 14, runs=8000, horizon=8, mechanism=_loose_clip(tree), **beyond)
+    assert ok.component == "pftal[gamma, gradient 2L]"
+    assert 0 < ok.lower < ok.claim < bad.lower, (ok, bad)
+
+
+def test_beyond_bound_canary_is_opt_in():
+    tree = M.binary_tree(4, 1, "gamma")
+    with pytest.raises(ValueError, match="beyond_bound=True"):
+        A.audit_tree(tree, _tree_params("gamma"), 0, runs=100, canary=2.0)
+    with pytest.raises(ValueError, match="beyond_bound=True"):
+        A.audit_pftal(_pftal_params("gamma"), 0, runs=100, canary=1.5)
+    with pytest.raises(ValueError, match="declared input bound"):
+        A.audit_tree(tree, _tree_params("gamma"), 0, runs=100, canary=math.inf, beyond_bound=True)
+
+
+def _adac_ucb_noise_scaling(scale):
+    """AdaC-UCB (two arms) whose released mean gets ``N(0, (scale(n, N_a) / sqrt(2ρ))²)`` (local; never in the library).
+
+    The library's released mean is ``total/n + (1/(n sqrt(2ρ))) z`` with ``z`` drawn from the
+    update key (``_episodic_ucb.release``); this copy runs the non-private skeleton and adds the
+    same draw with the noise scale ``scale(n, N_a)`` instead of ``1/n``: ``scale = 1/n`` is the
+    library (checked bit for bit below), the others are one-line bugs that agree with it at ``n = 1``.
+    """
+
+    def calibrate(params):
+        return jnp.asarray(params.beta, jnp.float32), M.gaussian_stddev(params.rho, 1.0)
+
+    base = _episodic_ucb.episodic_ucb(2, None, False, True, "samples", "random", calibrate, lambda p: None)
+
+    def update(key, state, action, reward, t):
+        new = base.update(key, state, action, reward, t)  # the non-private skeleton ignores the key
+        onehot = jnp.arange(2) == action
+        closed = (new.played == new.length) & onehot
+        pulls = jnp.sum(jnp.where(onehot, new.counts, 0))
+        n = _episodic_ucb.index_count(new.length, pulls, "samples")
+        noise = state.unit_stddev * scale(n, pulls.astype(jnp.float32)) * _rng.normal(key, (), jnp.float32)
+        return new._replace(means=jnp.where(closed, new.means + noise, new.means))
+
+    return Learner(base.init, base.act, update, base.check)
+
+
+def test_adac_ucb_schedule_puts_the_canary_in_an_episode_of_two_rewards():
+    queries, canary_round, n, forced = A.adac_ucb_schedule(3, warmup=16)
+    assert queries.tolist() == [0] + [1] * 16 + [0, 0, 0] and (canary_round, n, forced) == (19, 2, 20)
+    assert A.adac_ucb_schedule(5, warmup=4)[1:] == (9, 4, 12)  # arm 0 pulls 2..8 at rounds 6..12, pull 5 at 9
+    # the noiseless policy, stepped through the schedule on table B: arm 0's last released mean is the
+    # canary's episode, (0 + 1)/2 = 0.5 over n = 2 rewards; arm 1's is 1 over 16/2 = 8 rewards
+    learner = adac_ucb(2)
+    state = learner.init(None, AdaCUCBParams(rho=jnp.inf))
+    for t, arm in enumerate(queries.tolist(), start=1):
+        reward = 1.0 if arm == 1 or t == canary_round else 0.0
+        state = learner.update(jax.random.key(t), state, arm, reward, t)
+    assert state.means.tolist() == [0.5, 1.0] and state.lengths.tolist() == [2, 8] and state.counts.tolist() == [4, 16]
+    with pytest.raises(ValueError, match="pull must be"):
+        A.adac_ucb_schedule(1)
+    with pytest.raises(ValueError, match="power of two"):
+        A.adac_ucb_schedule(3, warmup=6)
+    with pytest.raises(ValueError, match="horizon must be > 20"):
+        A.audit_adac_ucb(AdaCUCBParams(rho=0.5), 0, runs=100, horizon=20, pull=3)
+
+
+def test_adac_ucb_audit_at_two_rewards_catches_noise_scaled_wrong_beyond_n_1():
+    params = AdaCUCBParams(rho=0.5)
+    # the local copy with the library's 1/n is the library, bit for bit (same draws, same bound)
+    copy = _adac_ucb_noise_scaling(lambda n, pulls: 1.0 / n)
+    assert A.audit_adac_ucb(params, 5, 2000, horizon=32, learner=copy, pull=3).bound == (
+        A.audit_adac_ucb(params, 5, 2000, horizon=32, pull=3).bound
+    )
+    ok = A.audit_adac_ucb(params, 5, 20000, horizon=32, pull=3)
+    assert ok.component == "adac_ucb[pull 3]" and 0.3 < ok.lower < ok.claim, ok  # measured 0.40
+    # too little noise beyond n = 1: 1/n² (a variance scaling used as a stddev): σ = 1/(4 sqrt(2ρ)) at n = 2,
+    # true ρ = 4 × 0.5 = 2; the canary at n = 1 (pull 1) cannot see it
+    bug = _adac_ucb_noise_scaling(lambda n, pulls: 1.0 / (n * n))
+    blind = A.audit_adac_ucb(params, 5, 20000, horizon=32, learner=bug)
+    bad = A.audit_adac_ucb(params, 5, 20000, horizon=32, learner=bug, pull=3)
+    assert blind.lower < blind.claim < 1.5 * blind.claim < bad.lower, (blind, bad)  # measured 1.80
+
+
+@pytest.mark.slow
+def test_adac_ucb_audit_at_two_rewards_other_scalings():
+    params = AdaCUCBParams(rho=0.5)
+    # 1/N_a (the arm's pulls after the episode, 2n, for the episode's n): too little noise at n >= 2 only
+    bug = _adac_ucb_noise_scaling(lambda n, pulls: 1.0 / pulls)
+    assert A.audit_adac_ucb(params, 6, 20000, horizon=32, learner=bug, pull=3).lower > 1.5 * params.rho
+    # 1/sqrt(n) is MORE noise than 1/n at n >= 2 (σ = 1/(sqrt 2 sqrt(2ρ)) at n = 2: true ρ = 0.25): private,
+    # so no audit may refute it; it is a utility bug, caught by test_exact_checks' noise-scale check
+    over = _adac_ucb_noise_scaling(lambda n, pulls: n**-0.5)
+    assert A.audit_adac_ucb(params, 6, 20000, horizon=32, learner=over, pull=3).lower < 0.25
+
+
 def test_cli_audit_table(capsys, monkeypatch):
     # the audits themselves are tested above; here the command's parsing and table (one cheap row)
     from jaxpriv import cli
@@ -185,12 +335,12 @@ def test_cli_audit_table(capsys, monkeypatch):
 def test_generic_audits_name_bad_input():
     sqrt = M.sqrt_factorization(4, 1)
     with pytest.raises(ValueError, match="declared input bound"):
-        A.audit_prefix_sums(sqrt, TREE_PARAMS, 0, runs=100, canary=2.0)
+        A.audit_prefix_sums(sqrt, _tree_params("gaussian"), 0, runs=100, canary=2.0)
     bare = Mechanism(sqrt.init, lambda *a: sqrt.step(*a), sqrt.check, sqrt.horizon)  # not registered
     with pytest.raises(ValueError, match="neighbouring relation"):
-        A.audit_prefix_sums(bare, TREE_PARAMS, 0, runs=100)
+        A.audit_prefix_sums(bare, _tree_params("gaussian"), 0, runs=100)
     with pytest.raises(ValueError, match="position"):
-        A.audit_prefix_sums(sqrt, TREE_PARAMS, 0, runs=100, position=5)
+        A.audit_prefix_sums(sqrt, _tree_params("gaussian"), 0, runs=100, position=5)
     with pytest.raises(ValueError, match="declared input bound"):
         A.audit_window_tree(M.WindowTreeParams(epsilon=1.0), 0, runs=100, canary=3.0)
     with pytest.raises(ValueError, match="runs >= 4"):
@@ -209,8 +359,8 @@ def test_generic_audits_name_bad_input():
 def test_sqrt_factorization_audit_below_claim_and_catches_less_noise():
     # Gaussian releases A x + L z: the held-out Fisher direction is the exact likelihood ratio
     sqrt = M.sqrt_factorization(8, 1)
-    ok = A.audit_prefix_sums(sqrt, TREE_PARAMS, 5, runs=20000)
-    bad = A.audit_prefix_sums(_less_noise(sqrt), TREE_PARAMS, 5, runs=20000)
+    ok = A.audit_prefix_sums(sqrt, _tree_params("gaussian"), 5, runs=20000)
+    bad = A.audit_prefix_sums(_less_noise(sqrt), _tree_params("gaussian"), 5, runs=20000)
     assert ok.kind == "rho" and 0.3 < ok.lower < ok.claim, ok
     assert bad.lower > bad.claim, bad  # 0.8× σ: the true ρ is 0.78
 
@@ -220,7 +370,7 @@ def test_honaker_and_blt_audits_below_claim():
     # audits them; the test-time budget keeps one family here
     mechanisms = [M.honaker_tree(4, 1, "gamma"), M.blt(8, 1)]
     for i, mech in enumerate(mechanisms):
-        res = A.audit_prefix_sums(mech, TREE_PARAMS, 6 + i, runs=8000)
+        res = A.audit_prefix_sums(mech, _tree_params(M.describe(mech).noise), 6 + i, runs=8000)
         assert 0 < res.lower < res.claim, res
 
 
@@ -234,14 +384,15 @@ def _window_less_noise(tree, factor=0.8):
 
 
 def test_window_tree_audit_below_claim_and_catches_less_noise():
-    params = M.WindowTreeParams(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+    params = M.WindowTreeParams(epsilon=1.0, sensitivity=1.0)  # Gamma: window ε-DP, no δ
     ok = A.audit_window_tree(params, 7, runs=20000, horizon=8, window=4)
     broken = _window_less_noise(M.window_tree(8, 1, 4, "gamma"))
     bad = A.audit_window_tree(params, 7, runs=20000, horizon=8, window=4, mechanism=broken)
     assert 0.5 < ok.lower < ok.claim, ok
     assert bad.lower > bad.claim, bad  # 0.8× scale: the true window ε is 1.25
     # the Gaussian family, (ε, δ) claim: the bound is on ε at the claimed δ; a canary away from the block start
-    gauss = A.audit_window_tree(params, 8, runs=8000, horizon=8, window=4, noise="gaussian", position=3)
+    gauss_params = M.WindowTreeParams(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+    gauss = A.audit_window_tree(gauss_params, 8, runs=8000, horizon=8, window=4, noise="gaussian", position=3)
     assert gauss.delta == 1e-5 and gauss.lower < gauss.claim, gauss
 
 

@@ -14,38 +14,51 @@ EXCLUDED = {
 }
 
 
+def _tree_params(noise: str) -> M.TreeParams:
+    """Exactly the budget of the family: ε = 1 (``"gamma"``, ``"laplace"``) or ρ = 0.5 (``"gaussian"``)."""
+    return M.TreeParams(rho=0.5, sensitivity=1.0) if noise == "gaussian" else M.TreeParams(epsilon=1.0, sensitivity=1.0)
+
+
+def _pftal_params(noise: str) -> PFTALParams:
+    budget = {"rho": 0.5} if noise == "gaussian" else {"epsilon": 1.0}
+    return PFTALParams(**budget, lipschitz=1.0, strong_convexity=1.0)
+
+
 def audit_rows(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[audit.Audit]:
     """Audit every private component but the MI ones (``EXCLUDED``): mechanisms, learners, AdaC-UCB; fixed keys.
 
     Binary tree (three families, both relations; exact path statistic), PFTAL (two families),
-    AdaC-UCB, Honaker's tree (three families), the square-root factorization and BLT
-    (held-out Fisher statistic), the window tree (Gamma; Gaussian with both calibrations) and
-    the private OCO learners (``audit.audit_oco``'s adversaries; window learners with Gamma noise:
-    their Gaussian rows would be 0 at δ = 1e-5, as the window tree's show).
+    AdaC-UCB (a canary in an ``n = 1`` episode and, through the Interactive-DP adversary's
+    schedule, in an ``n = 2`` one: the noise's scaling with ``n``), Honaker's tree (three
+    families), the square-root factorization and BLT (held-out Fisher statistic), the window
+    tree (Gamma; Gaussian with both calibrations) and the private OCO learners
+    (``audit.audit_oco``'s adversaries; window learners with Gamma noise: their Gaussian rows
+    would be 0 at δ = 1e-5, as the window tree's show). Then every mechanism again with a canary
+    of twice its clipping bound (``beyond_bound``): a correct one clips it and shows the loss of a
+    canary at the bound; one that clips too loosely shows up to twice ε (four times ρ).
     """
-    tree_params = M.TreeParams(epsilon=1.0, rho=0.5, sensitivity=1.0)
     rows = [
-        audit.audit_tree(M.binary_tree(4, 1, noise, nb), tree_params, seed + i, runs, alpha=alpha)
+        audit.audit_tree(M.binary_tree(4, 1, noise, nb), _tree_params(noise), seed + i, runs, alpha=alpha)
         for i, (noise, nb) in enumerate(
             [("gamma", "add_remove"), ("laplace", "add_remove"), ("gaussian", "add_remove"), ("gamma", "replace")]
         )
     ]
-    pftal_params = PFTALParams(epsilon=1.0, rho=0.5, lipschitz=1.0, strong_convexity=1.0)
     rows += [
-        audit.audit_pftal(pftal_params, seed + 10 + i, runs, horizon=8, noise=noise, alpha=alpha)
+        audit.audit_pftal(_pftal_params(noise), seed + 10 + i, runs, horizon=8, noise=noise, alpha=alpha)
         for i, noise in enumerate(["gamma", "gaussian"])
     ]
     rows.append(audit.audit_adac_ucb(AdaCUCBParams(rho=0.5), seed + 20, runs, horizon=32, alpha=alpha))
+    rows.append(audit.audit_adac_ucb(AdaCUCBParams(rho=0.5), seed + 21, runs, horizon=32, pull=3, alpha=alpha))
     # the other prefix-sum mechanisms: statistic learned on held-out runs (exact LR for Gaussian noise)
     others = [M.honaker_tree(4, 1, noise) for noise in ("gamma", "laplace", "gaussian")]
     others += [M.sqrt_factorization(8, 1), M.blt(8, 1)]
     rows += [
-        audit.audit_prefix_sums(mech, tree_params, seed + 30 + i, runs, alpha=alpha) for i, mech in enumerate(others)
+        audit.audit_prefix_sums(mech, _tree_params(M.describe(mech).noise), seed + 30 + i, runs, alpha=alpha)
+        for i, mech in enumerate(others)
     ]
-    window_params = M.WindowTreeParams(epsilon=1.0, delta=1e-5, sensitivity=1.0)
     rows += [
         audit.audit_window_tree(
-            window_params,
+            M.WindowTreeParams(epsilon=1.0, delta=1e-5 if noise == "gaussian" else None, sensitivity=1.0),
             seed + 40 + i,
             runs,
             horizon=8,
@@ -64,6 +77,28 @@ def audit_rows(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[au
         audit.audit_oco(name, seed + 50 + i, runs, noise=noise, horizon=8, alpha=alpha)
         for i, (name, noise) in enumerate(learners)
     ]
+    # the clipping: a canary of twice the bound (a doubled clip bound shows as twice ε, four times ρ)
+    beyond = {"canary": 2.0, "beyond_bound": True, "alpha": alpha}
+    rows += [
+        audit.audit_tree(M.binary_tree(4, 1, noise), _tree_params(noise), seed + 70 + i, runs, **beyond)
+        for i, noise in enumerate(["gamma", "laplace", "gaussian"])
+    ]
+    clipped = [M.honaker_tree(4, 1, "gamma"), M.sqrt_factorization(8, 1), M.blt(8, 1)]
+    rows += [
+        audit.audit_prefix_sums(mech, _tree_params(M.describe(mech).noise), seed + 75 + i, runs, **beyond)
+        for i, mech in enumerate(clipped)
+    ]
+    rows.append(
+        audit.audit_window_tree(
+            M.WindowTreeParams(epsilon=1.0, sensitivity=1.0),
+            seed + 79,
+            runs,
+            horizon=8,
+            window=4,
+            name="window_tree[gamma, W=4, T=8, canary 2Δ]",
+            **beyond,
+        )
+    )
     return rows
 
 
