@@ -241,16 +241,37 @@ def count_nonfinite(state: Any) -> jax.Array:
     return total
 
 
-def as_key(key: Any) -> jax.Array:
-    """A PRNG key from ``key``: a JAX key is returned as is; an integer ``n`` becomes ``jax.random.key(n)``.
+def _seed_key(seed: int) -> jax.Array:
+    """The key of an integer seed ``0 <= seed < 2**64``, the same whether or not x64 is enabled.
 
-    Legacy ``uint32[2]`` keys pass through; anything else raises ``ValueError``.
+    Below ``2**32`` it is ``jax.random.key(seed)`` (the numbers every earlier version gave).
+    From ``2**32`` on, JAX without x64 keeps only the low 32 bits (``2**32`` would give seed 0's
+    numbers); here the high 32 bits go into the key's first word, which is what
+    ``jax.random.key(seed)`` does under x64 with the default ``threefry2x32`` implementation.
+    With another key implementation the high word is folded in: ``fold_in(key(low), high)``.
     """
-    if isinstance(key, bool):
-        raise ValueError(f"key must be a jax.random.key(...) or an integer seed, got {key!r}")
-    if isinstance(key, (int, np.integer)):
-        return jax.random.key(int(key))
-    if isinstance(key, jax.Array) or isinstance(key, np.ndarray):
+    low, high = seed & 0xFFFFFFFF, seed >> 32
+    key = jax.random.key(low)
+    if high == 0:
+        return key
+    impl = jax.random.key_impl(key)
+    if str(impl) == "threefry2x32":
+        return jax.random.wrap_key_data(jnp.asarray(np.array([high, low], np.uint32)), impl=impl)
+    return jax.random.fold_in(key, np.uint32(high))
+
+
+def as_key(key: Any) -> jax.Array:
+    """A PRNG key from ``key``: a JAX key is returned as is; an integer seed ``n`` becomes ``jax.random.key(n)``.
+
+    Integer seeds (Python, NumPy or 0-d JAX integers) must lie in ``[0, 2**64)``, and every bit
+    counts: ``2**32`` and ``0`` are different seeds (seeds below ``2**32`` give the numbers of
+    ``jax.random.key(n)``; see ``_seed_key``). Legacy ``uint32[2]`` keys pass through. A negative
+    or too large seed, a ``bool``, a float, a string or an array of seeds raises ``ValueError``.
+    """
+    expected = "a jax.random.key(...) or an integer seed in [0, 2**64)"
+    if isinstance(key, (bool, np.bool_)):
+        raise ValueError(f"key must be {expected}, got the bool {key!r}")
+    if isinstance(key, (jax.Array, np.ndarray)):
         if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
             if key.ndim != 0:
                 raise ValueError(f"key must be a single key, got a key array of shape {key.shape}")
@@ -258,8 +279,40 @@ def as_key(key: Any) -> jax.Array:
         if key.dtype == jnp.uint32 and key.shape == (2,):  # a legacy jax.random.PRNGKey
             return key
         if key.ndim == 0 and jnp.issubdtype(key.dtype, jnp.integer):
-            return jax.random.key(int(key))
+            key = int(key)
+    if isinstance(key, (int, np.integer)):
+        seed = int(key)
+        if not 0 <= seed < 2**64:
+            raise ValueError(f"key must be {expected}, got the integer {seed}")
+        return _seed_key(seed)
     raise ValueError(
-        f"key must be a jax.random.key(...) or an integer seed, got {type(key).__name__}"
-        + (f" of shape {key.shape}, dtype {key.dtype}" if hasattr(key, "shape") else "")
+        f"key must be {expected}, got {type(key).__name__}"
+        + (f" of shape {key.shape}, dtype {key.dtype}" if hasattr(key, "shape") else f" {key!r}")
     )
+
+
+def declare(fn: Callable[..., Any], **facts: Any) -> Callable[..., Any]:
+    """Attach static facts to a component's function, for the engine's compatibility check; returns ``fn``.
+
+    A learner declares on its ``act`` and an environment on its ``step`` (a ``None`` value
+    declares nothing):
+
+    * ``num_arms=K``: the arm (or action) indices it plays / accepts are ``0..K-1``. A
+      policy built for 5 arms run on a 3-armed instance would play arms the instance
+      answers with NaN; ``run`` / ``sweep`` refuse the pair before compiling instead.
+    * ``action_shape=(d,)``: (environments) the shape of the action it takes.
+
+    ``declared`` reads them back. The engine also traces one step of the pair with
+    ``jax.eval_shape`` (``jaxpriv.sim``), which catches most mismatches without declarations;
+    the declarations name both sides' numbers and catch what tracing cannot (an int arm index
+    has the same shape whatever the number of arms).
+    """
+    for name, value in facts.items():
+        if value is not None:
+            setattr(fn, f"_jaxpriv_{name}", value)
+    return fn
+
+
+def declared(fn: Any, name: str) -> Any:
+    """The fact ``name`` that ``declare`` attached to ``fn``, or ``None``."""
+    return getattr(fn, f"_jaxpriv_{name}", None)

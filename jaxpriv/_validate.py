@@ -173,3 +173,49 @@ def _short(value: Any) -> str:
     if arr is None:
         return "<traced>"
     return repr(arr.item()) if arr.size == 1 else f"<array of shape {arr.shape}>"
+
+
+def finite(name: str, value: Any) -> None:
+    """All entries finite: no NaN, no ``±inf`` (a location, a direction, a set of vectors)."""
+    v = _concrete(value)
+    if v is not None and not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} must be finite (no NaN or inf), got {value!r}")
+
+
+def no_nan(name: str, value: Any) -> None:
+    """No NaN entry (``inf`` is left to the field's own check)."""
+    v = _concrete(value)
+    if v is not None and np.any(np.isnan(v)):
+        raise ValueError(f"{name} must not contain NaN, got {value!r}")
+
+
+def representable(name: str, value: Any) -> None:
+    """A params leaf the engine can cast without changing it: numeric, within float32 / int32.
+
+    The engine casts float leaves to float32 and integer leaves to int32
+    (``jaxpriv.sim.canonical_params``): a finite float beyond ``3.4e38`` would become ``inf``
+    and an integer beyond ``2**31 - 1`` would wrap around, silently. ``inf`` and NaN are left to
+    the fields' own checks (``inf`` is a meaningful budget; NaN a default in some learners).
+    """
+    numeric(name, value)
+    if isinstance(value, jax.core.Tracer):
+        return
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, jax.errors.ConcretizationTypeError):
+        return
+    if arr.size == 0:
+        return
+    if arr.dtype.kind in "iu":
+        lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+        if arr.min() < lo or arr.max() > hi:
+            raise ValueError(f"{name} must fit in int32 [{lo}, {hi}] (the engine computes in int32), got {value!r}")
+    elif arr.dtype.kind == "f":
+        top = float(np.finfo(np.float32).max)
+        with np.errstate(invalid="ignore"):
+            big = np.isfinite(arr) & (np.abs(arr.astype(np.float64)) > top)
+        if np.any(big):
+            raise ValueError(
+                f"{name} must be within ±{top:.4g} (float32, which the engine computes in; "
+                f"{float(arr[big].flat[0])!r} would become inf), got {value!r}"
+            )

@@ -38,6 +38,30 @@ def enable_compile_cache(folder: str | Path | None = None) -> Path:
     return path
 
 
+def check_out(value: str | None, flag: str = "--out") -> str | None:
+    """An output folder argument: ``None``, or a path that is a folder or can be made one.
+
+    Raises:
+      ValueError: naming ``flag``: the path is a file, lies under a file, or its nearest
+        existing folder is not writable.
+    """
+    if value is None:
+        return None
+    if not value.strip():
+        raise ValueError(f"{flag} must be a folder path, got an empty string")
+    path = Path(value).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{flag} must be a folder, got the file {path}")
+    parent = path
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ValueError(f"{flag} {path} lies under the file {parent}: expected a folder path")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {path}: the folder {parent} is not writable")
+    return value
+
+
 def demo(args: argparse.Namespace) -> int:
     """PFTAL vs FTAL vs OGD on a strongly convex quadratic stream, over several ε."""
     from jaxpriv.experiments.demo import run_demo
@@ -58,11 +82,7 @@ def sweep(args: argparse.Namespace) -> int:
     """Any sweep from a TOML study file; resumes an interrupted run into the same folder."""
     from jaxpriv.experiments.study import run_study
 
-    try:
-        res = run_study(args.study, args.out, progress=not args.no_progress)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"jaxpriv sweep: error: {err}", file=sys.stderr)
-        return 2
+    res = run_study(args.study, args.out, progress=not args.no_progress)  # a ValueError: main's one-line error
     print(f"{res.study.name}: {res.study.size} grid points x {res.study.seeds} seeds x T={res.study.horizon}")
     print(f"{'grid point':<40} {'final regret':>24} {'bound':>12}")
     for row in res.summary:
@@ -176,12 +196,26 @@ def main(argv: list[str] | None = None) -> int:
         if args.cpu_devices is not None:
             parser.error(str(err))
     if not args.no_compile_cache:
-        enable_compile_cache(args.compile_cache_dir)
+        try:
+            enable_compile_cache(args.compile_cache_dir)
+        except OSError as err:
+            return _error(args.command, f"--compile-cache-dir: cannot use {err.filename or ''} ({err.strerror or err})")
     for name in ("horizon", "seeds", "dim"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             parser.error(f"--{name} must be >= 1")
-    return args.func(args)
+    # Bad input is a ValueError naming the argument (the library's convention): one line, exit code 2.
+    try:
+        check_out(getattr(args, "out", None))
+        return args.func(args)
+    except ValueError as err:
+        return _error(args.command, str(err))
+
+
+def _error(command: str, message: str) -> int:
+    """Print ``jaxpriv <command>: error: <message>`` (one line) to stderr; return the exit code 2."""
+    print(f"jaxpriv {command}: error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -51,6 +51,25 @@ class ConstraintSet(NamedTuple):
     local_oracle_rho: float | None = None
 
 
+_F32 = np.finfo(np.float32)
+
+
+def _check_float32_sizes(argument: str, **sizes: float) -> None:
+    """The set's sizes (radius, diameter, ...) must be positive normal float32 numbers.
+
+    The engine computes in float32: a radius or diameter beyond ``3.4e38`` would become ``inf``
+    there (and a step size ``D/(L sqrt t)`` with it), one below ``1.2e-38`` would lose its precision.
+    ``argument`` names what the caller gave (``"radius=1e+39"``).
+    """
+    lo, hi = float(_F32.tiny), float(_F32.max)
+    for what, value in sizes.items():
+        if not lo <= value <= hi:
+            raise ValueError(
+                f"{argument} gives the set a {what} of {value:.6g}, outside [{lo:.3g}, {hi:.3g}], the positive "
+                "normal float32 numbers (the engine computes in float32)"
+            )
+
+
 def _check_dim_radius(dim: int, radius: float) -> None:
     from jaxpriv import _validate
 
@@ -59,20 +78,66 @@ def _check_dim_radius(dim: int, radius: float) -> None:
         isinstance(radius, (int, float, np.integer, np.floating)) and 0 < radius < np.inf
     ):
         raise ValueError(f"radius must be a finite number > 0, got {radius!r}")
+    _check_float32_sizes(f"radius={radius!r}", radius=float(radius), diameter=2.0 * float(radius))
+
+
+def _plain_norm_ok(sq: jax.Array) -> jax.Array:
+    """Whether ``sqrt(sq)``, ``sq = sum_i w_i²`` computed as is, is the norm to float rounding.
+
+    ``sq`` must be finite (no square or partial sum overflowed) and at least ``tiny/eps²``
+    (about ``8e-25`` in float32, a norm of ``9e-13``): XLA on a CPU flushes subnormal squares to
+    zero, each losing less than ``tiny``, so ``d`` of them stay below ``d·eps²`` relative to ``sq``.
+    """
+    fi = jnp.finfo(sq.dtype)
+    return jnp.isfinite(sq) & (sq >= fi.tiny / (fi.eps * fi.eps))
+
+
+def _scaled(w: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """``(s, u, n, nonzero)`` with ``w = s·u``, ``s = max_i |w_i|`` and ``n = ||u||_2 ∈ [1, sqrt(d)]`` (last axis).
+
+    Nothing overflows or underflows whatever the magnitude of ``w`` (finite entries): ``w`` is
+    first brought near 1 by an exact power of two (``1/s`` itself would be subnormal for
+    ``s > 8.5e37``, and XLA flushes subnormals to zero). For ``w = 0``: ``u = 0``, ``n = 1``
+    and ``nonzero`` is false. The ``where``s keep gradients finite.
+    """
+    s = jnp.max(jnp.abs(w), -1, keepdims=True)
+    big, small = 2.0**64, 2.0**-64
+    pre = jnp.where(s > big, small, jnp.where(s < small, big, 1.0)).astype(w.dtype)
+    s1 = s * pre  # in [2^-64, 2^64] unless w = 0 (or w is subnormal, which XLA reads as 0)
+    u = (w * pre) / jnp.where(s1 > 0, s1, 1.0).astype(w.dtype)
+    nsq = jnp.sum(u * u, -1, keepdims=True)
+    nonzero = nsq > 0
+    return s, u, jnp.sqrt(jnp.where(nonzero, nsq, 1.0).astype(w.dtype)), nonzero
 
 
 def l2_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
-    """The Euclidean ball ``{w : ||w||_2 <= radius}``."""
+    """The Euclidean ball ``{w : ||w||_2 <= radius}``.
+
+    Projection and linear oracle are scale-safe: where ``sum_i w_i²`` would overflow or
+    lose precision in float32 (a norm beyond about ``1.8e19`` or below about ``9e-13``), the norm is
+    taken of ``w / max_i |w_i|`` instead, so ``project([1e20, 0, 0])`` is ``[radius, 0, 0]`` and
+    ``linear_oracle([1e-30, 0, 0])`` is ``[-radius, 0, 0]``. Elsewhere the numbers are those of
+    the plain formula, bit for bit. Non-finite inputs give NaN.
+    """
     _check_dim_radius(dim, radius)
     r = float(radius)
 
     def project(w: jax.Array) -> jax.Array:
-        norm = jnp.sqrt(jnp.sum(w * w, -1, keepdims=True))
-        return w * jnp.minimum(1.0, r / jnp.maximum(norm, jnp.finfo(w.dtype).tiny))
+        sq = jnp.sum(w * w, -1, keepdims=True)
+        ok = _plain_norm_ok(sq)
+        norm = jnp.sqrt(jnp.where(ok, sq, 1.0).astype(sq.dtype))
+        plain = w * jnp.minimum(1.0, r / jnp.maximum(norm, jnp.finfo(w.dtype).tiny))
+        s, u, n, nonzero = _scaled(w)
+        inside = ~nonzero | (s <= r / n)  # ||w|| = s·n <= r, without forming s·n
+        return jnp.where(ok, plain, jnp.where(inside, w, u * (r / n)))
 
     def linear_oracle(g: jax.Array) -> jax.Array:
-        norm = jnp.sqrt(jnp.sum(g * g, -1, keepdims=True))
-        return -r * g / jnp.maximum(norm, jnp.finfo(g.dtype).tiny)
+        sq = jnp.sum(g * g, -1, keepdims=True)
+        ok = _plain_norm_ok(sq)
+        norm = jnp.sqrt(jnp.where(ok, sq, 1.0).astype(sq.dtype))
+        plain = -r * g / jnp.maximum(norm, jnp.finfo(g.dtype).tiny)
+        _, u, n, _ = _scaled(g)
+        return jnp.where(ok, plain, -r * u / n)
 
     # Inner ball: the ball itself (r = R, centre 0).
     return ConstraintSet("l2_ball", dim, project, linear_oracle, r, 2.0 * r, None, (0.0,) * dim, r)
@@ -99,6 +164,12 @@ def box(dim: int, low: float = -1.0, high: float = 1.0) -> ConstraintSet:
     lo, hi = float(low), float(high)
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise ValueError(f"low and high must be finite with low < high, got low={low!r}, high={high!r}")
+    _check_float32_sizes(
+        f"low={low!r}, high={high!r}",
+        radius=float(np.sqrt(dim) * max(abs(lo), abs(hi))),
+        diameter=float(np.sqrt(dim) * (hi - lo)),
+        **{"half side": 0.5 * (hi - lo)},
+    )
 
     def project(w: jax.Array) -> jax.Array:
         return jnp.clip(w, lo, hi)
@@ -120,15 +191,28 @@ def _project_simplex(v: jax.Array, total: float) -> jax.Array:
     With ``u`` sorted decreasingly and ``k`` the largest index with
     ``u_k > (sum_{j<=k} u_j - total)/k``, the projection is ``max(v - θ, 0)``
     with ``θ = (sum_{j<=k} u_j - total)/k`` (Duchi et al. 2008, Figure 1).
+
+    Scale-safe: the projection does not change when a constant is added to every entry,
+    so an input whose largest entry exceeds ``total`` in magnitude is first shifted by that
+    entry (``v - max v``). Without the shift, ``sum u_j - total`` loses ``total`` to rounding
+    once the entries are large (``[1e8, 0, 0]`` went to ``[0, 0, 0]``, off the simplex) and
+    overflows near ``3.4e38``. Inputs with ``|max v| <= total`` keep the numbers of the
+    formula above bit for bit; larger ones differ from it by rounding only, and are more accurate.
     """
     d = v.shape[-1]
     u = -jnp.sort(-v, axis=-1)
+    top = u[..., :1]
+    shift = jnp.where(jnp.abs(top) <= total, jnp.zeros_like(top), top)  # the sort order is unchanged
+    u = u - shift
     css = jnp.cumsum(u, axis=-1) - total
     ks = jnp.arange(1, d + 1, dtype=v.dtype)
-    cond = u - css / ks > 0
-    k = jnp.sum(cond, axis=-1, keepdims=True)  # cond is true exactly on a prefix
+    # cond is true exactly on a prefix; a partial sum that overflowed to -inf (entries near -3.4e38
+    # after the shift) would make u - css/k = +inf there, outside the prefix: such entries are never
+    # in the support.
+    cond = (u - css / ks > 0) & jnp.isfinite(css)
+    k = jnp.sum(cond, axis=-1, keepdims=True)
     theta = jnp.take_along_axis(css, jnp.maximum(k, 1) - 1, axis=-1) / jnp.maximum(k, 1).astype(v.dtype)
-    return jnp.maximum(v - theta, 0.0)
+    return jnp.maximum(v - shift - theta, 0.0)
 
 
 def simplex(dim: int, total: float = 1.0) -> ConstraintSet:
@@ -144,6 +228,7 @@ def simplex(dim: int, total: float = 1.0) -> ConstraintSet:
     r = float(total)
     if not (np.isfinite(r) and r > 0):
         raise ValueError(f"total must be a finite number > 0, got {total!r}")
+    _check_float32_sizes(f"total={total!r}", radius=r, diameter=r * float(np.sqrt(2.0)))
 
     def project(w: jax.Array) -> jax.Array:
         return _project_simplex(w, r)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax
 
-from jaxpriv._base import Env, EnvInfo, PRNGKey
+from jaxpriv._base import Env, EnvInfo, PRNGKey, declare, declared
 
 
 def bandit_feedback(env: Env) -> Env:
@@ -39,4 +39,5 @@ def bandit_feedback(env: Env) -> Env:
         state, _, info = env.step(key, state, action, t)  # the gradient is dropped (and compiled away)
         return state, info.loss, EnvInfo(info.loss, info.regret, info.stats)
 
-    return Env(env.reset, step_fn, env.comparator, env.check, env.relative, env.horizon)
+    facts = {name: declared(env.step, name) for name in ("action_shape", "num_arms")}
+    return Env(env.reset, declare(step_fn, **facts), env.comparator, env.check, env.relative, env.horizon)

@@ -15,7 +15,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey, nan_unless_valid_arm
+from jaxpriv._base import Env, EnvInfo, PRNGKey, declare, nan_unless_valid_arm
 
 #: The means of the paper's finite-armed experiment (Sajed & Sheffet 2019; spec §6.1).
 PAPER_MEANS: tuple[float, ...] = (0.75, 0.625, 0.5, 0.375, 0.25)
@@ -92,4 +92,4 @@ def bernoulli_bandit(num_arms: int) -> Env:
         reward, regret = nan_unless_valid_arm((rewards[action], state.gaps[action]), action, num_arms)
         return state, reward, EnvInfo(loss=-reward, regret=regret, stats=())
 
-    return Env(reset_fn, step_fn, None, check)
+    return Env(reset_fn, declare(step_fn, num_arms=num_arms, action_shape=()), None, check)

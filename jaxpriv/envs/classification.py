@@ -16,7 +16,7 @@ import optax
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey
+from jaxpriv._base import Env, EnvInfo, PRNGKey, declare
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -192,6 +192,7 @@ def classification_stream(
 
     def check(params: ClassificationParams) -> None:
         _validate.in_closed_interval("label_noise", params.label_noise, 0.0, 0.5)
+        _validate.finite("direction", params.direction)
         if jnp.ndim(params.direction) >= 1:
             _validate.trailing_shape("direction", params.direction, (dim,))
 
@@ -254,4 +255,4 @@ def classification_stream(
             gap = best - dual
         return best, jnp.maximum(gap, 0.0)
 
-    return Env(reset_fn, step_fn, comparator, check, horizon=horizon)
+    return Env(reset_fn, declare(step_fn, action_shape=(dim,)), comparator, check, horizon=horizon)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey
+from jaxpriv._base import Env, EnvInfo, PRNGKey, declare
 from jaxpriv.sets import ConstraintSet, simplex
 
 PATTERNS = ("iid", "alternating")
@@ -94,4 +94,4 @@ def experts_stream(num_experts: int, pattern: str = "iid") -> Env:
         del state, t
         return linear_best(constraint, stats)
 
-    return Env(reset_fn, step_fn, comparator, check)
+    return Env(reset_fn, declare(step_fn, action_shape=(p,)), comparator, check)

@@ -20,7 +20,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey, nan_unless_valid_arm
+from jaxpriv._base import Env, EnvInfo, PRNGKey, declare, nan_unless_valid_arm
 
 
 def unit_sphere(key: PRNGKey, shape: tuple[int, ...], dim: int) -> jax.Array:
@@ -131,7 +131,7 @@ def linear_bandit(num_actions: int, dim: int, random_theta: bool = False) -> Env
         reward, regret = nan_unless_valid_arm((reward, jnp.max(state.means) - mean), action, num_actions)
         return state, reward, EnvInfo(loss=-reward, regret=regret, stats=())
 
-    return Env(reset_fn, step_fn, None, check)
+    return Env(reset_fn, declare(step_fn, num_arms=num_actions, action_shape=()), None, check)
 
 
 # --- fresh action sets each round -------------------------------------------------------------------
@@ -220,8 +220,10 @@ def contextual_linear_bandit(num_actions: int, dim: int, random_theta: bool = Fa
         if not random_theta:
             _validate.trailing_shape("theta", params.theta, (dim,))
             _check_common("theta", params.theta)
-        if params.context_mean is not None and np.ndim(params.context_mean) >= 1:
-            _validate.trailing_shape("context_mean", params.context_mean, (dim,))
+        if params.context_mean is not None:
+            _check_common("context_mean", params.context_mean)
+            if np.ndim(params.context_mean) >= 1:
+                _validate.trailing_shape("context_mean", params.context_mean, (dim,))
         _validate.nonnegative("context_stddev", params.context_stddev)
         _validate.nonnegative("noise_stddev", params.noise_stddev)
 
@@ -253,4 +255,4 @@ def contextual_linear_bandit(num_actions: int, dim: int, random_theta: bool = Fa
         info = EnvInfo(loss=-reward, regret=regret, stats=())
         return state._replace(actions=nxt), ContextualFeedback(reward, vec, nxt), info
 
-    return Env(reset_fn, step_fn, None, check)
+    return Env(reset_fn, declare(step_fn, num_arms=num_actions, action_shape=()), None, check)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey
+from jaxpriv._base import Env, EnvInfo, PRNGKey, declare
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -105,6 +105,7 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z
         _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
         _validate.nonnegative("spread", params.spread)
         _validate.nonnegative("drift", params.drift)
+        _validate.finite("center", params.center)
         if jnp.ndim(params.center) >= 1:
             _validate.trailing_shape("center", params.center, (dim,))
 
@@ -143,4 +144,4 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z
     def comparator(state: QuadraticState, stats: QuadraticStats, t: jax.Array) -> jax.Array:
         return quadratic_best_relative(constraint, state.strong_convexity, stats, t, state.reference)
 
-    return Env(reset_fn, step_fn, comparator, check, relative=True)
+    return Env(reset_fn, declare(step_fn, action_shape=(dim,)), comparator, check, relative=True)

@@ -48,6 +48,13 @@ regret, the theorem's bound where one exists), ``regret.png`` (regret curves
 with 95% bands) and ``final_regret.png`` (final regret against the swept
 parameter, theory dashed). Finished chunks are kept in ``chunks/``; running the
 same study into the same folder again resumes: finished chunks are not recomputed.
+Each chunk file carries the fingerprint of what it holds (``jaxpriv._resume``, the
+same mechanism as ``jaxpriv.sweep(save=...)``): what the learner and the environment
+compute, the horizon, the checkpoints, the seed chunk's key and the grid points'
+params. A chunk is reused only under that fingerprint; one written under another
+configuration (a changed grid, set, noise family, ...) is recomputed, never
+relabelled, whether or not ``chunks/study.json`` (the folder's stamp: a changed study
+file is refused) is there. A damaged chunk file is an error naming it.
 """
 
 from __future__ import annotations
@@ -309,22 +316,93 @@ def _params(source: Path, section: str, table: dict, cls: type) -> tuple[dict[st
     return fixed, swept
 
 
+# The budget field each noise family's guarantee is stated in (a learner built with ``noise=``).
+BUDGET_FIELDS = {"gamma": ("epsilon", "ε-DP"), "laplace": ("epsilon", "ε-DP"), "gaussian": ("rho", "ρ-zCDP")}
+
+
+def _check_budget_family(source: Path, table: dict, static: dict, entry: Component) -> None:
+    """A learner with a noise family takes the budget of that family only, and needs it.
+
+    ``noise = "gaussian"`` with an ``epsilon`` grid would run the Gaussian tree with the
+    ε of another guarantee (or with no budget at all); refused naming the key.
+    """
+    fields = getattr(entry.params, "_fields", ())
+    signature = inspect.signature(entry.factory).parameters
+    if "noise" not in signature or not {"epsilon", "rho"} <= set(fields):
+        return
+    noise = static.get("noise", signature["noise"].default)
+    noise = "gamma" if noise is None else noise
+    if noise not in BUDGET_FIELDS:
+        return  # the factory has refused it already
+    needed, guarantee = BUDGET_FIELDS[noise]
+    given = table.get("params", {})
+    for other in ("epsilon", "rho"):
+        if other != needed and other in given:
+            families = sorted(f for f, (b, _) in BUDGET_FIELDS.items() if b == other)
+            raise _fail(
+                source,
+                f"learner.params.{other}",
+                f"is the budget of another noise family: noise = {noise!r} is {guarantee} and takes "
+                f"learner.params.{needed}, not {other} (the budget of noise = {' or '.join(map(repr, families))})",
+            )
+    if needed not in given:
+        raise _fail(
+            source,
+            "learner.params",
+            f"noise = {noise!r} is {guarantee} and needs learner.params.{needed} (inf for the non-private limit)",
+        )
+
+
+def _check_traces(source: Path, learner: Any, env: Any, params: Any) -> None:
+    """Trace ``learner.init`` and ``env.reset`` on abstract params (nothing runs): the checks made at trace time.
+
+    A component refuses a missing or wrong-family budget when it is initialised; this
+    surfaces that ``ValueError`` (or a ``TypeError`` of a field it cannot use) here,
+    naming the section, before anything compiles.
+    """
+    import jax
+
+    from jaxpriv import _resume, sim
+
+    axes, _ = sim.grid_axes(params, allow_grid=True)
+    point = _resume.abstract_point(params, axes)
+    key = jax.eval_shape(lambda: jax.random.key(0))
+    for section, fn, sub in (("learner.params", learner.init, point.learner), ("env.params", env.reset, point.env)):
+        try:
+            jax.eval_shape(fn, key, sub)
+        except (ValueError, TypeError) as err:
+            raise _fail(source, section, str(err).splitlines()[0] if str(err) else type(err).__name__) from None
+
+
 def load_study(path: str | Path) -> Study:
     """Read and validate a study file; builds the components but compiles nothing.
 
     Raises:
       ValueError: naming the file and the key, for an unknown name or key, a bad
-        value (the components' own checks, run on every grid point), or a bad grid.
+        value (the components' own checks, run on every grid point, and those they
+        make when traced), a budget of another noise family (``noise = "gaussian"``
+        with ``epsilon``) or none, or a bad grid; naming the path when it is a folder,
+        missing or unreadable.
     """
     import jax.numpy as jnp
 
     from jaxpriv.sim import SimParams, normalize_checkpoints
 
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ValueError(f"study must be the path of a TOML study file, got {path!r}")
     source = Path(path)
+    if source.is_dir():
+        raise ValueError(f"study must be a TOML study file, got the folder {source}")
+    if not source.is_file():
+        raise ValueError(f"study file {source} does not exist (expected a TOML study file)")
     try:
-        raw = tomllib.loads(source.read_text())
+        raw = tomllib.loads(source.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"{source}: not valid TOML: {err}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{source}: not a TOML study file (not UTF-8 text)") from None
+    except OSError as err:
+        raise ValueError(f"study file {source} cannot be read ({err.strerror or err})") from None
     for key in raw:
         if key not in TOP_KEYS + TABLES:
             raise _fail(source, key, f"unknown key{_suggest(key, list(TOP_KEYS + TABLES))}; known: {TOP_KEYS + TABLES}")
@@ -376,6 +454,7 @@ def load_study(path: str | Path) -> Study:
         env = envs.bandit_feedback(env)
 
     l_fixed, l_swept = _params(source, "learner", raw["learner"], l_entry.params)
+    _check_budget_family(source, raw["learner"], learner_static, l_entry)
     e_fixed, e_swept = _params(source, "env", raw["env"], e_entry.params)
     swept = {f"learner.params.{k}": v for k, v in l_swept.items()} | {f"env.params.{k}": v for k, v in e_swept.items()}
 
@@ -418,6 +497,7 @@ def load_study(path: str | Path) -> Study:
                 component.check(sub)
             except ValueError as err:
                 raise _fail(source, section, str(err)) from None
+    _check_traces(source, learner, env, params)
     from jaxpriv._base import check_horizon
 
     for what, component in (("learner", learner), ("env", env)):
@@ -486,11 +566,10 @@ def _take(params: Any, axes: Any, idx: np.ndarray) -> Any:
 
 
 def _run_chunk(study: Study, block: int, chunk: int) -> dict[str, np.ndarray]:
-    import jax
 
     from jaxpriv import sim
 
-    key = jax.random.fold_in(jax.random.key(study.seed), chunk)
+    key = _chunk_key(study, chunk)
     params = _block_params(study, block)
     r = sim.sweep(study.learner, study.env, params, key, study.horizon, study.chunk, study.checkpoints)
     out = {}
@@ -505,10 +584,73 @@ def _run_chunk(study: Study, block: int, chunk: int) -> dict[str, np.ndarray]:
     return out
 
 
-def _save_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
+def _chunk_key(study: Study, chunk: int) -> Any:
+    """The base key of seed chunk ``chunk``: ``fold_in(key(seed), chunk)``."""
+    import jax
+
+    return jax.random.fold_in(jax.random.key(study.seed), chunk)
+
+
+def _chunk_fingerprint(study: Study, block: int, chunk: int, code: tuple[str, str]) -> dict[str, Any]:
+    """What chunk file ``(block, chunk)`` must match to be reused (``jaxpriv._resume.fingerprint``).
+
+    The configuration (what the components compute, horizon, checkpoints), the seed
+    chunk's key, the params of the grid points the block holds (their digest, and their
+    values readably under ``grid points``), so that a chunk is never read under another
+    grid or another study, with or without ``chunks/study.json``.
+    """
+    from jaxpriv import _resume, sim
+
+    params = _block_params(study, block)
+    axes, size = sim.grid_axes(params, allow_grid=True)
+    fp = _resume.fingerprint(
+        study.learner, study.env, horizon=study.horizon, seeds=study.chunk, chunk=None, segment=None,
+        checkpoints=study.checkpoints, keys=_chunk_key(study, chunk), params=params, axes=axes if size else None,
+        code=code,
+    )  # fmt: skip
+    start = block * study.grid_chunk
+    idx = np.minimum(np.arange(start, start + study.grid_chunk), study.size - 1)
+    fp["grid points"] = {k: np.asarray(v)[idx].tolist() for k, v in study.grid.items()}
+    return fp
+
+
+def _read_chunk(path: Path, fingerprint: dict[str, Any], chunks_dir: Path) -> dict[str, np.ndarray] | None:
+    """A finished chunk's arrays, or ``None`` when the file holds another configuration (recompute it).
+
+    Raises:
+      ValueError: the file is truncated or corrupted (named, with how to start over).
+    """
+    from jaxpriv import _resume
+
+    remedy = f"delete it to recompute that chunk (or delete {chunks_dir} to start the study over)"
+    try:
+        meta, arrays = _resume.read(path, remedy)
+    except _resume.OtherFormat as err:
+        print(f"{err.args[0].split(';')[0]}: recomputing it")
+        return None
+    wrong = _resume.differences(meta.get("fingerprint", {}), fingerprint)
+    if wrong:
+        print(f"{path} holds another configuration ({'; '.join(wrong)}): recomputing it")
+        return None
+    if "regret" not in arrays:
+        raise ValueError(f"{path} holds no regret array; {remedy}")
+    return arrays
+
+
+def _check_out(out: Path) -> Path:
+    """The output folder: refused (``ValueError`` naming ``out``) when it is a file, under a file or read-only."""
+    from jaxpriv import _resume
+
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out must be a folder, got the file {out}")
+    try:
+        (out / "chunks").mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ValueError(f"out={str(out)!r} must be a folder, but a part of that path is a file") from None
+    except OSError as err:
+        raise ValueError(f"out={str(out)!r}: cannot create the folder ({err.strerror or err})") from None
+    _resume.check_writable(out / "chunks" / "study.json", "out")
+    return out
 
 
 def run_study(
@@ -530,56 +672,74 @@ def run_study(
       A ``StudyResult``.
 
     Raises:
-      ValueError: a bad study file (before anything compiles), or an output folder
-        holding chunks of a different study.
+      ValueError: a bad study file or path (before anything compiles), an output folder
+        that is a file, lies under one or cannot be written, an output folder holding
+        chunks of a different study, or a damaged chunk file (named).
     """
     from tqdm.auto import tqdm
 
+    from jaxpriv import _resume
+
     study = load_study(path)
-    out = Path(out) if out else Path("jaxpriv-out") / study.source.stem
+    out = _check_out(Path(out) if out else Path("jaxpriv-out") / study.source.stem)
     chunks_dir = out / "chunks"
-    chunks_dir.mkdir(parents=True, exist_ok=True)
     stamp = chunks_dir / "study.json"
     fingerprint = _fingerprint(study)
-    if stamp.exists() and json.loads(stamp.read_text()).get("fingerprint") != fingerprint:
-        raise ValueError(
-            f"{out} holds chunks of a different study (the file or jaxpriv changed since): "
-            f"delete {chunks_dir} or choose another --out"
-        )
-    stamp.write_text(json.dumps({"fingerprint": fingerprint, "study": study.raw}, indent=2, default=str))
+    if stamp.exists():
+        try:
+            stamped = json.loads(stamp.read_text()).get("fingerprint")
+        except (ValueError, AttributeError, OSError):
+            stamped = None  # a damaged stamp: every chunk is checked on its own below
+        if stamped != fingerprint:
+            raise ValueError(
+                f"{out} holds chunks of a different study (the file or jaxpriv changed since): "
+                f"delete {chunks_dir} or choose another --out"
+            )
 
     blocks = -(-study.size // study.grid_chunk)
     n_chunks = study.seeds // study.chunk
     units = [(b, c) for c in range(n_chunks) for b in range(blocks)]
     files = {u: chunks_dir / f"g{u[0]:04d}_s{u[1]:04d}.npz" for u in units}
-    done = [u for u in units if files[u].exists()]
+    # Each chunk file carries the fingerprint of its configuration and grid points: checked before anything runs.
+    from jaxpriv import sim
+
+    axes, size = sim.grid_axes(study.params, allow_grid=True)
+    code = _resume.computation(study.learner, study.env, study.params, axes if size else None)
+    prints = {u: _chunk_fingerprint(study, *u, code) for u in units}
+    parts: dict[tuple[int, int], dict[str, np.ndarray]] = {}
+    for u in units:
+        if files[u].exists():
+            arrays = _read_chunk(files[u], prints[u], chunks_dir)
+            if arrays is not None:
+                parts[u] = arrays
+    stamp.write_text(json.dumps({"fingerprint": fingerprint, "study": study.raw}, indent=2, default=str))
+    done = len(parts)
     if done:
-        print(f"resuming {study.name}: {len(done)} of {len(units)} chunks found in {chunks_dir}, not recomputed")
+        print(f"resuming {study.name}: {done} of {len(units)} chunks found in {chunks_dir}, not recomputed")
     start = time.perf_counter()
     computed = 0
-    bar = tqdm(
-        total=len(units), initial=len(done), desc=study.name, unit="chunk", disable=not progress, file=sys.stderr
-    )
+    bar = tqdm(total=len(units), initial=done, desc=study.name, unit="chunk", disable=not progress, file=sys.stderr)
     try:
         for unit in units:
-            if files[unit].exists():
+            if unit in parts:
                 continue
-            _save_atomic(files[unit], _run_chunk(study, *unit))
+            arrays = _run_chunk(study, *unit)
+            _resume.write(files[unit], {"fingerprint": prints[unit], "unit": list(unit)}, arrays)
+            parts[unit] = arrays
             computed += 1
             bar.update(1)
             if after_chunk is not None:
-                after_chunk(len(done) + computed)
+                after_chunk(done + computed)
     finally:
         bar.close()
     seconds = time.perf_counter() - start
 
     # Assemble [G, S, ...] from the chunks (dropping the padding of the last grid block).
-    parts = {u: dict(np.load(files[u])) for u in units}
     arrays = {}
     for name in parts[units[0]]:
         rows = [np.concatenate([parts[(b, c)][name] for c in range(n_chunks)], axis=1) for b in range(blocks)]
         arrays[name] = np.concatenate(rows, axis=0)[: study.size]
-    return _write_outputs(study, out, arrays, len(done), computed, seconds)
+    return _write_outputs(study, out, arrays, done, computed, seconds)
 
 
 def _label(study: Study, g: int, keys: tuple[str, ...] | None = None) -> str:

@@ -1,0 +1,385 @@
+"""Resuming long runs: the fingerprint of a configuration, and atomic, checked save files.
+
+One mechanism for ``jaxpriv.sweep(save=...)`` and the study runner's chunk files
+(``jaxpriv.experiments.study``): a saved file is read back only under the
+configuration that wrote it, and a damaged file is an error that names it.
+
+The fingerprint (``fingerprint``) is a flat dict of readable fields, compared
+field by field so that a refusal names what differs. Its ``* computation`` fields
+hash what the components compute rather than how they were built: the jaxpr of
+``learner.init / act / update`` and ``env.reset / step / comparator`` traced on
+abstract inputs of the right shapes (``jax.make_jaxpr``; nothing runs), with the
+bytes of every closed-over array (a set's centre, a factorization's matrix:
+constants of the jaxpr, not printed in its text). Every static argument of every
+component (horizon, dimension, the set and its size, the noise family, a
+mechanism and its static arguments, the neighbouring relation) changes either the
+traced program or one of its constants or literals, so a change of any of them
+changes the hash. Python scalars found in the components' closures are kept
+beside it (``* static arguments``), so that a refusal can say ``noise: saved
+'gamma', now 'laplace'``. The jaxpr text is deterministic (variables are named
+in order, no object ids), so a fingerprint is the same in every process.
+
+A save file is an ``.npz`` with a JSON ``meta`` entry (``FORMAT``, the fingerprint,
+and the writer's own fields) and a SHA-256 of every array, written to a temporary
+file beside it and renamed over it (``write``), so a crash leaves the previous
+file whole. ``read`` verifies the archive, the checksum and the format and raises
+``ValueError`` naming the file and how to start over.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import zipfile
+import zlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend import core as jax_core
+
+FORMAT = 2  # the version of the save file layout; 1 was jaxpriv's files without a checksum
+
+_SCALARS = (bool, int, float, str, np.integer, np.floating, np.bool_)
+
+
+# --- the fingerprint ------------------------------------------------------------------------------------------
+
+
+def digest(*arrays: Any) -> str:
+    """A short SHA-256 of arrays' shapes, dtypes and bytes (typed PRNG keys by their key data)."""
+    h = hashlib.sha256()
+    for a in arrays:
+        if isinstance(a, jax.Array) and jnp.issubdtype(a.dtype, jax.dtypes.prng_key):
+            h.update(str(jax.random.key_impl(a)).encode())
+            a = jax.random.key_data(a)
+        a = np.asarray(a)
+        h.update(str((a.shape, a.dtype.str)).encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
+
+
+def function_name(fn: Any) -> str:
+    """``module.qualname`` of a component's function, cut at its factory (``jaxpriv.oco.pftal.pftal``)."""
+    name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
+    return name.split(".<locals>", 1)[0]
+
+
+def _abstract(x: Any) -> Any:
+    """A ``ShapeDtypeStruct`` of ``x`` (a leaf of params, a state or a key)."""
+    if isinstance(x, jax.ShapeDtypeStruct):
+        return x
+    if not isinstance(x, jax.Array):
+        x = jnp.asarray(x)
+    return jax.ShapeDtypeStruct(x.shape, x.dtype)
+
+
+def abstract_point(params: Any, axes: Any) -> Any:
+    """Abstract params of one grid point: swept leaves (axis 0 in ``axes``) lose their leading axis."""
+    if axes is None:
+        return jax.tree.map(_abstract, params)
+
+    def strip(leaf: Any, axis: Any) -> Any:
+        a = _abstract(leaf)
+        return a if axis is None else jax.ShapeDtypeStruct(a.shape[1:], a.dtype)
+
+    return jax.tree.map(strip, params, axes)
+
+
+def _walk_consts(jaxpr: Any, out: list) -> None:
+    """Append the constants of every closed sub-jaxpr of ``jaxpr`` (a ``jit`` or ``cond`` keeps its own)."""
+
+    def visit(value: Any) -> None:
+        if isinstance(value, jax_core.ClosedJaxpr):
+            out.extend(value.consts)
+            _walk_consts(value.jaxpr, out)
+        elif isinstance(value, jax_core.Jaxpr):
+            _walk_consts(value, out)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                visit(v)
+
+    for eqn in jaxpr.eqns:
+        for value in eqn.params.values():
+            visit(value)
+
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+
+
+def _hash_traced(h: Any, fn: Callable, *args: Any) -> Any:
+    """Feed ``fn``'s jaxpr on abstract ``args`` (text and constants) to ``h``; return its output shapes."""
+    closed, shapes = jax.make_jaxpr(fn, return_shape=True)(*args)
+    text = closed.jaxpr.pretty_print(use_color=False)  # the default text, whatever the printing settings
+    h.update(_ADDRESS.sub("0x", text).encode())
+    consts = list(closed.consts)
+    _walk_consts(closed.jaxpr, consts)
+    for c in consts:
+        h.update(digest(c).encode())
+    return shapes
+
+
+def computation(learner: Any, env: Any, params: Any, axes: Any = None) -> tuple[str, str]:
+    """Hashes of what ``learner`` and ``env`` compute: ``(learner's, environment's)``.
+
+    Traces ``learner.init / act / update`` and ``env.reset / step / comparator``
+    (``jax.make_jaxpr``, nothing runs) on abstract inputs shaped as in the engine:
+    a typed PRNG key, one grid point of ``params`` (a ``SimParams``; ``axes`` its grid
+    axes from ``jaxpriv.sim.grid_axes``, ``None`` when nothing is swept), the states
+    ``init`` / ``reset`` return, the action, the feedback and the clock ``t``.
+
+    Raises:
+      ValueError: a component refuses the params when traced (a missing budget, ...).
+    """
+    point = abstract_point(params, axes)
+    key = jax.eval_shape(lambda: jax.random.key(0))
+    t = jax.ShapeDtypeStruct((), jnp.int32)
+    h_learner, h_env = hashlib.sha256(), hashlib.sha256()
+    agent = _hash_traced(h_learner, learner.init, key, point.learner)
+    env_state = _hash_traced(h_env, env.reset, key, point.env)
+    action = _hash_traced(h_learner, learner.act, key, agent, t)
+    _, feedback, info = _hash_traced(h_env, env.step, key, env_state, action, t)
+    _hash_traced(h_learner, learner.update, key, agent, action, feedback, t)
+    if env.comparator is not None:
+        stats = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape, jnp.float32), info.stats)
+        _hash_traced(h_env, env.comparator, env_state, stats, t)
+    return h_learner.hexdigest()[:16], h_env.hexdigest()[:16]
+
+
+def static_arguments(component: Any) -> dict[str, Any]:
+    """The Python scalars a component's functions close over, by path (``tree.noise``, ``constraint.radius``).
+
+    A readable companion to ``computation`` (which decides): the factory's static
+    arguments as the closures keep them. Functions, NamedTuples (a ``ConstraintSet``, a
+    ``Mechanism``), ``functools.partial`` objects and tuples are searched up to a depth
+    of 6; the first path to reach a value names it.
+    """
+    found: dict[str, Any] = {}
+    seen: set[int] = set()  # cycle guard only: object ids never enter the result
+
+    def record(path: str, value: Any) -> None:
+        if isinstance(value, _SCALARS) or value is None:
+            if isinstance(value, (np.integer, np.floating, np.bool_)):
+                value = value.item()
+            if isinstance(value, float) and not np.isfinite(value):
+                value = repr(value)  # JSON has no inf / nan
+            found.setdefault(path, value)
+        elif isinstance(value, np.ndarray) and value.size <= 8 and value.dtype.kind in "biuf":
+            found.setdefault(path, [repr(x) for x in value.ravel().tolist()])
+        elif isinstance(value, tuple) and value and all(isinstance(v, _SCALARS) for v in value):
+            found.setdefault(path, repr(value) if len(value) <= 8 else f"<{len(value)} values {digest(value)}>")
+        else:
+            visit(path, value, path.count(".") + 1)
+
+    def visit(path: str, obj: Any, depth: int) -> None:
+        if depth > 6 or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        prefix = f"{path}." if path else ""
+        if isinstance(obj, functools.partial):
+            visit(path, obj.func, depth)
+            for i, a in enumerate(obj.args):
+                record(f"{prefix}arg{i}", a)
+            for k, v in sorted(obj.keywords.items()):
+                record(f"{prefix}{k}", v)
+        elif isinstance(obj, tuple) and hasattr(obj, "_fields"):
+            for name, value in zip(obj._fields, obj, strict=True):
+                record(f"{prefix}{name}", value)
+        elif callable(obj) and getattr(obj, "__closure__", None):
+            for name, cell in zip(obj.__code__.co_freevars, obj.__closure__, strict=True):
+                try:
+                    value = cell.cell_contents
+                except ValueError:  # an empty cell
+                    continue
+                if name in ("__class__",):
+                    continue
+                record(f"{prefix}{name}", value)
+
+    visit("", component, 0)
+    # A component's own fields (init, act, ...) are its functions: drop their names from the paths.
+    fields = getattr(component, "_fields", ())
+    out: dict[str, Any] = {}
+    for path, value in found.items():
+        head, _, rest = path.partition(".")
+        out.setdefault(rest if head in fields and rest else path, value)
+    return out
+
+
+def fingerprint(
+    learner: Any,
+    env: Any,
+    *,
+    horizon: int,
+    seeds: int,
+    chunk: int | None,
+    segment: int | None,
+    checkpoints: Iterable[int],
+    keys: Any,
+    params: Any,
+    axes: Any = None,
+    stats: Any = None,
+    code: tuple[str, str] | None = None,
+) -> dict[str, Any]:
+    """What a saved run must match to be resumed, field by field (a JSON-able dict).
+
+    ``keys`` are the run's seed keys; ``params`` its (canonical, float32) params with
+    ``axes`` their grid axes. See the module docstring for the ``* computation`` fields;
+    ``code`` passes them when already computed (``computation``, once for many runs of
+    the same components).
+    """
+    learner_code, env_code = computation(learner, env, params, axes) if code is None else code
+    env_static = static_arguments(env) | {"relative": bool(env.relative), "horizon": env.horizon}
+    return {
+        "learner": function_name(learner.init),
+        "learner static arguments": static_arguments(learner) | {"horizon": learner.horizon},
+        "learner computation": learner_code,
+        "environment": function_name(env.reset),
+        "environment static arguments": env_static,
+        "environment computation": env_code,
+        "horizon": int(horizon),
+        "seeds": int(seeds),
+        "chunk": chunk,
+        "segment": segment,
+        "checkpoints": digest(np.asarray(tuple(checkpoints), np.int64)),
+        "key": digest(keys),
+        "params": digest(*jax.tree.leaves(params)) + " " + str(jax.tree.structure(params)),
+        "stats": repr(stats),
+        # The compiled batch is padded to a multiple of the device count: float32 rounding may differ.
+        "jax": f"{jax.__version__} on {jax.default_backend()}, {jax.local_device_count()} device(s)",
+    }
+
+
+def differences(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """``"field: saved X, now Y"`` for every field of ``now`` that ``saved`` does not match.
+
+    Dict-valued fields (static arguments) name only their differing entries.
+    """
+    out = []
+    for field, value in now.items():
+        old = saved.get(field)
+        if old == value:
+            continue
+        if isinstance(old, dict) and isinstance(value, dict):
+            keys = [k for k in {**old, **value} if old.get(k, "<absent>") != value.get(k, "<absent>")]
+            inner = ", ".join(f"{k}: saved {old.get(k, '<absent>')!r}, now {value.get(k, '<absent>')!r}" for k in keys)
+            out.append(f"{field} ({inner})")
+        else:
+            out.append(f"{field}: saved {old!r}, now {value!r}")
+    return out
+
+
+# --- files ----------------------------------------------------------------------------------------------------
+
+
+def check_writable(path: str | os.PathLike, name: str) -> Path:
+    """Refuse, before any computation, a save path that cannot be written; create its folder.
+
+    Args:
+      path: the file to be written (and replaced atomically) later.
+      name: the argument's name, for the message (``"save"``).
+
+    Returns:
+      ``path`` as a ``Path``.
+
+    Raises:
+      ValueError: ``path`` is a folder, its folder is a file or cannot be created,
+        or a file cannot be created in that folder (read-only, no permission).
+    """
+    if not isinstance(path, (str, os.PathLike)) or str(path) == "":
+        raise ValueError(f"{name} must be a file path (a str or os.PathLike), got {path!r}")
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{name} must be a file path, got the folder {path}")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"{name} must be a regular file path, got {path} (not a regular file)")
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ValueError(f"{name}={str(path)!r}: its folder {folder} is a file, not a folder") from None
+    except OSError as err:
+        raise ValueError(f"{name}={str(path)!r}: cannot create its folder {folder} ({err.strerror or err})") from None
+    probe = folder / f".{path.name}.{os.getpid()}.probe"
+    try:
+        with open(probe, "wb"):
+            pass
+        probe.unlink()
+    except OSError as err:
+        raise ValueError(
+            f"{name}={str(path)!r}: cannot write a file in {folder} ({err.strerror or err}); choose a writable path"
+        ) from None
+    return path
+
+
+def _checksum(arrays: dict[str, np.ndarray]) -> str:
+    h = hashlib.sha256()
+    for k in sorted(arrays):
+        h.update(k.encode())
+        h.update(digest(arrays[k]).encode())
+    return h.hexdigest()
+
+
+def write(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """Write ``arrays`` and ``meta`` (JSON-able) to ``path`` atomically: a temporary file, then a rename."""
+    arrays = {k: np.asarray(v) for k, v in arrays.items()}
+    meta = {"format": FORMAT, **meta, "checksum": _checksum(arrays)}
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, meta=np.asarray(json.dumps(meta)), **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+class DamagedFile(ValueError):
+    """A save or chunk file that cannot be read back whole (truncated, corrupted, not a save file)."""
+
+
+class OtherFormat(DamagedFile):
+    """A whole file written in another layout (an older jaxpriv's, without a fingerprint or checksum)."""
+
+
+def read(path: Path, remedy: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """``(meta, arrays)`` of a file written by ``write``, every byte verified.
+
+    Args:
+      path: the file.
+      remedy: how to start over, for the message (``"delete it to start the sweep over"``).
+
+    Raises:
+      DamagedFile: (a ``ValueError``) the file is truncated or corrupted; ``OtherFormat``
+        (a ``DamagedFile``) it is whole but not a save file of this format. The message
+        names the file and ``remedy``.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            files = list(z.files)
+            if "meta" not in files:
+                raise OtherFormat(
+                    f"{path} is not a jaxpriv save file of this version (it has no 'meta' entry); {remedy}"
+                )
+            meta = json.loads(str(z["meta"]))
+            arrays = {k: z[k] for k in files if k != "meta"}
+    except DamagedFile:
+        raise
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError, UnicodeDecodeError) as err:
+        detail = str(err).split(". ")[0]  # numpy's pickle advice does not apply: the file is damaged
+        raise DamagedFile(f"{path} is truncated or corrupted ({type(err).__name__}: {detail}); {remedy}") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        version = meta.get("format", 1) if isinstance(meta, dict) else "?"
+        raise OtherFormat(
+            f"{path} was written in save format {version} (another jaxpriv); this one reads format {FORMAT}: {remedy}"
+        )
+    if meta.get("checksum") != _checksum(arrays):
+        raise DamagedFile(f"{path} is corrupted (its arrays do not match their checksum); {remedy}")
+    return meta, arrays
