@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -22,44 +22,197 @@ Params = Any
 State = Any
 
 
+class InitFn(Protocol):
+    """``init(key, params) -> state`` of a mechanism or a learner.
+
+    Turns the traced ``params`` (a ``*Params`` NamedTuple of array leaves) into the state
+    every later call needs, calibrating once (noise scales, step sizes). Pure: the same
+    key and params give the same state; ``vmap`` over params batches everything downstream.
+    """
+
+    def __call__(self, key: PRNGKey, params: Params, /) -> State:
+        """Return the initial state for ``params``; ``key`` seeds any randomness of the state."""
+        ...
+
+
+class MechanismStepFn(Protocol):
+    """``step(key, state, x, t) -> (state, release)`` of a mechanism.
+
+    ``x`` is the input at the 1-based step ``t`` (int32, shared by every seed, not batched);
+    ``key`` is that step's key. Returns the new state and the private release.
+    """
+
+    def __call__(self, key: PRNGKey, state: State, x: jax.Array, t: jax.Array, /) -> tuple[State, jax.Array]:
+        """Absorb ``x`` at step ``t`` and return ``(state, release)``."""
+        ...
+
+
+class ActFn(Protocol):
+    """``act(key, state, t) -> action`` of a learner: the point ``w_t`` or the arm played at ``t``."""
+
+    def __call__(self, key: PRNGKey, state: State, t: jax.Array, /) -> jax.Array:
+        """Return the action at the 1-based step ``t``."""
+        ...
+
+
+class UpdateFn(Protocol):
+    """``update(key, state, action, feedback, t) -> state`` of a learner.
+
+    ``action`` is what ``act`` returned at ``t``; ``feedback`` is what the environment
+    revealed for it (a gradient, a loss or a reward).
+    """
+
+    def __call__(self, key: PRNGKey, state: State, action: jax.Array, feedback: Any, t: jax.Array, /) -> State:
+        """Return the state after the feedback of step ``t``."""
+        ...
+
+
+class ResetFn(Protocol):
+    """``reset(key, params) -> state`` of an environment: draws the instance (arm means, a loss stream's seed)."""
+
+    def __call__(self, key: PRNGKey, params: Params, /) -> State:
+        """Return the environment's initial state for ``params``."""
+        ...
+
+
+class EnvStepFn(Protocol):
+    """``step(key, state, action, t) -> (state, feedback, EnvInfo)`` of an environment.
+
+    ``feedback`` is what the learner sees (a gradient, a loss or a reward); ``EnvInfo``
+    is what the engine records (loss, per-step regret, statistics for the comparator).
+    """
+
+    def __call__(self, key: PRNGKey, state: State, action: jax.Array, t: jax.Array, /) -> tuple[State, Any, EnvInfo]:
+        """Answer ``action`` at step ``t``."""
+        ...
+
+
+class ComparatorFn(Protocol):
+    """``comparator(state, stats_sum, t) -> best`` (or ``(best, gap)``) of an environment.
+
+    ``stats_sum`` is the sum over ``s <= t`` of ``EnvInfo.stats``; ``best`` is the loss of
+    the best fixed point in hindsight, and ``gap`` a certified bound on its suboptimality
+    when a numerical solver computes it (see ``Env.comparator``).
+    """
+
+    def __call__(self, state: State, stats_sum: Any, t: jax.Array, /) -> jax.Array | tuple[jax.Array, jax.Array]:
+        """Return the best fixed loss in hindsight (and its certified gap, for a numerical solver)."""
+        ...
+
+
+class CheckFn(Protocol):
+    """``check(params) -> None`` of any component: raises ``ValueError`` (naming the field) on bad params.
+
+    The engine calls it on concrete values before compiling; it must not trace anything.
+    """
+
+    def __call__(self, params: Params, /) -> None:
+        """Raise ``ValueError`` when ``params`` is invalid; return ``None`` otherwise."""
+        ...
+
+
+class NonfiniteFn(Protocol):
+    """``nonfinite(state) -> count`` of a mechanism or a learner: the inputs it zeroed (int32).
+
+    The count of inputs with a NaN / ±inf entry that the component replaced by zero
+    (``zero_nonfinite``), read from its state: a scalar for one run's state (the engine
+    calls it inside its ``vmap``). A learner that owns a mechanism adds the mechanism's
+    count for the mechanism's part of its state to its own. The engine reports the total
+    as ``Result.nonfinite_inputs`` (``nonfinite_inputs``).
+    """
+
+    def __call__(self, state: State, /) -> jax.Array:
+        """Return the int32 count of zeroed inputs recorded in ``state``."""
+        ...
+
+
+class PrefixSumInfo(NamedTuple):
+    """What a prefix-sum mechanism declares about itself (``Mechanism.info``; read with ``describe``).
+
+    Defined here, beside ``Mechanism``, because it is one of the mechanism's fields; the
+    mechanisms (``jaxpriv.mechanisms``) build it and re-export it.
+
+    Attributes:
+      name: the factory (``"binary_tree"``, ``"honaker_tree"``, ``"sqrt_factorization"``, ``"blt"``,
+        ``"window_tree"``).
+      horizon: ``T``, the number of steps it is calibrated for.
+      dim: ``d``, the dimension of each input.
+      noise: the noise family (``"gamma"``, ``"laplace"``, ``"gaussian"``).
+      neighbouring: ``"add_remove"`` or ``"replace"``.
+      sensitivity: ``params -> s``: the sensitivity the noise is calibrated to, in the
+        family's norm (L1 for Laplace, L2 otherwise), for the neighbouring relation named:
+        per node for the trees (``Δ`` or ``2Δ``), times the maximum column norm of
+        the encoder for the matrix factorizations.
+      variance: ``(params, t) -> var``: the exact per-coordinate variance of the
+        release error ``v_t - sum_{s<=t} x_s`` at step ``t`` (float64).
+    """
+
+    name: str
+    horizon: int
+    dim: int
+    noise: str
+    neighbouring: str
+    sensitivity: Callable[[Any], np.ndarray]
+    variance: Callable[[Any, np.ndarray], np.ndarray]
+
+
 class Mechanism(NamedTuple):
     """A private mechanism: one-shot release or private prefix sums of a stream.
 
+    Fields are positional in this order (``Mechanism(init, step, check, horizon)`` is the
+    common construction); the later ones default to ``None``.
+
     Attributes:
-      init: ``(key, params) -> state``; calibrates the noise once.
-      step: ``(key, state, x, t) -> (state, release)``.
-      check: optional ``params -> None``; raises ``ValueError`` on bad params.
+      init: ``(key, params) -> state`` (``InitFn``); calibrates the noise once.
+      step: ``(key, state, x, t) -> (state, release)`` (``MechanismStepFn``).
+      check: optional ``params -> None`` (``CheckFn``); raises ``ValueError`` on bad params.
         Called by the engine on concrete values, before anything is compiled.
       horizon: the number of steps ``T`` the mechanism was built (and calibrated)
         for, or ``None`` when it has no horizon. Drivers (``prefix_sums``,
         ``run``, ``sweep``) refuse a longer stream before compiling; stepped by
         hand at ``t > T`` the release is NaN (``poison_past_horizon``).
+      nonfinite: optional ``state -> int32`` (``NonfiniteFn``): how many inputs the
+        mechanism replaced by zero (``zero_nonfinite``), from its state. jaxpriv's
+        mechanisms declare ``nonfinite_field`` (their states' ``nonfinite`` field).
+        ``None``: undeclared; ``nonfinite_inputs`` then searches the state for fields
+        named ``nonfinite`` (``count_nonfinite``).
+      info: the mechanism's description when it is a prefix-sum mechanism
+        (``PrefixSumInfo``: shape, noise family, neighbouring relation, calibrated
+        sensitivity, exact variance oracle), else ``None``. A field, so it travels with
+        the mechanism: ``mechanism._replace(step=wrapped)`` keeps it.
     """
 
-    init: Callable[..., State]
-    step: Callable[..., tuple[State, jax.Array]]
-    check: Callable[[Params], None] | None = None
+    init: InitFn
+    step: MechanismStepFn
+    check: CheckFn | None = None
     horizon: int | None = None
+    nonfinite: NonfiniteFn | None = None
+    info: PrefixSumInfo | None = None
 
 
 class Learner(NamedTuple):
     """An online convex optimisation learner or a bandit policy.
 
     Attributes:
-      init: ``(key, params) -> state``.
-      act: ``(key, state, t) -> action``; the point ``w_t`` or the arm played at ``t``.
-      update: ``(key, state, action, feedback, t) -> state``.
-      check: optional ``params -> None`` validating params eagerly.
+      init: ``(key, params) -> state`` (``InitFn``).
+      act: ``(key, state, t) -> action`` (``ActFn``); the point ``w_t`` or the arm played at ``t``.
+      update: ``(key, state, action, feedback, t) -> state`` (``UpdateFn``).
+      check: optional ``params -> None`` (``CheckFn``) validating params eagerly.
       horizon: the ``T`` the learner was built for (its tree's capacity, a
         calibration that depends on ``T``), or ``None`` for an anytime learner.
         ``run`` / ``sweep`` refuse a longer horizon before compiling.
+      nonfinite: optional ``state -> int32`` (``NonfiniteFn``): the inputs (gradients,
+        losses, rewards) the learner and its mechanism replaced by zero: its own counter
+        plus ``mechanism.nonfinite`` of its mechanism's state. ``None``: undeclared;
+        ``nonfinite_inputs`` then searches the state for fields named ``nonfinite``.
     """
 
-    init: Callable[..., State]
-    act: Callable[..., jax.Array]
-    update: Callable[..., State]
-    check: Callable[[Params], None] | None = None
+    init: InitFn
+    act: ActFn
+    update: UpdateFn
+    check: CheckFn | None = None
     horizon: int | None = None
+    nonfinite: NonfiniteFn | None = None
 
 
 class EnvInfo(NamedTuple):
@@ -85,10 +238,10 @@ class Env(NamedTuple):
     """A loss stream (full information or bandit feedback) or a bandit instance.
 
     Attributes:
-      reset: ``(key, params) -> state``.
-      step: ``(key, state, action, t) -> (state, feedback, EnvInfo)``; feedback
+      reset: ``(key, params) -> state`` (``ResetFn``).
+      step: ``(key, state, action, t) -> (state, feedback, EnvInfo)`` (``EnvStepFn``); feedback
         is a gradient (full information) or a loss / reward (bandit feedback).
-      comparator: optional ``(state, stats_sum, t) -> best`` (or ``(best, gap)``
+      comparator: optional ``(state, stats_sum, t) -> best`` (``ComparatorFn``; or ``(best, gap)``
         for a numerical solver with a certified suboptimality ``gap``): the
         exact ``min_{w in C} sum_{s<=t} f_s(w)`` of the best fixed point in
         hindsight on the realised losses, from the summed ``stats``; the
@@ -101,15 +254,15 @@ class Env(NamedTuple):
         Same quantity, but no cancellation between two cumulative losses of
         order ``T``: float32 stays accurate over long horizons (``c`` near the
         optimum keeps every sum small).
-      check: optional ``params -> None`` validating params eagerly.
+      check: optional ``params -> None`` (``CheckFn``) validating params eagerly.
       horizon: the longest run the environment supports (e.g. the prefix its
         comparator regenerates), or ``None``; ``run`` / ``sweep`` refuse a longer one.
     """
 
-    reset: Callable[..., State]
-    step: Callable[..., tuple[State, jax.Array, EnvInfo]]
-    comparator: Callable[..., jax.Array] | None = None
-    check: Callable[[Params], None] | None = None
+    reset: ResetFn
+    step: EnvStepFn
+    comparator: ComparatorFn | None = None
+    check: CheckFn | None = None
     relative: bool = False
     horizon: int | None = None
 
@@ -239,6 +392,28 @@ def count_nonfinite(state: Any) -> jax.Array:
         if isinstance(last, jax.tree_util.GetAttrKey) and last.name == "nonfinite":
             total = total + jnp.sum(jnp.asarray(leaf, jnp.int32))
     return total
+
+
+def nonfinite_field(state: Any) -> jax.Array:
+    """``state.nonfinite`` as int32: the ``NonfiniteFn`` of a component whose state keeps its counter in that field.
+
+    Every prefix-sum mechanism of jaxpriv declares it (``Mechanism(..., nonfinite=nonfinite_field)``).
+    """
+    return jnp.asarray(state.nonfinite, jnp.int32)
+
+
+def nonfinite_inputs(component: Any, state: Any) -> jax.Array:
+    """The inputs ``component`` (a ``Mechanism`` or a ``Learner``) replaced by zero, from its ``state`` (int32).
+
+    Its declared ``nonfinite(state)`` when it has one, summed to a scalar (the same number
+    for one run's state or for a batch of them); otherwise ``count_nonfinite(state)``, the
+    sum of every field named ``nonfinite`` in the state (components built before the
+    declaration, or by hand).
+    """
+    declared_fn = getattr(component, "nonfinite", None)
+    if declared_fn is None:
+        return count_nonfinite(state)
+    return jnp.sum(jnp.asarray(declared_fn(state), jnp.int32))
 
 
 def _seed_key(seed: int) -> jax.Array:

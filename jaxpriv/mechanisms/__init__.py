@@ -50,6 +50,8 @@ from jaxpriv.mechanisms._tree import (
     budget_field,
     clip_l1,
     clip_l2,
+    guard_input,
+    input_norm,
     prefix_sums,
 )
 from jaxpriv.mechanisms._variance import PrefixSumInfo, calibrated_sensitivity, describe, release_variance
@@ -110,8 +112,10 @@ __all__ = [
     "gaussian_delta",
     "gaussian_node_stddev",
     "gaussian_stddev",
+    "guard_input",
     "honaker_tree",
     "honaker_weights",
+    "input_norm",
     "laplace_node_scale",
     "mutual_information_to_stddev",
     "node_variance",

@@ -12,11 +12,11 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, nonfinite_field, poison_past_horizon
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
-from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, check_budget, check_tree_params, clip_l2
-from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, register
+from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, check_budget, check_tree_params, guard_input
+from jaxpriv.mechanisms._variance import budget_unit_variance
 
 BLT_MAX_HORIZON = 2**24
 """The longest horizon ``blt`` accepts (float32 sums of 2^24 steps keep about 3 significant digits)."""
@@ -262,8 +262,7 @@ def blt(
         )
 
     def step_fn(key: PRNGKey, state: BLTState, x: ArrayLike, t: jax.Array) -> tuple[BLTState, jax.Array]:
-        x, bad = zero_nonfinite(jnp.asarray(x, dtype))
-        x = clip_l2(x, state.sensitivity)
+        x, bad = guard_input(x, state.sensitivity, "l2", dtype)
         sums, exact = dyadic_step(state.sums, x, t, None)
         z = state.scale * _rng.normal(key, (dim,), dtype)
         correlated = z + weight @ state.buffers
@@ -280,5 +279,11 @@ def blt(
     def variance_fn(params: TreeParams, t: np.ndarray) -> np.ndarray:
         return budget_unit_variance(noise, params, sensitivity_fn(params), dim) * _row_norm2(coeffs, t)
 
-    mechanism = Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise, component="blt"), horizon)
-    return register(mechanism, PrefixSumInfo("blt", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn))
+    return Mechanism(
+        init_fn,
+        step_fn,
+        partial(check_tree_params, noise=noise, component="blt"),
+        horizon,
+        nonfinite=nonfinite_field,
+        info=PrefixSumInfo("blt", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+    )

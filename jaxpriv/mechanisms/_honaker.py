@@ -11,7 +11,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, nonfinite_field, poison_past_horizon
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, suffix_step, trailing_zeros
 from jaxpriv.mechanisms._tree import (
@@ -20,10 +20,10 @@ from jaxpriv.mechanisms._tree import (
     TreeParams,
     check_budget,
     check_tree_params,
-    clip_l1,
-    clip_l2,
+    guard_input,
+    input_norm,
 )
-from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, register
+from jaxpriv.mechanisms._variance import budget_unit_variance
 
 
 def honaker_weights(depth: int) -> np.ndarray:
@@ -108,7 +108,7 @@ def honaker_tree(
     factor = 2.0 if neighbouring == "replace" else 1.0
     depth = _accounting.tree_depth(horizon)
     sampler = _noise.SAMPLERS[noise]
-    clip = clip_l1 if noise == "laplace" else clip_l2
+    norm = input_norm(noise)
     weights = honaker_weights(depth)
 
     def init_fn(key: PRNGKey, params: TreeParams) -> HonakerState:
@@ -141,8 +141,7 @@ def honaker_tree(
     branches = [closing(i) for i in range(depth)]
 
     def step_fn(key: PRNGKey, state: HonakerState, x: ArrayLike, t: jax.Array) -> tuple[HonakerState, jax.Array]:
-        x, bad = zero_nonfinite(jnp.asarray(x, dtype))
-        x = clip(x, state.sensitivity)
+        x, bad = guard_input(x, state.sensitivity, norm, dtype)
         sums, exact = dyadic_step(state.sums, x, t, None)
         level = jnp.clip(trailing_zeros(t), 0, depth - 1)
         e = jax.lax.switch(level, branches, key, state.error, state.scale)
@@ -162,7 +161,11 @@ def honaker_tree(
         bits = sum(((t >> h) & 1) * weights[h] for h in range(depth))
         return node * bits
 
-    mechanism = Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise, component="honaker_tree"), horizon)
-    return register(
-        mechanism, PrefixSumInfo("honaker_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn)
+    return Mechanism(
+        init_fn,
+        step_fn,
+        partial(check_tree_params, noise=noise, component="honaker_tree"),
+        horizon,
+        nonfinite=nonfinite_field,
+        info=PrefixSumInfo("honaker_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
     )

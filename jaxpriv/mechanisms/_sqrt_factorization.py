@@ -11,11 +11,11 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, nonfinite_field, poison_past_horizon
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
-from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, check_budget, check_tree_params, clip_l2
-from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, register
+from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, check_budget, check_tree_params, guard_input
+from jaxpriv.mechanisms._variance import budget_unit_variance
 
 SQRT_MAX_ELEMENTS = 2**24
 """The largest ``T·d`` ``sqrt_factorization`` accepts: its noise history is ``T·d`` float32 (64 MiB) per seed."""
@@ -129,8 +129,7 @@ def sqrt_factorization(
         )
 
     def step_fn(key: PRNGKey, state: SqrtState, x: ArrayLike, t: jax.Array) -> tuple[SqrtState, jax.Array]:
-        x, bad = zero_nonfinite(jnp.asarray(x, dtype))
-        x = clip_l2(x, state.sensitivity)
+        x, bad = guard_input(x, state.sensitivity, "l2", dtype)
         sums, exact = dyadic_step(state.sums, x, t, None)
         z = state.scale * _rng.normal(key, (dim,), dtype)
         row = jnp.clip(t - 1, 0, horizon - 1)
@@ -146,9 +145,11 @@ def sqrt_factorization(
     def variance_fn(params: TreeParams, t: np.ndarray) -> np.ndarray:
         return budget_unit_variance(noise, params, sensitivity_fn(params), dim) * row_norm2[t - 1]
 
-    check = partial(check_tree_params, noise=noise, component="sqrt_factorization")
-    mechanism = Mechanism(init_fn, step_fn, check, horizon)
-    return register(
-        mechanism,
-        PrefixSumInfo("sqrt_factorization", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+    return Mechanism(
+        init_fn,
+        step_fn,
+        partial(check_tree_params, noise=noise, component="sqrt_factorization"),
+        horizon,
+        nonfinite=nonfinite_field,
+        info=PrefixSumInfo("sqrt_factorization", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
     )

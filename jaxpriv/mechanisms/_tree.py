@@ -15,17 +15,19 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import (
     Mechanism,
+    PrefixSumInfo,
     PRNGKey,
     as_key,
     check_horizon,
-    count_nonfinite,
     engine_jit,
+    nonfinite_field,
+    nonfinite_inputs,
     poison_past_horizon,
     zero_nonfinite,
 )
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
-from jaxpriv.mechanisms._variance import PrefixSumInfo, budget_unit_variance, describe, register
+from jaxpriv.mechanisms._variance import budget_unit_variance, describe
 
 NOISE_FAMILIES = ("gamma", "laplace", "gaussian")
 
@@ -99,6 +101,39 @@ def clip_l2(x: jax.Array, bound: jax.Array) -> jax.Array:
 def clip_l1(x: jax.Array, bound: jax.Array) -> jax.Array:
     """Scale ``x`` (last axis) into the L1 ball of radius ``bound``; the norm is computed scale-safely."""
     return _clip(x, bound, _l1)
+
+
+NORMS = ("l1", "l2")
+
+
+def input_norm(noise: str) -> str:
+    """The norm a noise family's inputs are clipped in: ``"l1"`` for ``"laplace"``, ``"l2"`` otherwise."""
+    return "l1" if noise == "laplace" else "l2"
+
+
+def guard_input(x: ArrayLike, bound: jax.Array, norm: str, dtype: Any) -> tuple[jax.Array, jax.Array]:
+    """The input guard of every prefix-sum mechanism: zero a non-finite input, then clip it to ``bound``.
+
+    ``x`` is cast to ``dtype``; an input with any NaN / ±inf entry becomes the zero vector
+    (``jaxpriv._base.zero_nonfinite``: zero lies in every ball, so the guarantee holds); the
+    result is scaled into the ``norm`` ball of radius ``bound`` (``clip_l1`` / ``clip_l2``,
+    scale-safe). The privacy guarantee holds whatever the caller passes in.
+
+    Args:
+      x: the input, shape ``[d]`` (or ``[..., d]``: the norm is over the last axis).
+      bound: the clipping bound Δ (the state's ``sensitivity``).
+      norm: ``"l1"`` or ``"l2"`` (static; ``input_norm(noise)`` for a noise family).
+      dtype: the mechanism's dtype.
+
+    Returns:
+      ``(x, bad)``: the guarded input, and ``1`` (int32) if it had a non-finite entry, else ``0``
+      (add it to the state's ``nonfinite`` counter).
+    """
+    if norm not in NORMS:
+        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+    x, bad = zero_nonfinite(jnp.asarray(x, dtype))
+    clip = clip_l1 if norm == "l1" else clip_l2
+    return clip(x, bound), bad
 
 
 def budget_field(noise: str) -> str:
@@ -176,8 +211,9 @@ def binary_tree(
     An infinite budget gives zero noise and the exact prefix sums.
 
     Guard rails. An input with a NaN or ±inf entry is replaced by the zero
-    vector before clipping and counted in ``TreeState.nonfinite``
-    (``jaxpriv._base.zero_nonfinite``): zero is within every sensitivity bound,
+    vector before clipping (``guard_input``) and counted in ``TreeState.nonfinite``,
+    which the mechanism declares as its ``nonfinite`` (``jaxpriv._base.nonfinite_field``;
+    the count ``prefix_sums`` and the engine report): zero is within every sensitivity bound,
     so the guarantee holds, and every release equals that of the same stream
     with the input set to zero. The tree declares ``horizon=T``: ``prefix_sums``,
     ``run`` and ``sweep`` refuse a longer stream, and a step at ``t > T`` (or
@@ -214,7 +250,7 @@ def binary_tree(
     factor = 2.0 if neighbouring == "replace" else 1.0  # sensitivity of one input, per unit clip bound
     depth = _accounting.tree_depth(horizon)
     sampler = _noise.SAMPLERS[noise]
-    clip = clip_l1 if noise == "laplace" else clip_l2
+    norm = input_norm(noise)
 
     def init_fn(key: PRNGKey, params: TreeParams) -> TreeState:
         del key
@@ -229,8 +265,7 @@ def binary_tree(
         )
 
     def step_fn(key: PRNGKey, state: TreeState, x: ArrayLike, t: jax.Array) -> tuple[TreeState, jax.Array]:
-        x, bad = zero_nonfinite(jnp.asarray(x, dtype))
-        x = clip(x, state.sensitivity)
+        x, bad = guard_input(x, state.sensitivity, norm, dtype)
         noise = state.scale * sampler(key, (dim,), dtype)  # fresh noise for the node that closes at t
         sums, release = dyadic_step(state.sums, x, t, noise)
         release = poison_past_horizon(release, t, horizon)
@@ -246,9 +281,13 @@ def binary_tree(
         )
         return popcount(t) * node
 
-    mechanism = Mechanism(init_fn, step_fn, partial(check_tree_params, noise=noise), horizon)
-    return register(
-        mechanism, PrefixSumInfo("binary_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn)
+    return Mechanism(
+        init_fn,
+        step_fn,
+        partial(check_tree_params, noise=noise),
+        horizon,
+        nonfinite=nonfinite_field,
+        info=PrefixSumInfo("binary_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
     )
 
 
@@ -267,7 +306,7 @@ def _prefix_sums(mechanism: Mechanism, params: TreeParams, xs: jax.Array, key: P
         return mechanism.step(jax.random.fold_in(k_steps, t), state, xs[t - 1], t)
 
     state, releases = jax.lax.scan(body, state, jnp.arange(1, xs.shape[0] + 1, dtype=jnp.int32))
-    return releases, count_nonfinite(state)
+    return releases, nonfinite_inputs(mechanism, state)
 
 
 class PrefixSums(NamedTuple):

@@ -1,12 +1,12 @@
 """The exact variance oracle of every prefix-sum mechanism, and what each one declares.
 
 A prefix-sum mechanism of jaxpriv is a ``Mechanism`` (a NamedTuple of pure
-functions) that releases ``v_t = sum_{s<=t} x_s + noise_t``. Its factory
-registers a ``PrefixSumInfo`` for it: its shape ``(T, d)``, its noise family and
-neighbouring relation, the sensitivity its noise is calibrated to, and the
-exact per-step, per-coordinate variance of ``noise_t``. The record is keyed by
-the mechanism's ``step`` function (weakly: it goes away with the mechanism), so
-the ``Mechanism`` protocol itself is unchanged.
+functions) that releases ``v_t = sum_{s<=t} x_s + noise_t``. Its factory sets the
+mechanism's ``info`` field to a ``PrefixSumInfo``: its shape ``(T, d)``, its noise
+family and neighbouring relation, the sensitivity its noise is calibrated to, and
+the exact per-step, per-coordinate variance of ``noise_t``. The description is part
+of the mechanism, so a copy with a wrapped ``step`` (``mechanism._replace(step=...)``)
+keeps it; ``describe`` reads it.
 
 Every oracle is evaluated on the host in float64 NumPy; it accepts arrays of
 params (a privacy grid) and of steps ``t``, broadcast together.
@@ -14,64 +14,36 @@ params (a privacy grid) and of steps ``t``, broadcast together.
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv._base import Mechanism
-
-
-class PrefixSumInfo(NamedTuple):
-    """What a prefix-sum mechanism declares about itself.
-
-    Attributes:
-      name: the factory (``"binary_tree"``, ``"honaker_tree"``, ``"sqrt_factorization"``, ``"blt"``,
-        ``"window_tree"``).
-      horizon: ``T``, the number of steps it is calibrated for.
-      dim: ``d``, the dimension of each input.
-      noise: the noise family (``"gamma"``, ``"laplace"``, ``"gaussian"``).
-      neighbouring: ``"add_remove"`` or ``"replace"``.
-      sensitivity: ``params -> s``: the sensitivity the noise is calibrated to, in the
-        family's norm (L1 for Laplace, L2 otherwise), for the neighbouring relation named:
-        per node for the trees (``Δ`` or ``2Δ``), times the maximum column norm of
-        the encoder for the matrix factorizations.
-      variance: ``(params, t) -> var``: the exact per-coordinate variance of the
-        release error ``v_t - sum_{s<=t} x_s`` at step ``t`` (float64).
-    """
-
-    name: str
-    horizon: int
-    dim: int
-    noise: str
-    neighbouring: str
-    sensitivity: Callable[[Any], np.ndarray]
-    variance: Callable[[Any, np.ndarray], np.ndarray]
-
-
-_REGISTRY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+from jaxpriv._base import Mechanism, PrefixSumInfo  # PrefixSumInfo: defined beside Mechanism, re-exported here
 
 
 def register(mechanism: Mechanism, info: PrefixSumInfo) -> Mechanism:
-    """Record ``info`` for ``mechanism`` (keyed by its ``step``) and return the mechanism unchanged."""
-    _REGISTRY[mechanism.step] = info
-    return mechanism
+    """``mechanism`` carrying the description ``info``: ``mechanism._replace(info=info)``.
+
+    For a prefix-sum mechanism built by hand from another one's functions (a test's
+    deliberately broken variant): ``register(Mechanism(init, step), describe(tree))``.
+    Nothing is recorded anywhere else; the returned mechanism is the one described.
+    """
+    return mechanism._replace(info=info)
 
 
 def describe(mechanism: Mechanism) -> PrefixSumInfo:
-    """The ``PrefixSumInfo`` of a prefix-sum mechanism built by one of jaxpriv's factories.
+    """The ``PrefixSumInfo`` of a prefix-sum mechanism: its ``info`` field, set by jaxpriv's factories.
 
     Raises:
-      ValueError: ``mechanism`` is not a prefix-sum mechanism of jaxpriv.
+      ValueError: ``mechanism`` is not a prefix-sum mechanism (no ``PrefixSumInfo`` in its ``info``).
     """
-    step = getattr(mechanism, "step", None)
-    info = _REGISTRY.get(step) if step is not None else None
-    if info is None:
+    info = getattr(mechanism, "info", None)
+    if not isinstance(info, PrefixSumInfo):
         raise ValueError(
             "mechanism must be a prefix-sum Mechanism built by jaxpriv.mechanisms (binary_tree, "
             f"honaker_tree, sqrt_factorization, blt or window_tree), got {type(mechanism).__name__}"
+            + (" without a PrefixSumInfo in its info field" if isinstance(mechanism, Mechanism) else "")
         )
     return info
 

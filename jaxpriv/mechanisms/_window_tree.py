@@ -34,11 +34,11 @@ import scipy.optimize
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, nonfinite_field, poison_past_horizon
+from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import trailing_zeros
-from jaxpriv.mechanisms._tree import NEIGHBOURING, clip_l2, popcount
-from jaxpriv.mechanisms._variance import PrefixSumInfo, register
+from jaxpriv.mechanisms._tree import NEIGHBOURING, guard_input, popcount
 
 WINDOW_NOISE_FAMILIES = ("gamma", "gaussian")
 GAUSSIAN_CALIBRATIONS = ("paper", "composition")
@@ -385,9 +385,9 @@ def window_tree(
 
     Returns:
       A ``Mechanism`` with params ``WindowTreeParams``; ``step(key, state, x, t)`` returns
-      ``(state, s_t)``; memory ``O(d log W)`` per seed. It is registered with
-      ``describe`` / ``release_variance``: the release variance at ``t`` is ``|D(t)|``
-      times the node variance ``window_node_variance``.
+      ``(state, s_t)``; memory ``O(d log W)`` per seed. Its ``info`` (``describe``) carries
+      the exact variance oracle of ``release_variance``: the release variance at ``t`` is
+      ``|D(t)|`` times the node variance ``window_node_variance``.
 
     Raises:
       ValueError: a bad static argument (naming it and its allowed values); ``check``: a
@@ -464,12 +464,9 @@ def window_tree(
     def step_fn(key: PRNGKey, state: WindowTreeState, x: ArrayLike, t: jax.Array) -> tuple[WindowTreeState, jax.Array]:
         del key  # node noise comes from the state's key and the node id
         t = jnp.asarray(t, jnp.int32)
-        x, bad = zero_nonfinite(jnp.asarray(x, dtype))
-        x = clip_l2(x, state.sensitivity)
+        x, bad = guard_input(x, state.sensitivity, "l2", dtype)
         # Exact running sum, compensated (float32-accurate over long horizons, O(d) memory).
-        y = x - state.compensation
-        total = state.total + y
-        compensation = (total - state.total) - y
+        total, compensation = kahan_add(KahanSum(state.total, state.compensation), x)
         # Prefix of the current block: the node closing at t (level tz(j)) joins the set bits above it.
         j = (t - 1) % size + 1
         level = trailing_zeros(j)
@@ -506,10 +503,14 @@ def window_tree(
         nodes = popcount(j) + np.where((t > size) & (j < size), popcount(size - j), 0)
         return nodes * _node_variance64(noise, calibration, params, sensitivity_fn(params), depth, dim)
 
-    check = partial(check_window_tree_params, noise=noise, calibration=calibration, depth=depth)
-    mechanism = Mechanism(init_fn, step_fn, check, horizon)
-    info = PrefixSumInfo("window_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn)
-    return register(mechanism, info)
+    return Mechanism(
+        init_fn,
+        step_fn,
+        partial(check_window_tree_params, noise=noise, calibration=calibration, depth=depth),
+        horizon,
+        nonfinite=nonfinite_field,
+        info=PrefixSumInfo("window_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+    )
 
 
 def _node_variance64(
