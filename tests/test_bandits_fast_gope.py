@@ -8,7 +8,7 @@ import pytest
 import jaxpriv as jp
 from jaxpriv._base import split_step_key
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
-from jaxpriv.bandits.fast_gope import clipped_gaussian_moments, simulate_gope_phases
+from jaxpriv.bandits.episodic.gope import clipped_gaussian_moments, simulate_gope_phases
 from jaxpriv.bandits.gope import GOPEParams
 from jaxpriv.envs.linear_bandits import LinearBanditParams, linear_bandit
 from jaxpriv.testing import ks_two_sample, mean_with_stderr

@@ -16,7 +16,7 @@ from jaxpriv._base import split_step_key
 from jaxpriv.bandits import _gope_core as core
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
 from jaxpriv.bandits.adac_oful import AdaCOFULParams, adac_oful, oful_radius, privacy_radius
-from jaxpriv.bandits.fast_gope import simulate_gope_phases
+from jaxpriv.bandits.episodic import simulate_gope_phases
 from jaxpriv.bandits.gope import GOPEParams, gope
 from jaxpriv.bandits.oful import RSOFULParams, rs_oful
 from jaxpriv.envs.linear_bandits import (
@@ -115,22 +115,26 @@ def test_phase_constant_matches_eq_5_6_by_hand():
         # ... at which the per-arm error's variance proxy (d/c)(1 + 2d/(ρc)) is exactly GOPE's d/c⁰
         assert (D / got_j) * (1 + 2 * D / (rho * got_j)) == pytest.approx(D / c_np, rel=1e-4)
     # ρ = ∞: the private phase length is GOPE's.
-    assert float(core.phase_constant(2, jnp.inf, 0.001, K, D, True)) == float(
-        core.phase_constant(2, 1.0, 0.001, K, D, False)
+    assert float(core.phase_constant(2, jnp.inf, 0.001, K, D, private=True)) == float(
+        core.phase_constant(2, 1.0, 0.001, K, D, private=False)
     )
     # c_1 at the paper's constants (d = 3, K = 10, δ = 0.001): 96·log(4·10·2/0.001) = 1083.7.
-    assert float(core.phase_constant(1, jnp.inf, 0.001, K, D, False)) == pytest.approx(96 * math.log(80_000), rel=1e-6)
+    assert float(core.phase_constant(1, jnp.inf, 0.001, K, D, private=False)) == pytest.approx(
+        96 * math.log(80_000), rel=1e-6
+    )
     alloc = core.allocation(jnp.array([0.5, 0.25, 0.25, 0.0]), jnp.float32(101.0), 10_000)
     np.testing.assert_array_equal(np.asarray(alloc), [51, 26, 26, 0])
 
 
 def test_noise_variance_calibration_safe_and_paper():
     # safe = (2/ρ) max(g², d/c); paper = 2d/(ρ c).
-    assert float(core.noise_variance(0.5, 4.0, 2.0, 3, True, "safe")) == pytest.approx(2 / 2 * 0.75)
-    assert float(core.noise_variance(0.9, 4.0, 2.0, 3, True, "safe")) == pytest.approx(2 / 2 * 0.9)
-    assert float(core.noise_variance(0.9, 4.0, 2.0, 3, True, "paper")) == pytest.approx(2 * 3 / (2 * 4))
-    assert float(core.noise_variance(0.9, 4.0, jnp.inf, 3, True, "safe")) == 0.0
-    assert float(core.noise_variance(0.9, 4.0, 2.0, 3, False, "safe")) == 0.0
+    assert float(core.noise_variance(0.5, 4.0, 2.0, 3, private=True, calibration="safe")) == pytest.approx(2 / 2 * 0.75)
+    assert float(core.noise_variance(0.9, 4.0, 2.0, 3, private=True, calibration="safe")) == pytest.approx(2 / 2 * 0.9)
+    assert float(core.noise_variance(0.9, 4.0, 2.0, 3, private=True, calibration="paper")) == pytest.approx(
+        2 * 3 / (2 * 4)
+    )
+    assert float(core.noise_variance(0.9, 4.0, jnp.inf, 3, private=True, calibration="safe")) == 0.0
+    assert float(core.noise_variance(0.9, 4.0, 2.0, 3, private=False, calibration="safe")) == 0.0
 
 
 def test_oful_radii_by_hand():
@@ -176,7 +180,20 @@ def test_adac_gope_noise_has_the_spec_variance(calibration):
     learner = adac_gope(K, D, 5000, calibration=calibration)
     params = jp.SimParams(AdaCGOPEParams(INSTANCE.actions, rho), env_params)
     first = int(
-        np.sum(core.plan_phase(INSTANCE.actions, jnp.ones(K, bool), 1, rho, 0.001, K, 5000, True, 1e-3, 5000).alloc)
+        np.sum(
+            core.plan_phase(
+                INSTANCE.actions,
+                jnp.ones(K, bool),
+                phase=1,
+                rho=rho,
+                delta=0.001,
+                num_actions=K,
+                horizon=5000,
+                private=True,
+                design_tol=1e-3,
+                design_iters=5000,
+            ).alloc
+        )
     )
     st = final_states(learner, linear_bandit(K, D), params, jax.random.key(4), first + 1, seeds)
     assert np.all(np.asarray(st.num_closed) == 1)
@@ -184,7 +201,7 @@ def test_adac_gope_noise_has_the_spec_variance(calibration):
     g2 = np.max(
         np.einsum("kd,de,ke->k", np.asarray(INSTANCE.actions), np.linalg.inv(gram), np.asarray(INSTANCE.actions))
     )
-    c = float(core.phase_constant(1, rho, 0.001, K, D, True))
+    c = float(core.phase_constant(1, rho, 0.001, K, D, private=True))
     expected = 2 / rho * (max(g2, D / c) if calibration == "safe" else D / c)
     assert float(st.noise_var[0]) == pytest.approx(expected, rel=1e-4)
     w, u = np.linalg.eigh(gram)
@@ -258,7 +275,7 @@ def gope_bound(actions, theta, horizon, rho, delta, private, rule="joint"):
     total, t, ell = 0.0, 0, 1
     k = len(means)
     while t < horizon:
-        c = float(core.phase_constant(ell, rho, delta, k, len(theta), private, rule))
+        c = float(core.phase_constant(ell, rho, delta, k, len(theta), private=private, rule=rule))
         length = min(c + k, horizon - t)
         total += length * (dmax if ell == 1 else min(dmax, 8 * 2.0**-ell))
         t += c
@@ -390,6 +407,6 @@ def test_sweeping_rho_does_not_recompile():
         return jp.SimParams(AdaCGOPEParams(INSTANCE.actions, jnp.asarray(r, jnp.float32)), INSTANCE)
 
     jp.sweep(learner, env, params([0.1, 1.0]), jax.random.key(0), 500, 2)
-    before = jp.sim._sweep_jit._cache_size()
+    before = jp.sim.compile_count()
     jp.sweep(learner, env, params([0.3, 3.0]), jax.random.key(1), 500, 2)
-    assert jp.sim._sweep_jit._cache_size() == before
+    assert jp.sim.compile_count() == before

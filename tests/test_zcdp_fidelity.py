@@ -15,7 +15,7 @@ import jaxpriv as jp
 from jaxpriv._base import split_step_key
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams
 from jaxpriv.bandits.adac_oful import AdaCOFULParams, adac_oful, self_normalized_radius
-from jaxpriv.bandits.fast_gope import simulate_gope_phases
+from jaxpriv.bandits.episodic import simulate_gope_phases
 from jaxpriv.bandits.gope import GOPEParams
 from jaxpriv.bandits.oful import RSOFULParams, oful_radius, rs_oful
 from jaxpriv.envs.linear_bandits import ContextualBanditParams, contextual_linear_bandit, sample_linear_instance

@@ -22,8 +22,7 @@ from jaxpriv.bandits.adac_ucb import (
     adac_ucb_regret_bound,
 )
 from jaxpriv.bandits.design import Design, g_optimal_design
-from jaxpriv.bandits.episodic import EpisodeResult, episode_sweep, simulate_ucb_episodes
-from jaxpriv.bandits.fast_gope import simulate_gope_phases
+from jaxpriv.bandits.episodic import EpisodeResult, episode_sweep, simulate_gope_phases, simulate_ucb_episodes
 from jaxpriv.bandits.gope import GOPEParams, gope
 from jaxpriv.bandits.oful import RSOFULParams, rs_oful
 from jaxpriv.bandits.ucb import UCBParams, ucb, ucb_index

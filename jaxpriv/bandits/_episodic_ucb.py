@@ -9,7 +9,7 @@ of an episode is its mean reward, plus Gaussian noise for AdaC-UCB, drawn once
 when the episode closes and reused until ``a``'s next episode closes.
 
 The pieces here (index, tie-breaking, the per-episode sample count) are shared
-with the episode-level simulator ``jaxpriv.bandits.episodic``, so both
+with the episode-level simulator ``jaxpriv.bandits.episodic.ucb``, so both
 simulators run the same algorithm.
 """
 
@@ -114,6 +114,7 @@ def release(key: PRNGKey, total: jax.Array, length: jax.Array, n: jax.Array, uni
 def episodic_ucb(
     num_arms: int,
     horizon: int | None,
+    *,
     private: bool,
     clip_rewards: bool,
     init_count: str,

@@ -3,7 +3,7 @@
 Every function here is the arithmetic of one line of Algorithm 8 of the thesis
 (spec §4.2–§4.4), written once and used by both simulators: the step-level
 policies (``gope.py``, ``adac_gope.py``: one scan step per round) and the
-episode-level fast path (``fast_gope.py``: one scan step per phase). The two
+episode-level fast path (``episodic/gope.py``: one scan step per phase). The two
 simulators therefore run the same algorithm.
 """
 
@@ -76,6 +76,7 @@ def phase_constant(
     delta: jax.Array,
     num_actions: int,
     dim: int,
+    *,
     private: bool,
     rule: str = "joint",
 ) -> jax.Array:
@@ -160,7 +161,9 @@ class PhaseRelease(NamedTuple):
     active: jax.Array
 
 
-def noise_variance(g2: jax.Array, c: jax.Array, rho: jax.Array, dim: int, private: bool, calibration: str) -> jax.Array:
+def noise_variance(
+    g2: jax.Array, c: jax.Array, rho: jax.Array, dim: int, *, private: bool, calibration: str
+) -> jax.Array:
     """The variance of ``N_ℓ`` (the noise is ``V_ℓ^{-1/2} N_ℓ``).
 
     ``"safe"`` (default; spec §4.6): ``(2/ρ) max(g_ℓ², d/c_ℓ)``: the Gaussian
@@ -181,6 +184,7 @@ def noise_variance(g2: jax.Array, c: jax.Array, rho: jax.Array, dim: int, privat
 def close_phase(
     key: PRNGKey,
     x: jax.Array,
+    *,
     active: jax.Array,
     pulls: jax.Array,
     reward_sums: jax.Array,
@@ -214,7 +218,7 @@ def close_phase(
     stat = jnp.sum(x * reward_sums[:, None], axis=0)  # Σ_t a_t r_t
     theta_hat = gram_pinv @ stat
     g2 = jnp.max(jnp.where(active, _design.leverages(x, gram_pinv), 0.0))
-    noise_var = noise_variance(g2, c, rho, dim, private, calibration)
+    noise_var = noise_variance(g2, c, rho, dim, private=private, calibration=calibration)
     if private:
         root = _design.sqrt_pinv_on_span(gram, proj)
         noise = jnp.sqrt(noise_var) * jax.random.normal(key, (dim,), jnp.float32)
@@ -239,6 +243,7 @@ class PhasePlan(NamedTuple):
 def plan_phase(
     x: jax.Array,
     active: jax.Array,
+    *,
     phase: jax.Array,
     rho: jax.Array,
     delta: jax.Array,
@@ -253,7 +258,7 @@ def plan_phase(
     """Steps 1–2 of Algorithm 8: G-optimal design on ``A_ℓ``, ``c_ℓ`` (``phase_constant``) and ``T_ℓ(a)``."""
     dim = x.shape[-1]
     des = _design.g_optimal_design(x, active, tol=design_tol, max_iters=design_iters, run=run)
-    c = phase_constant(phase, rho, delta, num_actions, dim, private, rule)
+    c = phase_constant(phase, rho, delta, num_actions, dim, private=private, rule=rule)
     return PhasePlan(c, allocation(des.weights, c, horizon), des)
 
 
@@ -338,6 +343,7 @@ def phased_elimination(
     num_actions: int,
     dim: int,
     horizon: int,
+    *,
     private: bool,
     clip: bool = True,
     calibration: str = "safe",
@@ -372,7 +378,17 @@ def phased_elimination(
         active = jnp.ones((num_actions,), bool)
         phase = jnp.ones((), jnp.int32)
         plan = plan_phase(
-            x, active, phase, rho, delta, num_actions, horizon, explore, design_tol, design_iters, rule=phase_length
+            x,
+            active,
+            phase=phase,
+            rho=rho,
+            delta=delta,
+            num_actions=num_actions,
+            horizon=horizon,
+            private=explore,
+            design_tol=design_tol,
+            design_iters=design_iters,
+            rule=phase_length,
         )
         return GOPEState(
             actions=x,
@@ -409,19 +425,30 @@ def phased_elimination(
         done = jnp.all(state.pulled >= state.alloc)
 
         def close(s: GOPEState) -> GOPEState:
-            rel = close_phase(key, s.actions, s.active, s.pulled, s.reward_sum, s.phase, s.c, s.rho, noisy, calibration)
+            rel = close_phase(
+                key,
+                s.actions,
+                active=s.active,
+                pulls=s.pulled,
+                reward_sums=s.reward_sum,
+                phase=s.phase,
+                c=s.c,
+                rho=s.rho,
+                private=noisy,
+                calibration=calibration,
+            )
             nxt = s.phase + 1
             plan = plan_phase(
                 s.actions,
                 rel.active,
-                nxt,
-                s.rho,
-                s.delta,
-                num_actions,
-                horizon,
-                explore,
-                design_tol,
-                design_iters,
+                phase=nxt,
+                rho=s.rho,
+                delta=s.delta,
+                num_actions=num_actions,
+                horizon=horizon,
+                private=explore,
+                design_tol=design_tol,
+                design_iters=design_iters,
                 rule=phase_length,
             )
             return s._replace(

@@ -20,7 +20,6 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
@@ -186,6 +185,7 @@ def rarely_switching_oful(
     num_actions: int,
     dim: int,
     horizon: int,
+    *,
     private: bool,
     clip: bool = True,
     radius: str = "self_normalized",
@@ -298,10 +298,3 @@ def rarely_switching_oful(
         return gated(switch, do_switch, state)
 
     return Learner(init_fn, act_fn, update_fn, check, horizon)
-
-
-def switch_count_bound(
-    horizon: int, dim: int, regularization: float, switch_factor: float, action_bound: float
-) -> float:
-    """``ℓ(T) <= d log(1 + T L²/(λd)) / log(1 + C)`` switches (thesis p.226), plus the last one."""
-    return float(dim * np.log1p(horizon * action_bound**2 / (regularization * dim)) / np.log1p(switch_factor) + 1)

@@ -114,5 +114,14 @@ def adac_gope(
       eq. (5.6), Thm 5.12, §C.1.3.
     """
     return phased_elimination(
-        num_actions, dim, horizon, True, clip, calibration, design_tol, design_iters, ablation, phase_length
+        num_actions,
+        dim,
+        horizon,
+        private=True,
+        clip=clip,
+        calibration=calibration,
+        design_tol=design_tol,
+        design_iters=design_iters,
+        ablation=ablation,
+        phase_length=phase_length,
     )

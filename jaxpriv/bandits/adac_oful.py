@@ -134,4 +134,4 @@ def adac_oful(
       Y. Abbasi-Yadkori, D. Pál, Cs. Szepesvári. Improved Algorithms for Linear Stochastic
       Bandits. NeurIPS 2011, Theorem 1 (the self-normalised bound).
     """
-    return rarely_switching_oful(num_actions, dim, horizon, True, clip, radius, ablation)
+    return rarely_switching_oful(num_actions, dim, horizon, private=True, clip=clip, radius=radius, ablation=ablation)

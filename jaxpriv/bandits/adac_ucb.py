@@ -14,7 +14,7 @@ from jaxpriv import _validate
 from jaxpriv._base import Learner
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
-from jaxpriv.mechanisms._accounting import gaussian_stddev
+from jaxpriv.mechanisms import gaussian_stddev
 
 
 class AdaCUCBParams(NamedTuple):
@@ -154,7 +154,16 @@ def adac_ucb(
         _validate.budget("adac_ucb", "gaussian", params, needs=("rho",))
         return jnp.asarray(params.beta, jnp.float32), gaussian_stddev(params.rho, 1.0)
 
-    return _episodic_ucb.episodic_ucb(num_arms, horizon, True, clip_rewards, init_count, tie_break, calibrate, check)
+    return _episodic_ucb.episodic_ucb(
+        num_arms,
+        horizon,
+        private=True,
+        clip_rewards=clip_rewards,
+        init_count=init_count,
+        tie_break=tie_break,
+        calibrate=calibrate,
+        check=check,
+    )
 
 
 __all__ = [

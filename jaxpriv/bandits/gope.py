@@ -73,4 +73,13 @@ def gope(
       Lattimore & Szepesvári, Bandit Algorithms (2020), Ch. 22 (Algorithm 12);
       Azize & Basu, Concentrated Differential Privacy for Bandits, SaTML 2024, §IV-A, §VII.
     """
-    return phased_elimination(num_actions, dim, horizon, False, clip, "safe", design_tol, design_iters)
+    return phased_elimination(
+        num_actions,
+        dim,
+        horizon,
+        private=False,
+        clip=clip,
+        calibration="safe",
+        design_tol=design_tol,
+        design_iters=design_iters,
+    )

@@ -67,4 +67,4 @@ def rs_oful(num_actions: int, dim: int, horizon: int, clip: bool = True) -> Lear
       Abbasi-Yadkori, Pál, Szepesvári. Improved Algorithms for Linear Stochastic Bandits. NeurIPS 2011;
       Azize & Basu, Concentrated Differential Privacy for Bandits, SaTML 2024, §IV-B, §VII.
     """
-    return rarely_switching_oful(num_actions, dim, horizon, False, clip)
+    return rarely_switching_oful(num_actions, dim, horizon, private=False, clip=clip)

@@ -97,7 +97,16 @@ def ucb(
     def calibrate(params: UCBParams) -> tuple[jax.Array, jax.Array]:
         return jnp.asarray(params.beta, jnp.float32), jnp.zeros((), jnp.float32)
 
-    return _episodic_ucb.episodic_ucb(num_arms, horizon, False, clip_rewards, init_count, tie_break, calibrate, check)
+    return _episodic_ucb.episodic_ucb(
+        num_arms,
+        horizon,
+        private=False,
+        clip_rewards=clip_rewards,
+        init_count=init_count,
+        tie_break=tie_break,
+        calibrate=calibrate,
+        check=check,
+    )
 
 
 __all__ = ["EpisodicUCBState", "UCBParams", "ucb", "ucb_index"]

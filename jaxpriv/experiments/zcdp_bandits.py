@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import platform
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -40,78 +39,21 @@ from jaxpriv.bandits.adac_ucb import AdaCUCBParams
 from jaxpriv.bandits.episodic import simulate_ucb_episodes
 from jaxpriv.bandits.ucb import UCBParams
 from jaxpriv.envs.bandits import PAPER_MEANS
+from jaxpriv.experiments._zcdp_common import SETTINGS, Scale, Setting, SettingRuns, Simulator, register_setting
 from jaxpriv.sim import log_checkpoints
 
-
-class Scale(NamedTuple):
-    """The grids of one scale of a setting.
-
-    Attributes:
-      rhos: the ρ values of the left panel (regret gap against ρ).
-      horizons: the horizons ``T`` of the left panel's curves.
-      pop_rhos: the ρ values of the right panel's curves (price of privacy against t).
-      pop_horizon: the right panel's largest ``t``.
-      runs: the number of seeds (shared by the private and the non-private runs).
-    """
-
-    rhos: tuple[float, ...]
-    horizons: tuple[int, ...]
-    pop_rhos: tuple[float, ...]
-    pop_horizon: int
-    runs: int
-
-
-class SettingRuns(NamedTuple):
-    """What a setting's simulator returns (NumPy arrays).
-
-    Attributes:
-      steps: ``[m]``, the checkpoints ``t``.
-      private: ``[G, S, m]``, cumulative pseudo-regret of the private algorithm, one row per ρ.
-      nonprivate: ``[S, m]``, cumulative pseudo-regret of the non-private counterpart (same seeds).
-    """
-
-    steps: np.ndarray
-    private: np.ndarray
-    nonprivate: np.ndarray
-
-
-#: ``simulate(key, rhos[G], horizon, checkpoints, seeds) -> SettingRuns``.
-Simulator = Callable[[PRNGKey, np.ndarray, int, tuple[int, ...], int], SettingRuns]
-
-
-class Setting(NamedTuple):
-    """One of the paper's experimental settings.
-
-    Attributes:
-      name: the registry key (``"finite"``, ``"linear"``, ``"contextual"``).
-      title: a figure title.
-      private_name: the private algorithm's name (legend / JSON).
-      nonprivate_name: the non-private counterpart's name.
-      full: the paper's scale (spec §6.4).
-      reduced: a scale that runs on a 2-core CPU in a minute or two.
-      simulate: the simulator (see ``Simulator``).
-      config: JSON-serialisable constants of the setting (means, β, δ, ...).
-    """
-
-    name: str
-    title: str
-    private_name: str
-    nonprivate_name: str
-    full: Scale
-    reduced: Scale
-    simulate: Simulator
-    config: dict[str, Any]
-
-
-SETTINGS: dict[str, Setting] = {}
-
-
-def register_setting(setting: Setting, replace: bool = False) -> Setting:
-    """Add a setting to the registry used by ``reproduce``; returns it."""
-    if setting.name in SETTINGS and not replace:
-        raise ValueError(f"setting {setting.name!r} is already registered")
-    SETTINGS[setting.name] = setting
-    return setting
+# The registry and its types live in ``_zcdp_common`` (shared with ``zcdp_bandits_linear``); re-exported here.
+__all__ = [
+    "SETTINGS",
+    "Reproduction",
+    "Scale",
+    "Setting",
+    "SettingRuns",
+    "Simulator",
+    "register_setting",
+    "reproduce",
+    "reproduce_settings",
+]
 
 
 class Reproduction(NamedTuple):
@@ -372,7 +314,7 @@ FINITE = register_setting(
         config={
             "means": list(PAPER_MEANS),
             "beta": FINITE_BETA,
-            "simulator": "episode-level (exact Binomial episode sums), jaxpriv.bandits.episodic",
+            "simulator": "episode-level (exact Binomial episode sums), jaxpriv.bandits.episodic.ucb",
             "index": "eq. (5.4), log(t_l); noise once per closed episode; n_a = samples in the last episode",
             "clip_rewards": "Bernoulli rewards lie in [0, 1]: clipping is a no-op",
         },
@@ -380,5 +322,5 @@ FINITE = register_setting(
 )
 
 
-# Registers "linear" and "contextual" (that module imports this one's registry lazily).
+# Registers "linear" and "contextual" in the shared registry, after "finite" (the registry's order).
 from jaxpriv.experiments import zcdp_bandits_linear  # noqa: E402, F401

@@ -5,7 +5,7 @@ counterpart on shared seeds (common random numbers) over a grid of ρ:
 
 * ``"linear"``: AdaC-GOPE vs GOPE on ``K = 10`` actions and θ* drawn on the unit
   sphere of ``R^3`` (a fresh instance per run), ``δ = 0.001``, ``N(0, 1)`` reward
-  noise; simulated by the exact episode-level fast path (``fast_gope``), one
+  noise; simulated by the exact episode-level fast path (``jaxpriv.bandits.episodic.gope``), one
   scan step per phase. GOPE does not use ``T``, so one run to the longest
   horizon gives the regret at every shorter horizon exactly.
 * ``"contextual"``: AdaC-OFUL vs RS-OFUL, ``K = 10`` fresh actions per round
@@ -41,10 +41,11 @@ import numpy as np
 
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams
 from jaxpriv.bandits.adac_oful import AdaCOFULParams, adac_oful
-from jaxpriv.bandits.fast_gope import simulate_gope_phases
+from jaxpriv.bandits.episodic import simulate_gope_phases
 from jaxpriv.bandits.gope import GOPEParams
 from jaxpriv.bandits.oful import RSOFULParams, rs_oful
 from jaxpriv.envs.linear_bandits import ContextualBanditParams, contextual_linear_bandit, sample_linear_instance
+from jaxpriv.experiments import _zcdp_common as common
 from jaxpriv.sim import SimParams, log_checkpoints, sweep
 
 __all__ = ["SETTINGS", "SettingConfig", "SettingResult", "contextual_config", "linear_config", "run_setting"]
@@ -281,7 +282,7 @@ def _save(res: SettingResult, out: Path) -> dict[str, Any]:
     summary = {
         "setting": cfg.name,
         "algorithms": ["AdaC-GOPE", "GOPE"] if cfg.name == "linear" else ["AdaC-OFUL", "RS-OFUL"],
-        "simulator": "episode-level (fast_gope)" if cfg.name == "linear" else "step-level (jaxpriv.sweep)",
+        "simulator": "episode-level (episodic.gope)" if cfg.name == "linear" else "step-level (jaxpriv.sweep)",
         "seeds": cfg.seeds,
         "clip": cfg.clip,
         **({"phase_length": cfg.phase_length} if cfg.name == "linear" else {"radius": cfg.radius}),
@@ -381,13 +382,11 @@ if __name__ == "__main__":
     main()
 
 
-# --- registration with jaxpriv.experiments.zcdp_bandits (``reproduce("linear")`` / ``reproduce("contextual")``) ----
+# --- registration in the settings of jaxpriv.experiments.zcdp_bandits (``reproduce("linear")``, ``("contextual")``) ---
 
 
 def _simulate_linear(key: jax.Array, rhos: np.ndarray, horizon: int, checkpoints: tuple[int, ...], seeds: int):
     """AdaC-GOPE over the ρ grid and GOPE, phase by phase, fresh instance per run, same seed keys."""
-    from jaxpriv.experiments.zcdp_bandits import SettingRuns
-
     template = sample_linear_instance(jax.random.key(0))  # shapes only: instance="random" redraws per run
     priv = simulate_gope_phases(
         AdaCGOPEParams(template.actions, jnp.asarray(rhos, jnp.float32)),
@@ -401,13 +400,11 @@ def _simulate_linear(key: jax.Array, rhos: np.ndarray, horizon: int, checkpoints
     base = simulate_gope_phases(
         GOPEParams(template.actions), template, key, horizon, seeds, checkpoints, instance="random"
     )
-    return SettingRuns(np.asarray(priv.steps), np.asarray(priv.regret), np.asarray(base.regret))
+    return common.SettingRuns(np.asarray(priv.steps), np.asarray(priv.regret), np.asarray(base.regret))
 
 
 def _simulate_contextual(key: jax.Array, rhos: np.ndarray, horizon: int, checkpoints: tuple[int, ...], seeds: int):
     """AdaC-OFUL over the ρ grid and RS-OFUL, step by step, θ* per run, same seed keys (common contexts)."""
-    from jaxpriv.experiments.zcdp_bandits import SettingRuns
-
     num_actions, dim = 10, 3
     env = contextual_linear_bandit(num_actions, dim, random_theta=True)
     ep = ContextualBanditParams(theta=jnp.zeros((dim,), jnp.float32))
@@ -415,21 +412,19 @@ def _simulate_contextual(key: jax.Array, rhos: np.ndarray, horizon: int, checkpo
     priv = sweep(adac_oful(num_actions, dim, horizon), env, SimParams(lp, ep), key, horizon, seeds, checkpoints)
     base_lp = RSOFULParams(action_bound=CONTEXT_ACTION_BOUND)
     base = sweep(rs_oful(num_actions, dim, horizon), env, SimParams(base_lp, ep), key, horizon, seeds, checkpoints)
-    return SettingRuns(np.asarray(priv.steps), np.asarray(priv.regret), np.asarray(base.regret))
+    return common.SettingRuns(np.asarray(priv.steps), np.asarray(priv.regret), np.asarray(base.regret))
 
 
 def _register() -> None:
-    from jaxpriv.experiments.zcdp_bandits import SETTINGS, Scale, Setting, register_setting
-
     lin_full, lin_red = linear_config(full=True), linear_config()
     ctx_full, ctx_red = contextual_config(full=True), contextual_config()
 
-    def scale(cfg: SettingConfig) -> Scale:
-        return Scale(cfg.rhos, cfg.horizons, cfg.pop_rhos, cfg.pop_horizon, cfg.seeds)
+    def scale(cfg: SettingConfig) -> common.Scale:
+        return common.Scale(cfg.rhos, cfg.horizons, cfg.pop_rhos, cfg.pop_horizon, cfg.seeds)
 
-    if "linear" not in SETTINGS:
-        register_setting(
-            Setting(
+    if "linear" not in common.SETTINGS:
+        common.register_setting(
+            common.Setting(
                 name="linear",
                 title="Linear bandit, K = 10 actions and θ* on the unit sphere of R³",
                 private_name="AdaC-GOPE",
@@ -443,7 +438,7 @@ def _register() -> None:
                     "delta": 0.001,
                     "reward_noise": "N(0, 1)",
                     "instance": "actions and θ* uniform on the sphere, drawn per run",
-                    "simulator": "episode-level (one scan step per phase), jaxpriv.bandits.fast_gope",
+                    "simulator": "episode-level (one scan step per phase), jaxpriv.bandits.episodic.gope",
                     "noise": "V^{-1/2} N(0, (2/ρ) max(g², d/c) I) (calibration='safe')",
                     "phase_length": "joint: c = (c0 + sqrt(c0² + 8 d c0/ρ))/2, c0 = GOPE's (8d/β²) log(4/δ_K,ℓ) "
                     "(adac_gope default; eq. (5.6) is phase_length='paper')",
@@ -452,9 +447,9 @@ def _register() -> None:
                 },
             )
         )
-    if "contextual" not in SETTINGS:
-        register_setting(
-            Setting(
+    if "contextual" not in common.SETTINGS:
+        common.register_setting(
+            common.Setting(
                 name="contextual",
                 title="Linear contextual bandit, 10 fresh actions ~ N((1/√3)·1, 0.1·I₃) per round",
                 private_name="AdaC-OFUL",

@@ -31,7 +31,7 @@ import numpy as np
 
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams
 from jaxpriv.bandits.adac_oful import AdaCOFULParams, adac_oful
-from jaxpriv.bandits.fast_gope import simulate_gope_phases
+from jaxpriv.bandits.episodic import simulate_gope_phases
 from jaxpriv.bandits.gope import GOPEParams
 from jaxpriv.bandits.oful import RSOFULParams, rs_oful
 from jaxpriv.envs.linear_bandits import ContextualBanditParams, contextual_linear_bandit, sample_linear_instance

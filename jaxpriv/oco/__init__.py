@@ -1,9 +1,10 @@
 """Full-information (and bandit-feedback) online convex optimisation learners."""
 
 from jaxpriv.oco import one_point
+from jaxpriv.oco._shared import dyadic_prefix_sum
 from jaxpriv.oco.bandit_ftal import BanditFTALParams, BanditFTALState, bandit_ftal
 from jaxpriv.oco.fkm import FKMParams, FKMState, fkm
-from jaxpriv.oco.ftal import FTALParams, FTALState, dyadic_prefix_sum, ftal
+from jaxpriv.oco.ftal import FTALParams, FTALState, ftal
 from jaxpriv.oco.mi_bandit_ogd import MIBanditOGDParams, MIBanditOGDState, mi_bandit_ogd
 from jaxpriv.oco.mi_ogd import MIOGDParams, MIOGDState, mi_ogd
 from jaxpriv.oco.ogd import OGDParams, OGDState, ogd

@@ -10,11 +10,9 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey, poison_past_horizon
-from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, dyadic_step, tree_depth
+from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, tree_depth
+from jaxpriv.oco._shared import MAX_DEPTH, dyadic_prefix_sum, leader_point
 from jaxpriv.sets import ConstraintSet, require_projection
-
-# Levels of the exact dyadic sums when no horizon is given: enough for every int32 clock value.
-MAX_DEPTH = 32
 
 
 class FTALParams(NamedTuple):
@@ -28,25 +26,6 @@ class FTALState(NamedTuple):
     points: DyadicSums  # exact dyadic sums of the points played
     sums: DyadicSums  # exact dyadic sums of the gradients (the tree without noise)
     strong_convexity: jax.Array  # shape=()
-
-
-def dyadic_prefix_sum(sums: DyadicSums, x: jax.Array, t: jax.Array) -> tuple[DyadicSums, jax.Array]:
-    """One step of the exact binary-tree prefix sum: ``(sums, sum_{s<=t} x_s)``.
-
-    The same additions, in the same order, as ``jaxpriv.mechanisms.binary_tree``
-    with no noise (``jaxpriv.mechanisms.dyadic_step``). Rounding error grows
-    like ``log t`` rather than ``t`` for a running sum; work is ``O(d)`` amortised.
-    """
-    return dyadic_step(sums, x, t)
-
-
-def leader_point(total_w: jax.Array, total_grad: jax.Array, strong_convexity: jax.Array, t: jax.Array) -> jax.Array:
-    """The unconstrained leader ``(sum w_τ - sum ∇_τ / H) / t`` of eq. (4)/(5), before projection.
-
-    Both sums are dyadic (rounding error ``O(log t)`` ulps) and are subtracted
-    before the division, so float32 stays accurate over long horizons.
-    """
-    return (total_w - total_grad / strong_convexity) / jnp.asarray(t, jnp.float32)
 
 
 def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:

@@ -12,7 +12,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _rng, _validate, theory
 from jaxpriv._base import Learner, PRNGKey, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, dyadic_step, mutual_information_to_stddev, tree_depth
-from jaxpriv.oco.ftal import MAX_DEPTH
+from jaxpriv.oco._shared import MAX_DEPTH
 from jaxpriv.sets import ConstraintSet, require_projection
 
 

@@ -11,8 +11,8 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey, poison_past_horizon
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, tree_depth
-from jaxpriv.oco.ftal import MAX_DEPTH, dyadic_prefix_sum
-from jaxpriv.oco.wdp_cocol import WDPCOCOLState, local_oracle_learner, start_point
+from jaxpriv.oco._shared import MAX_DEPTH, dyadic_prefix_sum, start_point
+from jaxpriv.oco.wdp_cocol import WDPCOCOLState, local_oracle_learner
 from jaxpriv.oco.wdp_cocop import WDPParams
 from jaxpriv.sets import ConstraintSet
 

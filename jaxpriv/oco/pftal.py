@@ -11,9 +11,9 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey
-from jaxpriv.mechanisms import DyadicSums, TreeParams, binary_tree, describe, dyadic_init, tree_depth
+from jaxpriv.mechanisms import DyadicSums, TreeParams, dyadic_init, tree_depth
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
-from jaxpriv.oco.ftal import dyadic_prefix_sum, leader_point
+from jaxpriv.oco._shared import dyadic_prefix_sum, leader_point, prefix_sum_mechanism
 from jaxpriv.sets import ConstraintSet, require_projection
 
 
@@ -140,31 +140,3 @@ def pftal(
         return state._replace(w=w, points=points, tree=tree_state)
 
     return Learner(init_fn, act_fn, update_fn, check, horizon)
-
-
-def prefix_sum_mechanism(
-    horizon: int, dim: int, noise: str | None, mechanism: Mechanism | None
-) -> tuple[Mechanism, str]:
-    """The learner's prefix-sum mechanism and its noise family: the paper's tree, or a checked ``mechanism``.
-
-    Raises:
-      ValueError: ``mechanism`` is not a prefix-sum mechanism of ``jaxpriv.mechanisms``, has
-        another dimension, a horizon shorter than ``horizon``, add/remove neighbours, or
-        a noise family other than ``noise``.
-    """
-    if mechanism is None:
-        noise = "gamma" if noise is None else noise
-        return binary_tree(horizon, dim, noise, neighbouring="replace"), noise
-    info = describe(mechanism)
-    if info.dim != dim:
-        raise ValueError(f"mechanism must be built for dim={dim} (the constraint's dimension), got dim={info.dim}")
-    if info.horizon < horizon:
-        raise ValueError(f"mechanism's horizon must be >= {horizon} (the learner's), got {info.horizon}")
-    if info.neighbouring != "replace":
-        raise ValueError(
-            "mechanism must be built with neighbouring='replace' (the learner's replace-one guarantee), "
-            f"got {info.neighbouring!r}"
-        )
-    if noise is not None and noise != info.noise:
-        raise ValueError(f"noise must be None or {info.noise!r} (the mechanism's family), got {noise!r}")
-    return mechanism, info.noise

@@ -14,7 +14,7 @@ from jaxpriv._base import Learner, Mechanism, PRNGKey
 from jaxpriv.mechanisms import TreeParams, tree_depth
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import one_point
-from jaxpriv.oco.bandit_ftal import (
+from jaxpriv.oco._shared import (
     PRESETS,
     BanditFTALState,
     check_bandit_ftal_params,
@@ -22,9 +22,9 @@ from jaxpriv.oco.bandit_ftal import (
     init_state,
     next_state,
     played_point,
+    prefix_sum_mechanism,
     preset_values,
 )
-from jaxpriv.oco.pftal import prefix_sum_mechanism
 from jaxpriv.sets import ConstraintSet
 
 

@@ -26,8 +26,8 @@ from jaxpriv.mechanisms import (
     window_tree,
 )
 from jaxpriv.mechanisms._window_tree import check_window, check_window_budget
-from jaxpriv.oco.ftal import dyadic_prefix_sum
-from jaxpriv.oco.wdp_cocop import WDPParams, check_wdp_params, sensitivity_rule, window_sensitivity
+from jaxpriv.oco._shared import check_wdp_params, dyadic_prefix_sum, sensitivity_rule, start_point, window_sensitivity
+from jaxpriv.oco.wdp_cocop import WDPParams
 from jaxpriv.sets import ConstraintSet, require_local_oracle
 
 CONSTANTS = ("proof", "paper")
@@ -42,13 +42,6 @@ class WDPCOCOLState(NamedTuple):
     grads: WindowTreeState | DyadicSums  # window-private gradient sums (exact sums when not private)
     noise_max: jax.Array  # shape=(), max_{s<=t} ||ĝ_s - g_s||_2 (a diagnostic, never released)
     noise_bound: jax.Array  # shape=(), N: the noise bound the radius is built on (0 when not private)
-
-
-def start_point(constraint: ConstraintSet) -> jax.Array:
-    """``x̂_1`` of the projection-free learners: the set's ``inner_center``, else ``LO(0)`` (a vertex)."""
-    if constraint.inner_center is not None:
-        return jnp.asarray(constraint.inner_center, jnp.float32)
-    return constraint.linear_oracle(jnp.zeros(constraint.dim, jnp.float32))
 
 
 def cocol_constants(rho: float, constants: str) -> tuple[float, float]:

@@ -23,11 +23,9 @@ from jaxpriv.mechanisms import (
     window_depth,
     window_tree,
 )
-from jaxpriv.mechanisms._window_tree import check_window, check_window_budget, check_window_budget_values
-from jaxpriv.oco.ftal import dyadic_prefix_sum, leader_point
+from jaxpriv.mechanisms._window_tree import check_window, check_window_budget
+from jaxpriv.oco._shared import check_wdp_params, dyadic_prefix_sum, leader_point, sensitivity_rule, window_sensitivity
 from jaxpriv.sets import ConstraintSet, require_projection
-
-SENSITIVITY_RULES = ("replace", "paper_add_remove")
 
 
 class WDPParams(NamedTuple):
@@ -60,46 +58,6 @@ class WDPCOCOPState(NamedTuple):
     strong_convexity: jax.Array  # shape=()
     tree: WindowTreeState  # window-private sums of the gradients
     noise_max: jax.Array  # shape=(), max_{s<=t} ||ĝ_s - g_s||_2: the realised N_t of the regret bound (a diagnostic)
-
-
-def window_sensitivity(rule: str, lipschitz: jax.Array, strong_convexity: jax.Array, diameter: float) -> jax.Array:
-    """The clipping bound of the gradients fed to the window tree under ``rule``.
-
-    ``"replace"``: ``L`` with replace-one calibration (sensitivity ``2L``, as ``oco.pftal``).
-    ``"paper_add_remove"``: ``Δ₂ = L + μD`` with add/remove calibration (sensitivity ``Δ₂``;
-    Theorems 1, 2, 5).
-    """
-    lipschitz = jnp.asarray(lipschitz, jnp.float32)
-    if rule == "paper_add_remove":
-        return lipschitz + jnp.asarray(strong_convexity, jnp.float32) * diameter
-    return lipschitz
-
-
-def sensitivity_rule(value: str) -> str:
-    """The static ``sensitivity`` argument; ``"paper"`` (renamed) gets a message naming the new names."""
-    if value == "paper":
-        raise ValueError(
-            "sensitivity='paper' was renamed sensitivity='paper_add_remove': it clips gradients to L + μD and "
-            "calibrates for one loss added or removed, which under the paper's Definition 4 (one loss replaced) "
-            "delivers up to 2L/(L + μD)·ε. The default sensitivity='replace' (clip L, sensitivity 2L) is "
-            "the replace-one guarantee of Definition 4."
-        )
-    return _validate.choice("sensitivity", value, SENSITIVITY_RULES)
-
-
-def check_wdp_params(
-    params: WDPParams, noise: str, calibration: str = "paper", depth: int = 1, component: str = "wdp_cocop"
-) -> None:
-    """Raise ``ValueError`` naming the argument.
-
-    A missing or wrong-family budget (ε for ``"gamma"``; ε and δ for ``"gaussian"``), ε ``<= 0``,
-    δ outside ``(0, 1)``, an ε beyond the ``"paper"`` Gaussian calibration's range
-    (``check_window_budget_values``, ``k_W = depth``), μ ``<= 0``, ``L < 0``, β outside ``(0, 1)``.
-    """
-    check_window_budget_values(component, params, noise, calibration, depth)
-    _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
-    _validate.nonnegative("lipschitz", params.lipschitz)
-    _validate.in_open_interval("beta", params.beta, 0.0, 1.0)
 
 
 def wdp_cocop(

@@ -37,7 +37,7 @@ from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey, check_horizon
 from jaxpriv.bandits import _gope_core as core
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
-from jaxpriv.bandits.episodic import EpisodeResult, episode_sweep
+from jaxpriv.bandits.episodic._sweep import EpisodeResult, episode_sweep
 from jaxpriv.bandits.gope import GOPEParams, gope
 from jaxpriv.envs.linear_bandits import LinearBanditParams, linear_bandit, unit_sphere
 from jaxpriv.sim import SimParams, normalize_checkpoints
@@ -141,14 +141,14 @@ def _gope_simulator(
             plan = core.plan_phase(
                 x,
                 active,
-                ell,
-                rho,
-                delta,
-                num_actions,
-                horizon,
-                explore,
-                design_tol,
-                design_iters,
+                phase=ell,
+                rho=rho,
+                delta=delta,
+                num_actions=num_actions,
+                horizon=horizon,
+                private=explore,
+                design_tol=design_tol,
+                design_iters=design_iters,
                 run=started,
                 rule=phase_length,
             )
@@ -160,7 +160,18 @@ def _gope_simulator(
             pulls_at = pulls_at + jnp.clip(ckpts[:, None] - t_used - off[None, :], 0, n[None, :])
             phases_at = phases_at + (started & (ckpts > t_used)).astype(jnp.int32)
             sums = reward_sums(k_sum, means, stddev, n)
-            rel = core.close_phase(k_noise, x, active, n, sums, ell, plan.c, rho, noisy, calibration)
+            rel = core.close_phase(
+                k_noise,
+                x,
+                active=active,
+                pulls=n,
+                reward_sums=sums,
+                phase=ell,
+                c=plan.c,
+                rho=rho,
+                private=noisy,
+                calibration=calibration,
+            )
             active = jnp.where(complete, rel.active, active)
             return (active, t_used + jnp.sum(n), pulls_at, phases_at), None
 

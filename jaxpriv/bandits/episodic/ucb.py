@@ -1,4 +1,4 @@
-"""Exact episode-level simulation of the episodic bandit algorithms: one scan step per episode.
+"""Exact episode-level simulation of AdaC-UCB and episodic UCB: one scan step per episode.
 
 Within an episode of AdaC-UCB (or its non-private counterpart) the arm is
 fixed and nothing the algorithm releases depends on the individual rewards,
@@ -15,102 +15,38 @@ checks that both give the same distribution of regret and of episode counts.
 Regret at checkpoints is exact, including an episode straddling a checkpoint:
 each checkpoint ``h`` accumulates the int32 pull counts
 ``clip(h - t_start, 0, n)`` of every episode, and the regret
-``Σ_a Δ_a N_a(h)`` is formed once at the end.
-
-``episode_sweep`` is the generic driver (grid of params × seeds, common random
-numbers, chunking); each algorithm family provides a per-seed simulator.
+``Σ_a Δ_a N_a(h)`` is formed once at the end. The seeds and the params grid are
+run by ``episode_sweep``, the driver shared with the GOPE simulator.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, as_key, check_horizon, engine_jit
+from jaxpriv._base import Learner, PRNGKey, check_horizon
 from jaxpriv.bandits import _episodic_ucb, _sampling
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb
+from jaxpriv.bandits.episodic._sweep import EpisodeResult, episode_sweep
 from jaxpriv.bandits.ucb import UCBParams, ucb
 from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
-from jaxpriv.mechanisms._accounting import gaussian_stddev
-from jaxpriv.sim import (
-    SimParams,
-    canonical_params,
-    grid_axes,
-    map_seeds_and_grid,
-    normalize_checkpoints,
-    padded_seed_keys,
-    take_seeds,
-)
+from jaxpriv.mechanisms import gaussian_stddev
+from jaxpriv.sim import SimParams, normalize_checkpoints
+
+__all__ = ["RewardSum", "bernoulli_reward_sum", "simulate_ucb_episodes"]
 
 RewardSum = Callable[[PRNGKey, jax.Array, jax.Array], jax.Array]
-
-
-class EpisodeResult(NamedTuple):
-    """Regret and episode counts at checkpoints, from an episode-level simulation.
-
-    Attributes:
-      steps: ``[m]`` int32, the checkpoint steps ``t`` (the last is ``T``).
-      regret: ``[..., m]`` float32, the cumulative pseudo-regret ``Σ_a Δ_a N_a(t)``.
-      episodes: ``[..., m]`` int32, the episodes ``ℓ`` started at or before ``t``
-        (after the initial pulls / phases, as the step-level state counts them).
-      pulls: ``[..., K]`` int32, the pulls ``N_a(T)`` of each arm.
-
-    Leading axes are ``[grid, seeds]`` for a sweep over a grid, ``[seeds]`` otherwise.
-    """
-
-    steps: jax.Array
-    regret: jax.Array
-    episodes: jax.Array
-    pulls: jax.Array
 
 
 def bernoulli_reward_sum(key: PRNGKey, n: jax.Array, mean: jax.Array) -> jax.Array:
     """The exact reward sum of ``n`` Bernoulli(``mean``) pulls: one ``Binomial(n, mean)`` draw."""
     return _sampling.binomial(key, n, mean)
-
-
-_sweep_jit = engine_jit(map_seeds_and_grid, static_argnums=(0, 1, 2))
-
-
-def episode_sweep(
-    one: Callable[[PRNGKey, SimParams], Any],
-    params: SimParams,
-    key: PRNGKey,
-    seeds: int,
-    chunk: int | None = None,
-) -> Any:
-    """Run a per-seed episode-level simulator over seeds and a params grid, in one compiled call.
-
-    Grid semantics are ``jaxpriv.sweep``'s: a params leaf with one extra
-    leading dimension (``NDIMS``-aware) is swept, swept leaves are zipped, and
-    seed ``i`` uses ``split(key, seeds)[i]`` at every grid point (common random
-    numbers). ``one`` must be a stable (cached) function object, or every call
-    recompiles. With several devices the seeds are split over them, padded to a
-    multiple of their number (the padding's runs are dropped), as in ``sweep``.
-
-    Args:
-      one: ``(key, params) -> pytree`` for one seed at one grid point.
-      params: ``SimParams``; validated by the caller.
-      key: the base key.
-      seeds: the number of runs.
-      chunk: run the seeds in batches of this size (bounded memory).
-
-    Returns:
-      ``one``'s pytree with leading axes ``[G, seeds]`` (or ``[seeds]``).
-    """
-    seeds = _validate.positive_int("seeds", seeds)
-    if chunk is not None:
-        chunk = _validate.positive_int("chunk", chunk)
-    axes, size = grid_axes(params, allow_grid=True)
-    keys = padded_seed_keys(as_key(key), seeds)
-    out = _sweep_jit(one, axes if size else None, chunk, keys, canonical_params(params))
-    return take_seeds(out, seeds, bool(size))
 
 
 @lru_cache(maxsize=64)

@@ -1,0 +1,15 @@
+"""Exact episode- and phase-level simulators of the episodic bandit policies: one scan step per episode.
+
+Where a policy's decisions change only at episode or phase boundaries, the whole
+episode is advanced at once, its sufficient statistics drawn from their exact
+distribution: ``simulate_ucb_episodes`` (AdaC-UCB and episodic UCB, ``ucb``) and
+``simulate_gope_phases`` (AdaC-GOPE and GOPE, ``gope``), both run over seeds and a
+params grid by ``episode_sweep``. They share their index, calibration and phase
+arithmetic with the step-level policies of ``jaxpriv.bandits``, which remain the reference.
+"""
+
+from jaxpriv.bandits.episodic._sweep import EpisodeResult, episode_sweep
+from jaxpriv.bandits.episodic.gope import simulate_gope_phases
+from jaxpriv.bandits.episodic.ucb import simulate_ucb_episodes
+
+__all__ = ["EpisodeResult", "episode_sweep", "simulate_gope_phases", "simulate_ucb_episodes"]
