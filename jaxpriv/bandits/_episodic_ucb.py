@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Learner, PRNGKey, zero_nonfinite
+from jaxpriv._base import Learner, PRNGKey, declare, zero_nonfinite
 
 INIT_COUNTS = ("samples", "half")
 TIE_BREAKS = ("random", "first")
@@ -198,4 +198,4 @@ def episodic_ucb(
             nonfinite=state.nonfinite + bad,
         )
 
-    return Learner(init_fn, act_fn, update_fn, check)
+    return Learner(init_fn, declare(act_fn, num_arms=num_arms), update_fn, check)

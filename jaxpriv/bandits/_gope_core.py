@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate
-from jaxpriv._base import PRNGKey
+from jaxpriv._base import PRNGKey, declare
 from jaxpriv.bandits import design as _design
 
 #: Design weights below this are dropped from the support ``S_ℓ`` (spec §4.5).
@@ -467,4 +467,4 @@ def phased_elimination(
 
         return gated(done, close, state)
 
-    return Learner(init_fn, act_fn, update_fn, check, horizon)
+    return Learner(init_fn, declare(act_fn, num_arms=num_actions), update_fn, check, horizon)

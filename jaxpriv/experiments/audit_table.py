@@ -38,61 +38,74 @@ def audit_rows(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[au
     canary at the bound; one that clips too loosely shows up to twice ε (four times ρ).
     """
     rows = [
-        audit.audit_tree(M.binary_tree(4, 1, noise, nb), _tree_params(noise), seed + i, runs, alpha=alpha)
-        for i, (noise, nb) in enumerate(
+        audit.audit_tree(
+            M.binary_tree(horizon=4, dim=1, noise=noise, neighbouring=neighbouring),
+            _tree_params(noise),
+            key=seed + i,
+            runs=runs,
+            alpha=alpha,
+        )
+        for i, (noise, neighbouring) in enumerate(
             [("gamma", "add_remove"), ("laplace", "add_remove"), ("gaussian", "add_remove"), ("gamma", "replace")]
         )
     ]
     rows += [
-        audit.audit_pftal(_pftal_params(noise), seed + 10 + i, runs, horizon=8, noise=noise, alpha=alpha)
+        audit.audit_pftal(_pftal_params(noise), key=seed + 10 + i, runs=runs, horizon=8, noise=noise, alpha=alpha)
         for i, noise in enumerate(["gamma", "gaussian"])
     ]
-    rows.append(audit.audit_adac_ucb(AdaCUCBParams(rho=0.5), seed + 20, runs, horizon=32, alpha=alpha))
-    rows.append(audit.audit_adac_ucb(AdaCUCBParams(rho=0.5), seed + 21, runs, horizon=32, pull=3, alpha=alpha))
-    # the other prefix-sum mechanisms: statistic learned on held-out runs (exact LR for Gaussian noise)
-    others = [M.honaker_tree(4, 1, noise) for noise in ("gamma", "laplace", "gaussian")]
-    others += [M.sqrt_factorization(8, 1), M.blt(8, 1)]
     rows += [
-        audit.audit_prefix_sums(mech, _tree_params(M.describe(mech).noise), seed + 30 + i, runs, alpha=alpha)
+        audit.audit_adac_ucb(AdaCUCBParams(rho=0.5), key=seed + 20 + i, runs=runs, horizon=32, pull=pull, alpha=alpha)
+        for i, pull in enumerate([1, 3])
+    ]
+    # the other prefix-sum mechanisms: statistic learned on held-out runs (exact LR for Gaussian noise)
+    others = [M.honaker_tree(horizon=4, dim=1, noise=noise) for noise in ("gamma", "laplace", "gaussian")]
+    others += [M.sqrt_factorization(horizon=8, dim=1), M.blt(horizon=8, dim=1)]
+    rows += [
+        audit.audit_prefix_sums(mech, _tree_params(M.describe(mech).noise), key=seed + 30 + i, runs=runs, alpha=alpha)
         for i, mech in enumerate(others)
     ]
     rows += [
         audit.audit_window_tree(
             M.WindowTreeParams(epsilon=1.0, delta=1e-5 if noise == "gaussian" else None, sensitivity=1.0),
-            seed + 40 + i,
-            runs,
+            key=seed + 40 + i,
+            runs=runs,
             horizon=8,
             window=4,
             noise=noise,
-            calibration=cal,
+            calibration=calibration,
             alpha=alpha,
-            name=f"window_tree[{noise}{', ' + cal if noise == 'gaussian' else ''}, W=4, T=8]",
+            name=f"window_tree[{noise}{', ' + calibration if noise == 'gaussian' else ''}, W=4, T=8]",
         )
-        for i, (noise, cal) in enumerate([("gamma", "paper"), ("gaussian", "paper"), ("gaussian", "composition")])
+        for i, (noise, calibration) in enumerate(
+            [("gamma", "paper"), ("gaussian", "paper"), ("gaussian", "composition")]
+        )
     ]
     learners = [(name, "gamma") for name in audit.LEARNERS] + [
         (name, "gaussian") for name in ("regularized_pftal", "private_experts", "private_bandit_ftal")
     ]
     rows += [
-        audit.audit_oco(name, seed + 50 + i, runs, noise=noise, horizon=8, alpha=alpha)
+        audit.audit_oco(name, key=seed + 50 + i, runs=runs, noise=noise, horizon=8, alpha=alpha)
         for i, (name, noise) in enumerate(learners)
     ]
     # the clipping: a canary of twice the bound (a doubled clip bound shows as twice ε, four times ρ)
-    beyond = {"canary": 2.0, "beyond_bound": True, "alpha": alpha}
+    beyond = {"runs": runs, "alpha": alpha, "canary": 2.0, "beyond_bound": True}
     rows += [
-        audit.audit_tree(M.binary_tree(4, 1, noise), _tree_params(noise), seed + 70 + i, runs, **beyond)
+        audit.audit_tree(M.binary_tree(horizon=4, dim=1, noise=noise), _tree_params(noise), key=seed + 70 + i, **beyond)
         for i, noise in enumerate(["gamma", "laplace", "gaussian"])
     ]
-    clipped = [M.honaker_tree(4, 1, "gamma"), M.sqrt_factorization(8, 1), M.blt(8, 1)]
+    clipped = [
+        M.honaker_tree(horizon=4, dim=1, noise="gamma"),
+        M.sqrt_factorization(horizon=8, dim=1),
+        M.blt(horizon=8, dim=1),
+    ]
     rows += [
-        audit.audit_prefix_sums(mech, _tree_params(M.describe(mech).noise), seed + 75 + i, runs, **beyond)
+        audit.audit_prefix_sums(mech, _tree_params(M.describe(mech).noise), key=seed + 75 + i, **beyond)
         for i, mech in enumerate(clipped)
     ]
     rows.append(
         audit.audit_window_tree(
             M.WindowTreeParams(epsilon=1.0, sensitivity=1.0),
-            seed + 79,
-            runs,
+            key=seed + 79,
             horizon=8,
             window=4,
             name="window_tree[gamma, W=4, T=8, canary 2Δ]",
@@ -111,7 +124,7 @@ def _parameter(row: audit.Audit) -> str:
 def print_table(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[audit.Audit]:
     """Print the table (markdown) and the wall time; returns the rows."""
     t0 = time.perf_counter()
-    rows = audit_rows(runs, seed, alpha)
+    rows = audit_rows(runs=runs, seed=seed, alpha=alpha)
     wall = time.perf_counter() - t0
     print("| component | parameter | claim | lower bound | confidence | runs per side | lower / claim |")
     print("|---|---|---:|---:|---:|---:|---:|")

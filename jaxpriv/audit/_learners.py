@@ -1,0 +1,266 @@
+"""Per-learner drivers: PFTAL (the tree's exact statistic), any learner on two feedback tables, the OCO learners."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jaxpriv._base import Learner, Mechanism
+from jaxpriv.audit._bounds import KINDS, Audit, finish
+from jaxpriv.audit._runs import canary_ends, check_runs, learner_runs
+from jaxpriv.audit._scores import heldout_fisher_scores, node_scores, path_nodes
+from jaxpriv.mechanisms._accounting import tree_depth
+from jaxpriv.mechanisms._variance import describe
+from jaxpriv.oco.pftal import pftal
+from jaxpriv.oco.private_bandit_ftal import PrivateBanditFTALParams, private_bandit_ftal
+from jaxpriv.oco.private_experts import PrivateExpertsParams, private_experts
+from jaxpriv.oco.regularized_pftal import RegularizedPFTALParams, regularized_pftal
+from jaxpriv.oco.wdp_cocol import wdp_cocol
+from jaxpriv.oco.wdp_cocop import WDPParams, wdp_cocop
+from jaxpriv.sets import l2_ball, simplex
+
+
+def audit_pftal(
+    params: Any,
+    key: Any,
+    runs: int = 20000,
+    *,
+    horizon: int = 8,
+    noise: str = "gamma",
+    mechanism: Mechanism | None = None,
+    position: int = 1,
+    alpha: float = 0.05,
+    canary: float | None = None,
+    beyond_bound: bool = False,
+    name: str | None = None,
+) -> Audit:
+    """Audit PFTAL (``jaxpriv.oco.pftal``) in one dimension, replace-one on one round's loss.
+
+    Neighbouring loss sequences (the paper's replace-one relation): an adaptive
+    adversary reveals gradient 0 at every round except ``position``, where it
+    reveals ``-L`` (sequence A) or ``+L`` (sequence B), ``L = params.lipschitz``:
+    e.g. ``f_t(w) = (H/2)(w - w_t)²`` and, at ``position``, ``f(w) = ∓L w + (H/2)(w - w_t)²``
+    (gradient ``∓L`` at the played point): the two losses differ by the full
+    replace-one sensitivity ``2L``. The constraint set is the ball of radius
+    ``1e4``, so the projection stays inactive and the points played reveal the
+    tree's releases exactly: ``v_t = H (Σ_{s<=t} w_s - t w_{t+1})``. The statistic
+    is then the tree's path-node log-likelihood ratio (``audit_tree``).
+
+    Args:
+      params: ``PFTALParams``; the claim is its ε (``"gamma"``, ``"laplace"``) or ρ (``"gaussian"``).
+      key: PRNG key or integer seed.
+      runs: runs per side.
+      horizon: ``T`` (a power of two: every level of the tree closes).
+      noise: the tree's family, or ``mechanism``: a ``binary_tree(T, 1, ..., "replace")``.
+      position: the replaced round.
+      alpha: ``1 - confidence``.
+      canary: the size of the replaced gradient, ``-c`` vs ``+c`` (default ``c = L``); ``c > L``
+        with ``beyond_bound=True`` audits the clipping of the gradients to ``L`` (a correct
+        learner shows the loss of ``c = L``; the statistic is the exact one for ``±c`` unclipped).
+
+    Raises:
+      ValueError: as ``audit_tree``; a ``mechanism`` that is not a binary tree.
+    """
+    runs = check_runs(runs)
+    learner = pftal(horizon, l2_ball(1, 1e4), None if mechanism is not None else noise, mechanism)
+    if mechanism is not None:
+        info = describe(mechanism)
+        if info.name != "binary_tree":
+            raise ValueError(f"audit_pftal's statistic needs a binary_tree mechanism, got {info.name!r}")
+        noise = info.noise
+    learner.check(params)
+    if not 1 <= int(position) <= horizon:
+        raise ValueError(f"position must be in [1, {horizon}], got {position!r}")
+    lip = float(np.asarray(params.lipschitz))
+    low, high = canary_ends("replace", lip, canary, beyond_bound)
+    tables = np.zeros((2, horizon, 1), np.float32)
+    tables[0, position - 1, 0], tables[1, position - 1, 0] = low, high
+    w = learner_runs(learner, params, key, runs, tables).astype(np.float64)
+    h = float(np.asarray(params.strong_convexity))
+    t = np.arange(1, horizon + 1)[:, None]
+    releases = h * (np.cumsum(w[:, :, :-1], axis=2) - t * w[:, :, 1:])  # v_t for t = 1..T
+    # the tree saw gradients -c / +c; its node LLR is that of the tree with canary ends (-c, c)
+    nodes = path_nodes(releases, int(position), tree_depth(horizon), horizon)
+    scores = node_scores(nodes, noise, low, high)
+    kind = "rho" if noise == "gaussian" else "epsilon"
+    claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+    label = f"pftal[{noise}{', gradient ' + format(high / lip, 'g') + 'L' if high > lip * (1 + 1e-6) else ''}]"
+    return finish(name or label, kind, claim, scores, alpha, runs)
+
+
+def audit_learner(
+    learner: Learner,
+    params: Any,
+    key: Any,
+    tables: Any,
+    runs: int = 20000,
+    *,
+    kind: str,
+    claim: float,
+    delta: float = 0.0,
+    points: int | None = None,
+    interact: int | None = None,
+    alpha: float = 0.05,
+    name: str = "learner",
+) -> Audit:
+    """Audit a full-information (or loss-value) learner on two neighbouring feedback tables.
+
+    ``tables`` is ``[2, T, ...]``: the feedback revealed at round ``t`` is ``tables[side, t-1]``
+    (a gradient, a cost vector, or a loss value; an adaptive adversary can reveal it whatever
+    the learner plays, e.g. the gradient of a linear loss plus a quadratic centred at the
+    played point). The tables must differ in one round only: that is the replace-one (or
+    add/remove) relation the claim is about, and the caller names the adversarial choice.
+    All ``2 × runs`` runs are one compiled, vmapped batch (``learner_runs``). Statistic:
+    ``heldout_fisher_scores`` on the points played ``w_1..w_{points}`` (default all ``T + 1``:
+    the last one is the point the learner would play next), optionally with the products of
+    every coordinate with the first coordinate of the point played at round ``interact``
+    (for one-point bandit estimates ``(p/β) f(ŵ_t) u_t``, whose sign is the direction ``u_t``
+    visible in that point).
+
+    Args:
+      learner: the learner; ``params`` its params.
+      key: PRNG key or integer seed.
+      tables: ``[2, T, ...]`` feedback, differing in one round.
+      runs: runs per side.
+      kind: ``"epsilon"`` or ``"rho"`` (a Gaussian mechanism's ρ-zCDP, via μ-GDP).
+      claim: the claimed ε or ρ; ``delta`` the δ of an ``(ε, δ)`` claim.
+      points: how many of the points the claim covers (window privacy: fewer).
+      interact: the 1-based round whose point multiplies the features (see above).
+      alpha: ``1 - confidence``.
+      name: the table's name.
+
+    Raises:
+      ValueError: ``kind`` unknown; tables that are not two of the same shape, or that differ
+        in no round or in more than one; ``points`` or ``interact`` out of range; too few runs.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    runs = check_runs(runs)
+    tab = np.asarray(tables, np.float32)
+    if tab.ndim < 2 or tab.shape[0] != 2:
+        raise ValueError(f"tables must be [2, T, ...] (side A, side B), got shape {tab.shape}")
+    horizon = tab.shape[1]
+    differs = np.any((tab[0] != tab[1]).reshape(horizon, -1), axis=1)
+    if int(differs.sum()) != 1:
+        raise ValueError(f"neighbouring tables must differ in exactly one round, they differ in {int(differs.sum())}")
+    points = horizon + 1 if points is None else int(points)
+    if not 1 <= points <= horizon + 1:
+        raise ValueError(f"points must be in [1, {horizon + 1}], got {points!r}")
+    if learner.check is not None:
+        learner.check(params)
+    w = learner_runs(learner, params, key, runs, tab).astype(np.float64)
+    w = w.reshape(2, runs, horizon + 1, -1)
+    feats = w[:, :, :points].reshape(2, runs, -1)
+    if interact is not None:
+        if not 1 <= int(interact) <= points:
+            raise ValueError(f"interact must be in [1, points={points}], got {interact!r}")
+        feats = np.concatenate([feats, feats * w[:, :, int(interact) - 1, :1]], axis=-1)
+    return finish(name, kind, float(claim), heldout_fisher_scores(feats), alpha, runs, delta)
+
+
+LEARNERS = ("regularized_pftal", "private_experts", "private_bandit_ftal", "wdp_cocop", "wdp_cocol")
+
+
+def audit_oco(
+    learner: str,
+    key: Any,
+    runs: int = 20000,
+    *,
+    noise: str = "gamma",
+    horizon: int = 8,
+    position: int = 1,
+    window: int = 4,
+    params: Any = None,
+    alpha: float = 0.05,
+    name: str | None = None,
+) -> Audit:
+    """Audit one of the private OCO learners in one dimension, with the documented adversarial neighbours.
+
+    Every learner states event-level privacy of the whole sequence of points against an
+    adaptive adversary, for one loss replaced (replace-one); the adversary below reveals
+    zero feedback at every round except ``position``, where the two sequences differ by the
+    most the learner's calibration allows a loss to move its input:
+
+    * ``"regularized_pftal"`` (``l2_ball(1, 1)``, ``H = 0.1``, ``L = 1``): gradient of ``f_p``
+      ``-L`` vs ``+L``. The tree's input is ``∇f_t + H w_t`` (clip ``L + H||C||``), calibrated to
+      ``2(L + H||C||)``; the ``H w_t`` part is the same on both sides, so a replaced loss moves
+      the input by ``2L`` only: the true loss is at most ``L/(L + H||C||) = 0.91`` of the claim.
+    * ``"private_experts"`` (``p = 2`` experts, ``H = 0.1``): cost vector ``(1, 0)`` vs ``(0, 1)``
+      at round ``p``, the largest change of a ``{0,1}^p`` cost (norm ``sqrt p``) against the
+      calibration ``2(sqrt p + H)``: at most ``sqrt p/(2(sqrt p + H)) = 0.47`` of the claim.
+    * ``"private_bandit_ftal"`` (``l2_ball(1, 1)``, the ``"oblivious"`` preset, ``B = 1``): the
+      loss of round ``p`` is the constant ``-B`` vs ``+B`` (``|f| <= B``), so the estimate
+      ``(p/β) f u_p`` moves by the full ``2pB/β``; statistic with ``interact=position`` (the
+      sign of the estimate is the direction ``u_p`` visible in the point played at ``p``;
+      ``position=1`` makes it exact, ``w†_1`` being the centre).
+    * ``"wdp_cocop"`` (``l2_ball(1, 1)``) and ``"wdp_cocol"`` (``simplex(2)``), both
+      ``sensitivity="replace"`` (clip ``L``, calibration ``2L``), window ``W``: gradient
+      ``-L e_1`` vs ``+L e_1``. Only the points computed from the covered releases
+      ``s_1..s_{p+W-1}`` are used, i.e. ``w_1..w_{p+W}``. Claim: window ε-DP (``"gamma"``) or
+      window (ε, δ)-DP (``"gaussian"``, the bound is on ε at that δ).
+
+    Default params: exactly the budget of the family, ε = 1 (``"gamma"``, ``"laplace"``) or ρ = 0.5
+    (Gaussian trees); the window learners ε = 1, with δ = 1e-5 for the Gaussian family only,
+    ``L = μ = 1``; pass ``params`` to audit others. Statistic: ``audit_learner``'s held-out
+    Fisher direction on the points; the projection is often active (the points are clipped to
+    the set), so the points are a non-linear function of the releases and the bound is weaker
+    than the mechanism's.
+
+    Raises:
+      ValueError: an unknown learner (the known ones named) or noise family; ``position``
+        outside ``[1, T]``; too few runs.
+    """
+    if learner not in LEARNERS:
+        raise ValueError(f"learner must be one of {LEARNERS}, got {learner!r}")
+    if not 1 <= int(position) <= horizon:
+        raise ValueError(f"position must be in [1, {horizon}], got {position!r}")
+    i = int(position) - 1
+    kind = "rho" if noise == "gaussian" and not learner.startswith("wdp") else "epsilon"
+    budget = {"rho": 0.5} if kind == "rho" else {"epsilon": 1.0}  # exactly the budget of the family
+    delta, points, interact = 0.0, None, None
+    if learner == "regularized_pftal":
+        model = regularized_pftal(horizon, l2_ball(1, 1.0), noise)
+        if params is None:
+            params = RegularizedPFTALParams(**budget, lipschitz=1.0, strong_convexity=0.1)
+        tables = np.zeros((2, horizon, 1), np.float32)
+        tables[0, i], tables[1, i] = -float(params.lipschitz), float(params.lipschitz)
+    elif learner == "private_experts":
+        model = private_experts(horizon, 2, noise)
+        if params is None:
+            params = PrivateExpertsParams(**budget, strong_convexity=0.1)
+        tables = np.zeros((2, horizon, 2), np.float32)
+        tables[0, i, 0], tables[1, i, 1] = 1.0, 1.0
+    elif learner == "private_bandit_ftal":
+        model = private_bandit_ftal(horizon, l2_ball(1, 1.0), noise)
+        if params is None:
+            params = PrivateBanditFTALParams(**budget, loss_bound=1.0)
+        tables = np.zeros((2, horizon), np.float32)
+        tables[0, i], tables[1, i] = -float(params.loss_bound), float(params.loss_bound)
+        interact, points = int(position), horizon  # no point is played at T + 1 (it is NaN)
+    else:
+        constraint = l2_ball(1, 1.0) if learner == "wdp_cocop" else simplex(2)
+        factory = wdp_cocop if learner == "wdp_cocop" else wdp_cocol
+        model = factory(horizon, constraint, window, noise, "replace")
+        if params is None:  # window ε-DP (Gamma) or window (ε, δ)-DP (Gaussian): δ only for the Gaussian family
+            delta_budget = 1e-5 if noise == "gaussian" else None
+            params = WDPParams(epsilon=1.0, delta=delta_budget, lipschitz=1.0, strong_convexity=1.0)
+        tables = np.zeros((2, horizon, constraint.dim), np.float32)
+        tables[0, i, 0], tables[1, i, 0] = -float(params.lipschitz), float(params.lipschitz)
+        points = min(horizon, int(position) + window - 1) + 1
+        delta = float(params.delta) if noise == "gaussian" else 0.0
+    claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+    return audit_learner(
+        model,
+        params,
+        key,
+        tables,
+        runs,
+        kind=kind,
+        claim=claim,
+        delta=delta,
+        points=points,
+        interact=interact,
+        alpha=alpha,
+        name=name or f"{learner}[{noise}]",
+    )

@@ -1,0 +1,167 @@
+"""Running a component on two neighbouring inputs: the canaries and the compiled, vmapped batches of runs.
+
+Every driver checks its runs and its canary here and gets ``[2, runs, ...]`` outputs (side A, side B)
+from one compiled call: ``canary_releases`` for a prefix-sum mechanism, ``learner_batch`` for a learner.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxpriv._base import Learner, Mechanism, as_key, engine_jit
+from jaxpriv.mechanisms._variance import describe
+
+
+def check_runs(runs: int) -> int:
+    """``runs`` as an int, or a ``ValueError`` naming it (an integer ``>= 2``)."""
+    if int(runs) != runs or runs < 2:
+        raise ValueError(f"runs must be an integer >= 2, got {runs!r}")
+    return int(runs)
+
+
+def declared(mechanism: Mechanism) -> Any:
+    """``describe(mechanism)``, or a ``ValueError`` saying an audit needs a declared neighbouring relation."""
+    try:
+        return describe(mechanism)
+    except ValueError as err:
+        raise ValueError(f"cannot audit a component without a declared neighbouring relation: {err}") from None
+
+
+def canary_ends(
+    neighbouring: str, bound: float, canary: float | None, beyond_bound: bool = False
+) -> tuple[float, float]:
+    """The canary's two values, ``(0, c)`` (add/remove) or ``(-c, c)`` (replace); ``c = bound`` by default.
+
+    A canary beyond the declared clipping bound needs ``beyond_bound=True``: the component
+    clips every input to the bound, so its guarantee covers any input and a correct one
+    shows the loss of a canary of exactly the bound; one that clips too loosely (or not
+    at all) shows up to ``c / bound`` times the claim.
+    """
+    if canary is None:
+        canary = bound
+    canary = float(canary)
+    if not (0 < canary <= bound * (1 + 1e-6) or (beyond_bound and canary > bound and math.isfinite(canary))):
+        raise ValueError(
+            f"canary must be in (0, {bound:g}] (the component's declared input bound), got {canary!r}; "
+            "pass beyond_bound=True to audit the clipping with an input beyond the bound"
+        )
+    return (-canary, canary) if neighbouring == "replace" else (0.0, canary)
+
+
+def canary_label(bound: float, high: float) -> str:
+    """``", canary 2Δ"`` for a canary beyond the bound (the table's name), ``""`` otherwise."""
+    return f", canary {high / bound:g}Δ" if high > bound * (1 + 1e-6) else ""
+
+
+@partial(engine_jit, static_argnums=(0, 4))
+def _tree_batch(mechanism: Mechanism, params: Any, streams: jax.Array, keys: jax.Array, horizon: int) -> jax.Array:
+    """Releases ``[2, runs, T, d]``: each stream of ``streams`` (``[2, T, d]``), once per key in its row of ``keys``."""
+
+    def one(xs, key):
+        k_init, k_steps = jax.random.split(key)
+        state = mechanism.init(k_init, params)
+
+        def body(state, t):
+            return mechanism.step(jax.random.fold_in(k_steps, t), state, xs[t - 1], t)
+
+        return jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))[1]
+
+    return jax.vmap(lambda xs, ks: jax.vmap(lambda k: one(xs, k))(ks))(streams, keys)
+
+
+def _side_keys(key: Any, runs: int) -> jax.Array:
+    """``2 × runs`` keys split from ``key`` (a PRNG key or an integer seed), ``[2, runs]``: side A's row, then B's."""
+    return jax.random.split(as_key(key), 2 * runs).reshape(2, runs)
+
+
+def _float32(params: Any) -> Any:
+    """``params`` with every leaf a float32 array (the batches run in float32)."""
+    return jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
+
+
+def canary_releases(
+    mechanism: Mechanism,
+    params: Any,
+    key: Any,
+    runs: int,
+    horizon: int,
+    dim: int,
+    position: int,
+    low: float,
+    high: float,
+) -> np.ndarray:
+    """Releases ``[2, runs, T, d]`` of ``mechanism`` on the two canary streams (``low`` / ``high`` at ``position``)."""
+    streams = np.zeros((2, horizon, dim), np.float32)
+    streams[0, position - 1, 0], streams[1, position - 1, 0] = low, high
+    return np.asarray(_tree_batch(mechanism, _float32(params), jnp.asarray(streams), _side_keys(key, runs), horizon))
+
+
+@partial(engine_jit, static_argnums=(0, 4, 5))
+def _learner_batch(
+    learner: Learner,
+    params: Any,
+    tables: jax.Array,
+    keys: jax.Array,
+    horizon: int,
+    bandit: bool,
+    queries: jax.Array | None = None,
+) -> jax.Array:
+    """Actions ``[2, runs, T + 1, ...]`` of ``learner`` on two feedback tables (``[2, T, ...]``).
+
+    Full information: the feedback at ``t`` is ``table[t-1]`` (a gradient). Bandit: ``table[t-1, a_t]``.
+    The last action is the one the learner would play at ``T + 1`` (full information only; bandits
+    repeat ``a_T``). Bandit ``queries`` (int32 ``[T]``, optional): the Interactive-DP adversary's
+    query arm ``q_t`` (``-1``: the recommended arm ``a_t``); the learner is updated with ``q_t`` and
+    ``table[t-1, q_t]``, and the recommendations ``a_t`` (its view) are returned.
+    """
+
+    def one(table, key):
+        k_init, k_run = jax.random.split(key)
+        state = learner.init(k_init, params)
+
+        def body(state, t):
+            k_act, k_upd = jax.random.split(jax.random.fold_in(k_run, t))
+            a = learner.act(k_act, state, t)
+            pulled = a if queries is None else jnp.where(queries[t - 1] >= 0, queries[t - 1], a).astype(a.dtype)
+            fb = table[t - 1, pulled] if bandit else table[t - 1]
+            return learner.update(k_upd, state, pulled, fb, t), a
+
+        state, actions = jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))
+        last = actions[-1] if bandit else learner.act(k_run, state, horizon + 1)
+        return jnp.concatenate([actions, last[None]], axis=0)
+
+    return jax.vmap(lambda tab, ks: jax.vmap(lambda k: one(tab, k))(ks))(tables, keys)
+
+
+def learner_runs(
+    learner: Learner,
+    params: Any,
+    key: Any,
+    runs: int,
+    tables: np.ndarray,
+    *,
+    bandit: bool = False,
+    queries: jax.Array | None = None,
+) -> np.ndarray:
+    """Actions ``[2, runs, T + 1, ...]`` of ``learner`` on the two feedback tables ``[2, T, ...]`` (``_learner_batch``).
+
+    Args:
+      learner: the learner; ``params`` its params (run in float32).
+      key: PRNG key or integer seed; side A's runs take the first ``runs`` keys split from it.
+      runs: runs per side.
+      tables: ``[2, T, ...]`` feedback, side A then side B.
+      bandit: the feedback at ``t`` is ``table[t-1, a_t]`` (else ``table[t-1]``).
+      queries: the Interactive-DP adversary's query arms (bandits only; see ``_learner_batch``).
+
+    Returns:
+      The actions, as a NumPy array.
+    """
+    tables = jnp.asarray(tables)
+    batch = _learner_batch(learner, _float32(params), tables, _side_keys(key, runs), tables.shape[1], bandit, queries)
+    return np.asarray(batch)
