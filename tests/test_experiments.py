@@ -1,5 +1,6 @@
 """The experiment layer: its home, the library's independence from it, the moved names, the demo's files."""
 
+import csv
 import json
 import os
 import subprocess
@@ -48,4 +49,14 @@ def test_demo_writes_its_three_files(tmp_path, capsys):
     assert np.all(data["pftal"][0, :, -1] > data["ftal"][0, :, -1])  # eps = 1 costs regret on every seed
     settings = json.loads((tmp_path / "settings.json").read_text())
     assert settings["horizon"] == 64 and settings["nonfinite_warnings"] == {}
+    assert {"jaxpriv", "jax", "numpy", "python", "backend"} <= set(settings["versions"])
+    # summary.csv is the final-regret table of settings.json (one writer: experiments._outputs), unrounded.
+    with (tmp_path / "summary.csv").open() as f:
+        table = list(csv.DictReader(f))
+    labels = [(r["algorithm"], r["epsilon"]) for r in settings["table"]]
+    assert [(r["algorithm"], r["epsilon"]) for r in table] == labels
+    assert [float(r["mean"]) for r in table] == [r["mean"] for r in settings["table"]]
+    assert [float(r["se"]) for r in table] == [r["se"] for r in settings["table"]]
+    final = data["pftal"][0, :, -1].astype(np.float64)
+    assert settings["table"][-2]["mean"] == final.mean() and settings["table"][-2]["se"] == final.std(ddof=1) / 2
     assert (tmp_path / "regret.png").read_bytes()[:4] == b"\x89PNG"

@@ -48,9 +48,9 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 def full_run(tmp_path_factory):
     """One uninterrupted run of the small study (6 grid points, 2 seed chunks), shared by the tests."""
     tmp = tmp_path_factory.mktemp("study")
-    before = sim._sweep_jit._cache_size()
+    before = sim.compile_count("sweep")
     res = study.run_study(_write(tmp, "small.toml", SMALL.format(extra="")), tmp / "full", progress=False)
-    return res, sim._sweep_jit._cache_size() - before
+    return res, sim.compile_count("sweep") - before
 
 
 def test_writes_five_outputs_with_the_apis_numbers(full_run):
@@ -75,6 +75,7 @@ def test_writes_five_outputs_with_the_apis_numbers(full_run):
     settings = json.loads(res.files["json"].read_text())
     assert settings["arrays"]["regret"] == ["grid", "seed", "checkpoint"]
     assert settings["grid_axes"] == [["learner.params.epsilon"], ["learner.params.lipschitz"]]
+    assert {"jaxpriv", "jax", "numpy", "python", "backend"} <= set(settings["versions"])
     rows = res.files["csv"].read_text().splitlines()
     assert len(rows) == 7 and rows[0].endswith("final_regret_mean,final_regret_se,bound")
     final = data["regret"][..., -1]
@@ -144,11 +145,11 @@ def test_bad_study_files_name_the_key_before_compiling(tmp_path, edit, key, mess
     text = SMALL.format(extra="")
     assert edit[0] in text
     path = _write(tmp_path, "bad.toml", text.replace(edit[0], edit[1], 1))
-    before = sim._sweep_jit._cache_size()
+    before = sim.compile_count()
     with pytest.raises(ValueError) as err:
         study.load_study(path)
     assert key in str(err.value) and message in str(err.value), str(err.value)
-    assert sim._sweep_jit._cache_size() == before
+    assert sim.compile_count() == before
 
 
 def test_the_cli_reports_a_bad_file_cleanly(tmp_path, capsys):

@@ -1,5 +1,6 @@
 """``jaxpriv window`` (``jaxpriv.experiments.window.run``) at a tiny scale: the files, and the noise-off limits."""
 
+import csv
 import json
 
 import numpy as np
@@ -11,7 +12,7 @@ def test_window_command_writes_the_figure_and_the_noise_off_limits_hold(tmp_path
     argv = ["window", "--no-compile-cache", "--out", str(tmp_path), "--horizon", "64", "--dim", "3", "--windows", "2"]
     argv += ["--seeds", "3"]
     assert cli.main([*argv, "--epsilon", "inf"]) == 0
-    for name in ("results.npz", "settings.json", "window.png"):
+    for name in ("results.npz", "settings.json", "summary.csv", "window.png"):
         assert (tmp_path / name).stat().st_size > 0
     final = json.loads((tmp_path / "settings.json").read_text())["final_regret"]
     assert set(final) == {"WDP-COCOP W=2", "WDP-COCOL W=2", "PFTAL (W=T)", "FTAL", "Garber-Hazan", "online Frank-Wolfe"}
@@ -34,4 +35,8 @@ def test_window_run_gives_each_learner_exactly_its_family_budget(tmp_path):
         summary = window.run(tmp_path / noise, horizon=16, dim=2, windows=(2,), epsilon=1.0, noise=noise, seeds=2)
         assert all(np.isfinite(v["mean_final_regret"]) for v in summary.values()), summary
         settings = json.loads((tmp_path / noise / "settings.json").read_text())
-        assert settings["noise"] == noise
+        assert settings["noise"] == noise and settings["final_regret"] == summary
+        assert {"jaxpriv", "jax", "numpy", "python", "backend"} <= set(settings["versions"])
+        with (tmp_path / noise / "summary.csv").open() as f:  # the same table, one row per learner, unrounded
+            table = {r.pop("learner"): {k: float(v) for k, v in r.items()} for r in csv.DictReader(f)}
+        assert table == summary

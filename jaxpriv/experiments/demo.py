@@ -2,22 +2,28 @@
 
 ``jaxpriv demo`` calls ``run_demo``; so can a notebook. It writes ``results.npz``
 (regret at checkpoints), ``settings.json`` (settings, versions, timings and the
-final-regret table) and ``regret.png`` into one folder, and prints the table.
+final-regret table), ``summary.csv`` (the final-regret table: mean ± standard error)
+and ``regret.png`` into one folder, and prints the table.
 """
 
 from __future__ import annotations
 
-import json
-import platform
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
+import jaxpriv as jp
+from jaxpriv import envs, oco, plot, sets, theory
+from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
+
 DEFAULT_EPSILONS = (0.1, 1.0, 10.0, float("inf"))
+OGD, FTAL, PFTAL = "OGD (eta=1/(Ht))", "FTAL", "PFTAL"
 
 
 class DemoResult(NamedTuple):
@@ -43,8 +49,6 @@ def fmt_eps(e: float) -> str:
 
 def _pftal_params(noise: str, budgets: Any, lipschitz: float, strength: float) -> Any:
     """PFTAL's params with the grid as the budget of ``noise``'s family: ε (gamma, laplace) or ρ (gaussian)."""
-    from jaxpriv import oco
-
     if noise == "gaussian":
         return oco.PFTALParams(rho=budgets, lipschitz=lipschitz, strong_convexity=strength)
     return oco.PFTALParams(epsilon=budgets, lipschitz=lipschitz, strong_convexity=strength)
@@ -75,103 +79,166 @@ def run_demo(
     Returns:
       A ``DemoResult``; the files are written under ``out``.
     """
-    import jax
-    import jax.numpy as jnp
-
-    import jaxpriv as jp
-    from jaxpriv import envs, oco, plot, sets, theory
-
     out = Path(out) if out else Path("jaxpriv-out") / time.strftime("demo-%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
-    T, d, S = horizon, dim, seeds
     eps = np.array(epsilons, np.float32)
-    H, spread = 1.0, 0.3
-    center = np.full(d, 0.4 / np.sqrt(d), np.float32)
-    ball = sets.l2_ball(d)
-    env = envs.quadratic_stream(ball)
-    env_p = envs.QuadraticParams(H, center, spread)
-    lipschitz = H * (ball.radius + ball.radius)  # ||H(w - z)|| <= H(||C|| + ||z||), ||z|| <= 1
-    ckpts = jp.log_checkpoints(T, 120)
-    key = jax.random.key(seed)
+    stream = _stream(dim)
+    ckpts = jp.log_checkpoints(horizon, 120)
     print(
-        f"jaxpriv {jp.__version__} demo: d={d}, T={T}, {S} seeds, eps={[fmt_eps(e) for e in eps]}, "
+        f"jaxpriv {jp.__version__} demo: d={dim}, T={horizon}, {seeds} seeds, eps={[fmt_eps(e) for e in eps]}, "
         f"noise={noise}, backend={jax.default_backend()}"
     )
-    print(f"  loss stream: f_t(w) = (H/2)||w - z_t||^2, H={H}, z_t ~ N(c, {spread}^2 I) clipped to the unit ball")
-
-    runs = {
-        "OGD (eta=1/(Ht))": (oco.ogd(ball), oco.OGDParams(H)),
-        "FTAL": (oco.ftal(ball), oco.FTALParams(H)),
-        "PFTAL": (oco.pftal(T, ball, noise), _pftal_params(noise, eps, lipschitz, H)),
+    print(
+        f"  loss stream: f_t(w) = (H/2)||w - z_t||^2, H={stream.strength}, z_t ~ N(c, {stream.spread}^2 I) "
+        "clipped to the unit ball"
+    )
+    learners = {
+        OGD: (oco.ogd(stream.ball), oco.OGDParams(stream.strength), 1),
+        FTAL: (oco.ftal(stream.ball), oco.FTALParams(stream.strength), 1),
+        PFTAL: (
+            oco.pftal(horizon, stream.ball, noise),
+            _pftal_params(noise, eps, stream.lipschitz, stream.strength),
+            len(eps),
+        ),
     }
-    results, timings, warnings_seen = {}, {}, {}
-    for i, (name, (learner, params)) in enumerate(runs.items(), 1):
-        grid = len(eps) if name == "PFTAL" else 1
-        print(f"[{i}/{len(runs)}] {name}: {grid} x {S} seeds x T={T} ...", end=" ", flush=True)
+    runs = _sweep_learners(learners, stream, jax.random.key(seed), horizon, seeds, ckpts, chunk)
+    rows = _table(runs.regret, eps, noise, stream, horizon)
+    _print_table(rows, horizon, seeds)
+    settings = {
+        "command": "demo",
+        "seed": seed,
+        "horizon": horizon,
+        "dim": dim,
+        "seeds": seeds,
+        "epsilon": [float(e) for e in eps],
+        "noise": noise,
+        "strong_convexity": stream.strength,
+        "center": stream.center.tolist(),
+        "spread": stream.spread,
+        "lipschitz": stream.lipschitz,
+        "constraint": "l2_ball(radius=1)",
+        "checkpoints": len(ckpts),
+        "seconds": runs.seconds,
+        "nonfinite_warnings": runs.warnings,
+        "table": rows,
+        "arrays": "results.npz: steps[m], epsilon[E], ogd[1,S,m], ftal[1,S,m], pftal[E,S,m] (regret at steps)",
+    }
+    steps = np.asarray(ckpts)
+    _write(out, steps, eps, runs.regret, rows, settings, f"Quadratic stream, d={dim}, {seeds} seeds (mean, 95% band)")
+    return DemoResult(out, steps, runs.regret, rows)
+
+
+class _Stream(NamedTuple):
+    """The demo's loss stream: ``f_t(w) = (H/2)||w - z_t||²`` in the unit ball of dimension ``d``."""
+
+    ball: Any
+    env: Any
+    params: Any
+    strength: float  # H
+    center: np.ndarray  # shape=[d], the mean of z_t
+    spread: float  # the standard deviation of z_t around the center
+    lipschitz: float  # the gradient bound on the ball
+
+
+def _stream(dim: int) -> _Stream:
+    """The quadratic stream of the demo in dimension ``dim``."""
+    strength, spread = 1.0, 0.3
+    center = np.full(dim, 0.4 / np.sqrt(dim), np.float32)
+    ball = sets.l2_ball(dim)
+    lipschitz = strength * (ball.radius + ball.radius)  # ||H(w - z)|| <= H(||C|| + ||z||), ||z|| <= 1
+    env = envs.quadratic_stream(ball)
+    return _Stream(ball, env, envs.QuadraticParams(strength, center, spread), strength, center, spread, lipschitz)
+
+
+class _Runs(NamedTuple):
+    """What ``_sweep_learners`` measured: regret ``[G, S, m]``, seconds and non-finite warnings per learner."""
+
+    regret: dict[str, np.ndarray]
+    seconds: dict[str, float]
+    warnings: dict[str, str]
+
+
+def _sweep_learners(
+    learners: dict[str, tuple[Any, Any, int]],
+    stream: _Stream,
+    key: jax.Array,
+    horizon: int,
+    seeds: int,
+    checkpoints: Any,
+    chunk: int | None,
+) -> _Runs:
+    """Sweep every ``(learner, params, grid size)`` on the same seeds (``key``), printing progress.
+
+    The non-private learners (no grid) get a grid axis of length 1 in the returned regret.
+    """
+    regret, seconds, warnings = {}, {}, {}
+    for i, (name, (learner, params, grid)) in enumerate(learners.items(), 1):
+        print(f"[{i}/{len(learners)}] {name}: {grid} x {seeds} seeds x T={horizon} ...", end=" ", flush=True)
         t0 = time.perf_counter()
-        r = jp.sweep(learner, env, jp.SimParams(params, env_p), key, T, seeds=S, checkpoints=ckpts, chunk=chunk)
-        regret = np.asarray(jax.block_until_ready(r.regret))
-        timings[name] = time.perf_counter() - t0
-        results[name] = regret if name == "PFTAL" else regret[None]
-        print(f"{timings[name]:.1f} s ({grid * S * T / timings[name]:.2e} seed-steps/s incl. compile)")
+        r = jp.sweep(
+            learner, stream.env, jp.SimParams(params, stream.params), key, horizon, seeds=seeds,
+            checkpoints=checkpoints, chunk=chunk,
+        )  # fmt: skip
+        values = np.asarray(jax.block_until_ready(r.regret))
+        seconds[name] = time.perf_counter() - t0
+        regret[name] = values if name == PFTAL else values[None]
+        print(f"{seconds[name]:.1f} s ({grid * seeds * horizon / seconds[name]:.2e} seed-steps/s incl. compile)")
         warning = r.nonfinite_warning()
         if warning:
-            warnings_seen[name] = warning
+            warnings[name] = warning
             print(f"    {name}: {warning}", file=sys.stderr)
+    return _Runs(regret, seconds, warnings)
 
-    bound = np.asarray(theory.pftal_gamma_regret_bound(T, d, lipschitz, H, ball.radius, jnp.asarray(eps)))
+
+def _table(
+    regret: dict[str, np.ndarray], eps: np.ndarray, noise: str, stream: _Stream, horizon: int
+) -> list[dict[str, Any]]:
+    """The final-regret table: one row per learner and ε, mean ± SE over the seeds, Theorem 4's bound for PFTAL."""
+    ball, lipschitz, strength = stream.ball, stream.lipschitz, stream.strength
+    bound = np.asarray(
+        theory.pftal_gamma_regret_bound(horizon, ball.dim, lipschitz, strength, ball.radius, jnp.asarray(eps))
+    )
     rows = []
-    for name, regret in results.items():
-        for g in range(regret.shape[0]):
-            e = eps[g] if name == "PFTAL" else np.inf
-            final = regret[g, :, -1].astype(np.float64)
+    for name, values in regret.items():
+        mean, se = mean_se(values[..., -1], axis=-1)  # final regret over the seeds, per grid point
+        for g in range(values.shape[0]):
             row = {
                 "algorithm": name,
-                "epsilon": fmt_eps(e) if name == "PFTAL" else "- (non-private)",
-                "mean": float(final.mean()),
-                "se": float(final.std(ddof=1) / np.sqrt(S)),
+                "epsilon": fmt_eps(eps[g]) if name == PFTAL else "- (non-private)",
+                "mean": float(mean[g]),
+                "se": float(se[g]),
             }
-            if name == "PFTAL" and noise == "gamma":
+            if name == PFTAL and noise == "gamma":
                 row["theorem4_bound"] = float(bound[g])
             rows.append(row)
+    return rows
 
-    print(f"\nFinal regret at T={T} (mean +- standard error over {S} seeds)")
+
+def _print_table(rows: list[dict[str, Any]], horizon: int, seeds: int) -> None:
+    """Print the final-regret table."""
+    print(f"\nFinal regret at T={horizon} (mean +- standard error over {seeds} seeds)")
     print(f"{'algorithm':<18} {'epsilon':>16} {'regret':>22} {'Thm 4 bound':>14}")
     for row in rows:
         b = f"{row['theorem4_bound']:.4g}" if "theorem4_bound" in row else ""
         print(f"{row['algorithm']:<18} {row['epsilon']:>16} {row['mean']:>12.4g} +- {row['se']:<7.2g} {b:>14}")
 
-    steps = np.asarray(ckpts)
-    np.savez_compressed(
-        out / "results.npz", steps=steps, epsilon=eps, **{name.split(" ")[0].lower(): v for name, v in results.items()}
-    )
-    settings = {
-        "command": "demo",
-        "seed": seed,
-        "horizon": T,
-        "dim": d,
-        "seeds": S,
-        "epsilon": [float(e) for e in eps],
-        "noise": noise,
-        "strong_convexity": H,
-        "center": center.tolist(),
-        "spread": spread,
-        "lipschitz": lipschitz,
-        "constraint": "l2_ball(radius=1)",
-        "checkpoints": len(ckpts),
-        "jaxpriv": jp.__version__,
-        "jax": jax.__version__,
-        "backend": jax.default_backend(),
-        "python": platform.python_version(),
-        "seconds": timings,
-        "nonfinite_warnings": warnings_seen,
-        "table": rows,
-        "arrays": "results.npz: steps[m], epsilon[E], ogd[1,S,m], ftal[1,S,m], pftal[E,S,m] (regret at steps)",
-    }
-    (out / "settings.json").write_text(json.dumps(settings, indent=2))
-    curves = {"OGD": (steps, results["OGD (eta=1/(Ht))"][0]), "FTAL": (steps, results["FTAL"][0])}
+
+def _write(
+    out: Path,
+    steps: np.ndarray,
+    eps: np.ndarray,
+    regret: dict[str, np.ndarray],
+    rows: list[dict[str, Any]],
+    settings: dict[str, Any],
+    title: str,
+) -> None:
+    """Write ``results.npz``, ``summary.csv``, ``settings.json`` and ``regret.png`` under ``out``."""
+    arrays = {name.split(" ")[0].lower(): v for name, v in regret.items()}  # ogd, ftal, pftal
+    np.savez_compressed(out / "results.npz", steps=steps, epsilon=eps, **arrays)
+    write_table(out, "summary.csv", rows)
+    write_settings(out, settings)
+    curves = {"OGD": (steps, regret[OGD][0]), "FTAL": (steps, regret[FTAL][0])}
     for g, e in enumerate(eps):
-        curves[f"PFTAL eps={fmt_eps(e)}"] = (steps, results["PFTAL"][g])
-    plot.regret_curves(curves, out / "regret.png", title=f"Quadratic stream, d={d}, {S} seeds (mean, 95% band)")
-    print(f"\nwrote {out}/results.npz, {out}/settings.json, {out}/regret.png")
-    return DemoResult(out, steps, results, rows)
+        curves[f"PFTAL eps={fmt_eps(e)}"] = (steps, regret[PFTAL][g])
+    plot.regret_curves(curves, out / "regret.png", title=title)
+    print(f"\nwrote {out}/results.npz, {out}/settings.json, {out}/summary.csv, {out}/regret.png")

@@ -10,16 +10,15 @@ tree's shape; the seeds and the ε value are traced), on the quadratic stream
 * the non-private versions: FTAL, the Garber–Hazan online algorithm, plain online Frank–Wolfe.
 
 It writes ``results.npz`` (per-seed regret at every checkpoint, per learner and window),
-``settings.json`` (the settings, versions, wall time and a table of final regrets) and
-``window.png`` (left: mean regret at ``T`` against ``W``, PFTAL and the non-private learners as
-horizontal lines; right: mean regret against ``t`` on a log axis, one curve per learner and ``W``).
+``settings.json`` (the settings, versions, wall time and a table of final regrets), ``summary.csv``
+(that table: final regret, mean ± standard error, per learner and window) and ``window.png``
+(left: mean regret at ``T`` against ``W``, PFTAL and the non-private learners as horizontal lines;
+right: mean regret against ``t`` on a log axis, one curve per learner and ``W``).
 CLI: ``jaxpriv window`` (reduced scale by default, well under a minute on a laptop CPU).
 """
 
 from __future__ import annotations
 
-import json
-import platform
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ import numpy as np
 
 import jaxpriv as jp
 from jaxpriv import envs, oco, sets
+from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 
 
 def run(
@@ -42,7 +42,7 @@ def run(
     seeds: int = 16,
     key: int = 0,
 ) -> dict[str, Any]:
-    """Run the window sweep and write ``results.npz``, ``settings.json`` and ``window.png`` under ``out``.
+    """Run the window sweep and write ``results.npz``, ``settings.json``, ``summary.csv`` and ``window.png``.
 
     Args:
       out: the output folder (created).
@@ -71,7 +71,7 @@ def run(
     ckpts = jp.log_checkpoints(horizon, 40)
     wdp = oco.WDPParams(epsilon, delta if noise == "gaussian" else None, lip, mu)  # δ only for (ε, δ)-DP
 
-    def sweep(learner, params):
+    def sweep(learner: Any, params: Any) -> np.ndarray:
         r = jp.sweep(learner, env, jp.SimParams(params, env_p), key, horizon, seeds=seeds, checkpoints=ckpts)
         return np.asarray(jax.block_until_ready(r.regret))
 
@@ -89,10 +89,11 @@ def run(
 
     summary = {}
     for name, regret in results.items():
-        mean, se = jp.summarize(regret)
+        mean, se = mean_se(regret, axis=-2)  # over the seeds, at every checkpoint
         summary[name] = {"mean_final_regret": float(mean[-1]), "stderr": float(se[-1])}
     wall = time.perf_counter() - t0
     np.savez(out / "results.npz", steps=np.asarray(ckpts), **{k.replace(" ", "_"): v for k, v in results.items()})
+    write_table(out, "summary.csv", [{"learner": name, **row} for name, row in summary.items()])
     settings = {
         "horizon": horizon,
         "dim": dim,
@@ -104,19 +105,26 @@ def run(
         "key": key,
         "loss": "f_t(x) = (mu/2)||x - z_t||^2 on the simplex, mu = 1, z_t ~ N(c, 0.3^2 I) clipped to the unit ball",
         "lipschitz": lip,
-        "jaxpriv": jp.__version__,
-        "jax": jax.__version__,
-        "python": platform.python_version(),
-        "backend": jax.default_backend(),
         "wall_s": wall,
         "final_regret": summary,
     }
-    (out / "settings.json").write_text(json.dumps(settings, indent=2))
+    write_settings(out, settings)
     _figure(out / "window.png", np.asarray(ckpts), results, windows, horizon, dim, epsilon, noise, seeds)
     return summary
 
 
-def _figure(path, steps, results, windows, horizon, dim, epsilon, noise, seeds) -> None:
+def _figure(
+    path: Path,
+    steps: np.ndarray,
+    results: dict[str, np.ndarray],
+    windows: tuple[int, ...],
+    horizon: int,
+    dim: int,
+    epsilon: float,
+    noise: str,
+    seeds: int,
+) -> None:
+    """``window.png``: mean final regret against ``W`` (left) and mean regret against ``t`` (right)."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -125,7 +133,7 @@ def _figure(path, steps, results, windows, horizon, dim, epsilon, noise, seeds) 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.4), dpi=120)
     for name, marker in (("WDP-COCOP", "o"), ("WDP-COCOL", "s")):
         means = np.array([results[f"{name} W={w}"][:, -1].mean() for w in windows])
-        ses = np.array([jp.summarize(results[f"{name} W={w}"])[1][-1] for w in windows])
+        ses = np.array([mean_se(results[f"{name} W={w}"], axis=-2)[1][-1] for w in windows])
         left.errorbar(windows, means, yerr=1.96 * ses, marker=marker, label=name, capsize=3)
     for name, style in (("PFTAL (W=T)", "--"), ("FTAL", ":"), ("Garber-Hazan", "-."), ("online Frank-Wolfe", ":")):
         left.axhline(results[name][:, -1].mean(), ls=style, color="gray" if name != "PFTAL (W=T)" else "k", lw=1)

@@ -1,0 +1,546 @@
+"""The study file: TOML text -> a validated ``Study`` (parsing and grid building; nothing compiles).
+
+A study file names the learner (a factory of the registry, ``jaxpriv.experiments.registry``,
+and its static arguments), the environment, the constraint set, the params (any leaf may be
+a list of values: the product grid is built), the seeds, the horizon and the checkpoints::
+
+    name = "pftal-epsilon"
+    horizon = 4096
+    seeds = 200
+    chunk = 50                 # seeds per chunk: the unit of progress and of resume
+    checkpoints = "log"        # "log", "all" or a list of steps
+
+    [set]
+    kind = "l2_ball"           # l2_ball, box, simplex, l1_ball; their keyword arguments beside it
+    dim = 3
+
+    [learner]
+    name = "pftal"             # jaxpriv.oco.pftal; static keyword arguments beside it
+    noise = "gamma"            # (horizon and constraint are supplied from the file)
+    [learner.params]           # the fields of PFTALParams
+    epsilon = [0.1, 1.0, 10.0, inf]
+    lipschitz = 2.0
+
+    [env]
+    name = "quadratic_stream"
+    [env.params]
+    center = [0.23, 0.23, 0.23]
+    spread = 0.3
+
+A list on a leaf whose base value is a scalar (or a list of lists on a vector
+leaf such as ``center``) is a grid axis; ``zip = [["learner.params.epsilon",
+"learner.params.lipschitz"]]`` makes several leaves one axis (equal lengths).
+The product of the axes is flattened, row-major (the last axis varies fastest),
+into one zipped grid of ``G`` points (``build_grid``).
+
+Everything is checked before anything compiles: unknown names and keys, bad
+values (each component's ``check``, and the checks its ``init`` / ``reset`` make when
+traced on abstract values) and bad grids raise ``ValueError`` naming the file and
+the key (``"<file>: [learner.params.epsilon] ..."``).
+
+``parse_study(text, source)`` builds a ``Study`` from TOML text; ``load_study(path)``
+reads the file first (refusing a folder, a missing or unreadable file).
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxpriv import _resume, envs, sim
+from jaxpriv._base import check_horizon
+from jaxpriv.experiments import registry
+from jaxpriv.experiments.registry import Component
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["BUDGET_FIELDS", "TABLES", "TOP_KEYS", "Grid", "Study", "build_grid", "load_study", "parse_study"]
+
+TOP_KEYS = ("name", "description", "horizon", "seeds", "seed", "chunk", "grid_chunk", "checkpoints", "zip")
+TABLES = ("set", "learner", "env")
+
+# The budget field each noise family's guarantee is stated in (a learner built with ``noise=``).
+BUDGET_FIELDS = {"gamma": ("epsilon", "ε-DP"), "laplace": ("epsilon", "ε-DP"), "gaussian": ("rho", "ρ-zCDP")}
+
+
+class Study(NamedTuple):
+    """A parsed, validated study file.
+
+    Attributes:
+      name: the study's name (default: the file's stem).
+      source: the file's path.
+      raw: the TOML contents as read.
+      horizon, seeds, seed, chunk, grid_chunk: as in the file (chunk and grid_chunk with defaults).
+      checkpoints: the normalised checkpoint steps.
+      learner, env: the built components; constraint: the built set or ``None``.
+      learner_name, env_name: their names in the file; learner_static: the learner's static kwargs.
+      learner_bound: the learner's regret bound function or ``None``.
+      params: ``SimParams`` whose swept leaves carry the flattened product grid ``[G, ...]``.
+      grid: file key of each swept leaf -> its ``[G, ...]`` values at the flattened grid points.
+      axes: the product's axes, each a tuple of the file keys swept together, with ``shape`` their lengths.
+      shape: the grid's shape (one length per axis); ``G = prod(shape)``.
+    """
+
+    name: str
+    source: Path
+    raw: dict[str, Any]
+    horizon: int
+    seeds: int
+    seed: int
+    chunk: int
+    grid_chunk: int
+    checkpoints: tuple[int, ...]
+    learner: Any
+    env: Any
+    constraint: Any
+    learner_name: str
+    env_name: str
+    learner_static: dict[str, Any]
+    learner_bound: Callable[..., float | None] | None
+    params: Any
+    grid: dict[str, np.ndarray]
+    axes: list[tuple[str, ...]]
+    shape: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        """``G``, the number of grid points."""
+        return int(np.prod(self.shape)) if self.shape else 1
+
+
+class Grid(NamedTuple):
+    """The flattened product grid of a study's swept leaves.
+
+    Attributes:
+      axes: the product's axes, each a tuple of the file keys swept together (zip groups first).
+      shape: the length of each axis.
+      values: file key -> its ``[G, ...]`` values at the grid points (row-major: the last axis varies fastest).
+    """
+
+    axes: list[tuple[str, ...]]
+    shape: tuple[int, ...]
+    values: dict[str, np.ndarray]
+
+    @property
+    def size(self) -> int:
+        """``G``, the number of grid points (1 when nothing is swept)."""
+        return int(np.prod(self.shape)) if self.shape else 1
+
+
+class _Built(NamedTuple):
+    """A component built from its table: the component, its name, its static kwargs, its registry entry."""
+
+    component: Any
+    name: str
+    static: dict[str, Any]
+    entry: Component
+
+
+class _RunKeys(NamedTuple):
+    """The top-level keys that fix what runs: name, horizon, seeds, seed, chunk, checkpoints."""
+
+    name: str
+    horizon: int
+    seeds: int
+    seed: int
+    chunk: int
+    checkpoints: tuple[int, ...]
+
+
+def _fail(source: Path, key: str, message: str) -> ValueError:
+    return ValueError(f"{source}: [{key}] {message}")
+
+
+def _suggest(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+# --- the file ------------------------------------------------------------------------------------------------
+
+
+def load_study(path: str | Path) -> Study:
+    """Read and validate a study file; builds the components but compiles nothing.
+
+    Args:
+      path: the study file (TOML).
+
+    Returns:
+      The ``Study`` (see ``parse_study``).
+
+    Raises:
+      ValueError: naming the file and the key, for an unknown name or key, a bad
+        value (the components' own checks, run on every grid point, and those they
+        make when traced), a budget of another noise family (``noise = "gaussian"``
+        with ``epsilon``) or none, or a bad grid; naming the path when it is a folder,
+        missing or unreadable.
+    """
+    source, text = _read_text(path)
+    return parse_study(text, source)
+
+
+def _read_text(path: Any) -> tuple[Path, str]:
+    """The study file's path and text; a ``ValueError`` naming the path when there is no readable text file."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ValueError(f"study must be the path of a TOML study file, got {path!r}")
+    source = Path(path)
+    if source.is_dir():
+        raise ValueError(f"study must be a TOML study file, got the folder {source}")
+    if not source.is_file():
+        raise ValueError(f"study file {source} does not exist (expected a TOML study file)")
+    try:
+        return source, source.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{source}: not a TOML study file (not UTF-8 text)") from None
+    except OSError as err:
+        raise ValueError(f"study file {source} cannot be read ({err.strerror or err})") from None
+
+
+def parse_study(text: str, source: str | Path = "<string>") -> Study:
+    """Build a validated ``Study`` from a study file's TOML text; builds the components but compiles nothing.
+
+    Args:
+      text: the TOML text.
+      source: the file it came from: named in every error, and its stem is the default study name.
+
+    Returns:
+      The ``Study``: its components built, its params carrying the flattened product grid.
+
+    Raises:
+      ValueError: ``"<source>: [<key>] <what is wrong>"``, for invalid TOML, an unknown name or key,
+        a bad value (the components' own checks, run on every grid point, and those they make when
+        traced), a budget of another noise family or none, or a bad grid.
+
+    Examples:
+      >>> from jaxpriv.experiments.study_file import parse_study
+      >>> s = parse_study('''
+      ... horizon = 64
+      ... seeds = 4
+      ... [set]
+      ... kind = "l2_ball"
+      ... dim = 2
+      ... [learner]
+      ... name = "pftal"
+      ... [learner.params]
+      ... epsilon = [1.0, inf]
+      ... [env]
+      ... name = "quadratic_stream"
+      ... [env.params]
+      ... center = [0.3, 0.3]
+      ... ''', "example.toml")
+      >>> s.name, s.shape, s.grid["learner.params.epsilon"].tolist()
+      ('example', (2,), [1.0, inf])
+    """
+    source = Path(source)
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"{source}: not valid TOML: {err}") from None
+    _check_keys(source, raw)
+    run = _run_keys(source, raw)
+    constraint = _constraint_set(source, raw)
+
+    supplied = {"horizon": run.horizon, "constraint": constraint}
+    learner = _build(source, "learner", raw["learner"], registry.LEARNERS, supplied)
+    env = _build(source, "env", raw["env"], registry.ENVS, supplied)
+    env = env._replace(component=_with_feedback(source, raw["env"], env.component))
+
+    l_fixed, l_swept = _params(source, "learner", raw["learner"], learner.entry.params)
+    _check_budget_family(source, raw["learner"], learner.static, learner.entry)
+    e_fixed, e_swept = _params(source, "env", raw["env"], env.entry.params)
+    swept = {f"learner.params.{k}": v for k, v in l_swept.items()} | {f"env.params.{k}": v for k, v in e_swept.items()}
+    grid = build_grid(swept, raw.get("zip", []), source)
+    grid_chunk = _int_key(source, raw, "grid_chunk", grid.size, 1)
+
+    params = sim.SimParams(
+        _params_at(learner.entry.params, l_fixed, grid.values, "learner.params."),
+        _params_at(env.entry.params, e_fixed, grid.values, "env.params."),
+    )
+    _check_values(source, learner.component, env.component, params, run.horizon)
+    return Study(
+        run.name, source, raw, run.horizon, run.seeds, run.seed, run.chunk, min(grid_chunk, grid.size),
+        run.checkpoints, learner.component, env.component, constraint, learner.name, env.name, learner.static,
+        learner.entry.bound, params, grid.values, grid.axes, grid.shape,
+    )  # fmt: skip
+
+
+# --- the top-level keys --------------------------------------------------------------------------------------
+
+
+def _check_keys(source: Path, raw: dict[str, Any]) -> None:
+    """Unknown top-level keys are refused (with the closest known one); ``[learner]`` and ``[env]`` are required."""
+    known = TOP_KEYS + TABLES
+    for key in raw:
+        if key not in known:
+            raise _fail(source, key, f"unknown key{_suggest(key, list(known))}; known: {known}")
+    for key in ("learner", "env"):
+        if key not in raw:
+            raise _fail(source, key, "is required")
+
+
+def _int_key(source: Path, raw: dict[str, Any], key: str, default: int | None, minimum: int) -> int:
+    value = raw.get(key, default)
+    if value is None:
+        raise _fail(source, key, "is required")
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _fail(source, key, f"must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def _run_keys(source: Path, raw: dict[str, Any]) -> _RunKeys:
+    """The name, horizon, seeds, seed, chunk (which must divide seeds) and the normalised checkpoints."""
+    name = raw.get("name", source.stem)
+    horizon = _int_key(source, raw, "horizon", None, 1)
+    seeds = _int_key(source, raw, "seeds", None, 2)
+    seed = _int_key(source, raw, "seed", 0, 0)
+    chunk = _int_key(source, raw, "chunk", seeds, 1)
+    if seeds % chunk:
+        raise _fail(
+            source, "chunk", f"must divide seeds={seeds} (every chunk runs the same compiled sweep), got {chunk}"
+        )
+    ckpts = raw.get("checkpoints", "log")
+    try:
+        checkpoints = sim.normalize_checkpoints(horizon, None if ckpts == "all" else ckpts)
+    except (ValueError, TypeError) as err:
+        raise _fail(source, "checkpoints", f"must be 'log', 'all' or a list of steps in [1, horizon]: {err}") from None
+    return _RunKeys(name, horizon, seeds, seed, chunk, checkpoints)
+
+
+# --- the components ------------------------------------------------------------------------------------------
+
+
+def _constraint_set(source: Path, raw: dict[str, Any]) -> Any:
+    """The ``[set]`` table's constraint set, or ``None`` when the file has none."""
+    if "set" not in raw:
+        return None
+    table = raw["set"]
+    kind = table.get("kind") if isinstance(table, dict) else None
+    if kind not in registry.SETS:
+        known = sorted(registry.SETS)
+        raise _fail(source, "set.kind", f"unknown set {kind!r}{_suggest(str(kind), known)}; known: {known}")
+    factory = registry.SETS[kind]
+    args = {k: v for k, v in table.items() if k != "kind"}
+    signature = inspect.signature(factory).parameters
+    for key in args:
+        if key not in signature:
+            raise _fail(source, f"set.{key}", f"{kind} takes no argument {key!r}; it takes {sorted(signature)}")
+    try:
+        return factory(**args)
+    except (ValueError, TypeError) as err:
+        raise _fail(source, "set", f"{kind}: {err}") from None
+
+
+def _build(
+    source: Path, section: str, table: Any, components: dict[str, Component], supplied: dict[str, Any]
+) -> _Built:
+    """Build ``table``'s component from the registry ``components``; ``supplied`` are the file-wide arguments."""
+    if not isinstance(table, dict):
+        raise _fail(source, section, f"must be a table, got {table!r}")
+    name = table.get("name")
+    if name not in components:
+        known = sorted(components)
+        raise _fail(
+            source, f"{section}.name", f"unknown {section} {name!r}{_suggest(str(name), known)}; known: {known}"
+        )
+    entry = components[name]
+    static = {k: v for k, v in table.items() if k not in ("name", "params", "bandit_feedback")}
+    signature = inspect.signature(entry.factory).parameters
+    for key in static:
+        if key not in signature or key in supplied:
+            allowed = sorted(k for k in signature if k not in supplied)
+            raise _fail(source, f"{section}.{key}", f"{name} takes no static argument {key!r}; it takes {allowed}")
+    kwargs = dict(static)
+    for key, value in supplied.items():
+        if key in signature:
+            if value is None:
+                raise _fail(source, "set", f"{section} {name!r} needs a constraint set: add a [set] table")
+            kwargs[key] = value
+    missing = [
+        k for k, p in signature.items() if p.default is inspect.Parameter.empty and k not in kwargs and k != "self"
+    ]
+    if missing:
+        raise _fail(source, section, f"{name} needs the static argument(s) {missing}")
+    try:
+        component = entry.factory(**kwargs)
+    except (ValueError, TypeError) as err:
+        raise _fail(source, section, f"{name}: {err}") from None
+    return _Built(component, name, static, entry)
+
+
+def _with_feedback(source: Path, table: dict[str, Any], env: Any) -> Any:
+    """``env``, wrapped by ``envs.bandit_feedback`` when the table says ``bandit_feedback = true``."""
+    feedback = table.get("bandit_feedback", False)
+    if not isinstance(feedback, bool):
+        raise _fail(source, "env.bandit_feedback", f"must be true or false, got {feedback!r}")
+    return envs.bandit_feedback(env) if feedback else env
+
+
+# --- the params and the grid ---------------------------------------------------------------------------------
+
+
+def _leaf_values(source: Path, key: str, value: Any, base_ndim: int) -> tuple[np.ndarray, bool]:
+    """A params leaf from the file: ``(array, swept)``."""
+    if isinstance(value, (dict, str, bool)):
+        raise _fail(source, key, f"must be a number or a list of numbers, got {value!r}")
+    try:
+        arr = np.asarray(value, np.float64)
+    except (ValueError, TypeError):
+        raise _fail(source, key, f"is a grid of mismatched lengths (rows differ): {value!r}") from None
+    if arr.ndim == base_ndim or (base_ndim > 0 and arr.ndim == 0):
+        return arr, False
+    if arr.ndim == base_ndim + 1:
+        if arr.shape[0] == 0:
+            raise _fail(source, key, "is an empty grid")
+        return arr, True
+    raise _fail(source, key, f"must have {base_ndim} dimensions (or {base_ndim + 1} for a grid), got shape {arr.shape}")
+
+
+def _params(
+    source: Path, section: str, table: dict[str, Any], cls: type
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """``(fixed leaves, swept leaves)`` of a ``[section.params]`` table, keyed by field."""
+    values = table.get("params", {})
+    if not isinstance(values, dict):
+        raise _fail(source, f"{section}.params", f"must be a table, got {values!r}")
+    ndims = getattr(cls, "NDIMS", {})
+    fixed, swept = {}, {}
+    for field, value in values.items():
+        key = f"{section}.params.{field}"
+        if field not in cls._fields:
+            raise _fail(source, key, f"{cls.__name__} has no field {field!r}{_suggest(field, list(cls._fields))}")
+        arr, is_grid = _leaf_values(source, key, value, ndims.get(field, 0))
+        (swept if is_grid else fixed)[field] = arr
+    return fixed, swept
+
+
+def _check_budget_family(source: Path, table: dict[str, Any], static: dict[str, Any], entry: Component) -> None:
+    """A learner with a noise family takes the budget of that family only, and needs it.
+
+    ``noise = "gaussian"`` with an ``epsilon`` grid would run the Gaussian tree with the
+    ε of another guarantee (or with no budget at all); refused naming the key.
+    """
+    fields = getattr(entry.params, "_fields", ())
+    signature = inspect.signature(entry.factory).parameters
+    if "noise" not in signature or not {"epsilon", "rho"} <= set(fields):
+        return
+    noise = static.get("noise", signature["noise"].default)
+    noise = "gamma" if noise is None else noise
+    if noise not in BUDGET_FIELDS:
+        return  # the factory has refused it already
+    needed, guarantee = BUDGET_FIELDS[noise]
+    given = table.get("params", {})
+    for other in ("epsilon", "rho"):
+        if other != needed and other in given:
+            families = sorted(f for f, (b, _) in BUDGET_FIELDS.items() if b == other)
+            raise _fail(
+                source,
+                f"learner.params.{other}",
+                f"is the budget of another noise family: noise = {noise!r} is {guarantee} and takes "
+                f"learner.params.{needed}, not {other} (the budget of noise = {' or '.join(map(repr, families))})",
+            )
+    if needed not in given:
+        raise _fail(
+            source,
+            "learner.params",
+            f"noise = {noise!r} is {guarantee} and needs learner.params.{needed} (inf for the non-private limit)",
+        )
+
+
+def build_grid(swept: dict[str, np.ndarray], zips: Any = (), source: str | Path = "<string>") -> Grid:
+    """The flattened product grid of the swept leaves: zip groups first, then every other leaf on its own axis.
+
+    Pure NumPy: no component is built and nothing is traced.
+
+    Args:
+      swept: file key (``"learner.params.epsilon"``) -> its values, one per grid value along axis 0.
+      zips: the file's ``zip``: a list of groups, each a list of swept keys of equal lengths made one axis.
+      source: the file, named in errors.
+
+    Returns:
+      The ``Grid``: axes in the order zip groups, then the other swept keys in ``swept``'s order; the
+      values at the ``G`` points in row-major order (the last axis varies fastest).
+
+    Raises:
+      ValueError: ``"<source>: [zip] ..."`` for a malformed ``zip``, a key that is not swept, a key in
+        two groups, or a group of mismatched lengths.
+    """
+    source = Path(source)
+    if not isinstance(zips, (list, tuple)) or not all(isinstance(g, (list, tuple)) and g for g in zips):
+        raise _fail(source, "zip", f"must be a list of lists of params keys, got {zips!r}")
+    axes: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    for group in zips:
+        lengths = {}
+        for key in group:
+            if key not in swept:
+                raise _fail(source, "zip", f"{key!r} is not a swept params key; swept: {sorted(swept)}")
+            if key in seen:
+                raise _fail(source, "zip", f"{key!r} appears in two groups")
+            seen.add(key)
+            lengths[key] = len(swept[key])
+        if len(set(lengths.values())) > 1:
+            detail = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+            raise _fail(source, "zip", f"a zipped grid of mismatched lengths: {detail} values")
+        axes.append(tuple(group))
+    axes += [(key,) for key in swept if key not in seen]
+    shape = tuple(len(swept[group[0]]) for group in axes)
+    index = np.indices(shape).reshape(len(shape), -1) if shape else np.zeros((0, 1), int)
+    values = {key: np.asarray(swept[key])[index[a]] for a, group in enumerate(axes) for key in group}
+    return Grid(axes, shape, values)
+
+
+def _params_at(cls: type, fixed: dict[str, np.ndarray], grid: dict[str, np.ndarray], prefix: str) -> Any:
+    """``cls`` with the fixed leaves and the grid's ``[G, ...]`` values of the keys under ``prefix``, as float32."""
+    leaves = dict(fixed)
+    for key, values in grid.items():
+        if key.startswith(prefix):
+            leaves[key[len(prefix) :]] = values
+    return cls(**{k: jnp.asarray(v, jnp.float32) for k, v in leaves.items()})
+
+
+# --- the values ----------------------------------------------------------------------------------------------
+
+
+def _check_values(source: Path, learner: Any, env: Any, params: Any, horizon: int) -> None:
+    """The components' checks on every grid point, those made when traced, and the horizon each accepts."""
+    for section, component, sub in (("learner.params", learner, params.learner), ("env.params", env, params.env)):
+        if component.check is not None:
+            try:
+                component.check(sub)
+            except ValueError as err:
+                raise _fail(source, section, str(err)) from None
+    _check_traces(source, learner, env, params)
+    for what, component in (("learner", learner), ("env", env)):
+        try:
+            check_horizon(horizon, component, what)
+        except ValueError as err:
+            raise _fail(source, "horizon", str(err)) from None
+
+
+def _check_traces(source: Path, learner: Any, env: Any, params: Any) -> None:
+    """Trace ``learner.init`` and ``env.reset`` on abstract params (nothing runs): the checks made at trace time.
+
+    A component refuses a missing or wrong-family budget when it is initialised; this
+    surfaces that ``ValueError`` (or a ``TypeError`` of a field it cannot use) here,
+    naming the section, before anything compiles.
+    """
+    axes, _ = sim.grid_axes(params, allow_grid=True)
+    point = _resume.abstract_point(params, axes)
+    key = jax.eval_shape(lambda: jax.random.key(0))
+    for section, fn, sub in (("learner.params", learner.init, point.learner), ("env.params", env.reset, point.env)):
+        try:
+            jax.eval_shape(fn, key, sub)
+        except (ValueError, TypeError) as err:
+            raise _fail(source, section, str(err).splitlines()[0] if str(err) else type(err).__name__) from None
