@@ -90,3 +90,34 @@ def test_finite_setting_at_tiny_scale(tmp_path):
     data = np.load(out.files["npz"])
     assert data["private_regret"].shape[:2] == (8, 20)
     assert np.all(np.diff(data["nonprivate_regret"], axis=-1) >= 0)
+
+
+def _shared_seed_simulate(key, rhos, horizon, checkpoints, seeds):
+    # Regret that varies a lot from seed to seed (1000 * seed), shared by both arms (common random
+    # numbers), and a private arm 5 above it plus a small seed-dependent wiggle (+-1).
+    del key
+    steps = np.asarray(checkpoints)
+    base = 1000.0 * np.arange(seeds, dtype=np.float64)[:, None] * np.ones(steps.size)
+    wiggle = np.where(np.arange(seeds) % 2 == 0, 1.0, -1.0)[:, None]
+    priv = base[None] + 5.0 + wiggle[None] + 0.0 * np.asarray(rhos)[:, None, None]
+    return SettingRuns(steps, priv, base)
+
+
+def test_the_gap_standard_error_is_that_of_the_paired_differences(tmp_path):
+    # Issue 27: the linear-bandit gap carried error bars of +-13,000 around gaps of tens, because its
+    # standard error treated the two arms as independent though they share the seed keys.
+    setting = FAKE._replace(name="_paired_for_tests", simulate=_shared_seed_simulate)
+    register_setting(setting, replace=True)
+    try:
+        out = reproduce(setting.name, tmp_path, key=0)
+    finally:
+        experiment.SETTINGS.pop(setting.name, None)
+    runs = out.summary["runs"]
+    diff = 5.0 + np.where(np.arange(runs) % 2 == 0, 1.0, -1.0)
+    paired_se = diff.std(ddof=1) / np.sqrt(runs)  # the spread of the gap itself
+    regret_se = (1000.0 * np.arange(runs)).std(ddof=1) / np.sqrt(runs)  # the spread of the regret
+    for by_t in out.summary["regret_gap"].values():
+        gap, se = by_t["100"]
+        assert gap == pytest.approx(5.0)
+        assert se == pytest.approx(paired_se, rel=1e-9)
+        assert se < regret_se / 100

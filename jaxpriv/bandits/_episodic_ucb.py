@@ -22,7 +22,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Learner, PRNGKey, declare, zero_nonfinite
+from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, zero_nonfinite
+from jaxpriv._kahan import KahanSum, kahan_add
 
 INIT_COUNTS = ("samples", "half")
 TIE_BREAKS = ("random", "first")
@@ -171,10 +172,7 @@ def episodic_ucb(
         played = jnp.where(new, 0, state.played) + 1
         total = jnp.where(new, 0.0, state.total)
         comp = jnp.where(new, 0.0, state.comp)
-        y = r - comp  # Kahan summation of the episode's rewards
-        s = total + y
-        comp = (s - total) - y
-        total = s
+        total, comp = kahan_add(KahanSum(total, comp), r)  # Kahan summation of the episode's rewards
         counts = state.counts + onehot.astype(jnp.int32)
         episodes = state.episodes + (new & (jnp.asarray(t, jnp.int32) > K)).astype(jnp.int32)
         close = played == length
@@ -198,4 +196,4 @@ def episodic_ucb(
             nonfinite=state.nonfinite + bad,
         )
 
-    return Learner(init_fn, declare(act_fn, num_arms=num_arms), update_fn, check)
+    return Learner(init_fn, declare(act_fn, num_arms=num_arms), update_fn, check, nonfinite=nonfinite_field)

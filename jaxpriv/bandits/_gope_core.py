@@ -353,7 +353,12 @@ def phased_elimination(
     phase_length: str = "joint",
 ):
     """The step-level GOPE (``private=False``) or AdaC-GOPE policy; see ``gope`` / ``adac_gope``."""
-    from jaxpriv._base import Learner, poison_past_horizon, zero_nonfinite  # local: keep the import surface narrow
+    from jaxpriv._base import (  # local: keep the import surface narrow
+        Learner,
+        nonfinite_field,
+        poison_past_horizon,
+        zero_nonfinite,
+    )
 
     num_actions = _validate.positive_int("num_actions", num_actions, minimum=2)
     dim = _validate.positive_int("dim", dim)
@@ -467,4 +472,4 @@ def phased_elimination(
 
         return gated(done, close, state)
 
-    return Learner(init_fn, declare(act_fn, num_arms=num_actions), update_fn, check, horizon)
+    return Learner(init_fn, declare(act_fn, num_arms=num_actions), update_fn, check, horizon, nonfinite=nonfinite_field)

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, declare, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, poison_past_horizon, zero_nonfinite
 from jaxpriv.bandits._gope_core import clip_reward, gated, normalise_actions
 
 
@@ -297,4 +297,4 @@ def rarely_switching_oful(
 
         return gated(switch, do_switch, state)
 
-    return Learner(init_fn, declare(act_fn, num_arms=num_actions), update_fn, check, horizon)
+    return Learner(init_fn, declare(act_fn, num_arms=num_actions), update_fn, check, horizon, nonfinite=nonfinite_field)

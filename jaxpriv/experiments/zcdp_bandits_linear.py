@@ -46,6 +46,7 @@ from jaxpriv.bandits.gope import GOPEParams
 from jaxpriv.bandits.oful import RSOFULParams, rs_oful
 from jaxpriv.envs.linear_bandits import ContextualBanditParams, contextual_linear_bandit, sample_linear_instance
 from jaxpriv.experiments import _zcdp_common as common
+from jaxpriv.experiments._outputs import mean_se, write_settings
 from jaxpriv.sim import SimParams, log_checkpoints, sweep
 
 __all__ = ["SETTINGS", "SettingConfig", "SettingResult", "contextual_config", "linear_config", "run_setting"]
@@ -137,9 +138,9 @@ def _summaries(cfg: SettingConfig, at_h: list[tuple[np.ndarray, np.ndarray]]) ->
     """Gap mean/stderr and mean regrets from per-horizon ``(private [G, S], nonprivate [S])``."""
     gap, err, priv, nonpriv = [], [], [], []
     for p, n in at_h:
-        diff = p - n[None, :]
-        gap.append(diff.mean(-1))
-        err.append(diff.std(-1, ddof=1) / np.sqrt(diff.shape[-1]))
+        g, e = mean_se(p - n[None, :], axis=-1)  # paired: both arms share the seed keys
+        gap.append(g)
+        err.append(e)
         priv.append(p.mean(-1))
         nonpriv.append(n.mean())
     return np.array(gap), np.array(err), np.array(priv), np.array(nonpriv)
@@ -302,7 +303,7 @@ def _save(res: SettingResult, out: Path) -> dict[str, Any]:
         "seconds": round(res.seconds, 2),
         "device": str(jax.devices()[0]),
     }
-    (out / f"{cfg.name}.json").write_text(json.dumps(summary, indent=2))
+    write_settings(out, summary, name=f"{cfg.name}.json")
     return summary
 
 

@@ -52,6 +52,15 @@ def leader_point(total_w: jax.Array, total_grad: jax.Array, strong_convexity: ja
     return (total_w - total_grad / strong_convexity) / jnp.asarray(t, jnp.float32)
 
 
+# --- the non-finite count of a learner that zeroes nothing ------------------------------------------------
+
+
+def no_nonfinite(state: Any) -> jax.Array:
+    """The ``NonfiniteFn`` of a learner that replaces no input by zero (and owns no mechanism): always 0 (int32)."""
+    del state
+    return jnp.zeros((), jnp.int32)
+
+
 # --- the prefix-sum mechanism of a private learner -------------------------------------------------------
 
 

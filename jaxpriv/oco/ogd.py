@@ -10,6 +10,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey
+from jaxpriv.oco._shared import no_nonfinite
 from jaxpriv.sets import ConstraintSet
 
 SCHEDULES = ("strongly_convex", "sqrt")
@@ -70,4 +71,4 @@ def ogd(constraint: ConstraintSet, schedule: str = "strongly_convex") -> Learner
         w = constraint.project(jnp.asarray(action, jnp.float32) - eta * jnp.asarray(grad, jnp.float32))
         return state._replace(w=w)
 
-    return Learner(init_fn, act_fn, update_fn, check)
+    return Learner(init_fn, act_fn, update_fn, check, nonfinite=no_nonfinite)

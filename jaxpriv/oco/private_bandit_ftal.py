@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, Mechanism, PRNGKey
+from jaxpriv._base import Learner, Mechanism, PRNGKey, nonfinite_inputs
 from jaxpriv.mechanisms import TreeParams, tree_depth
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import one_point
@@ -148,4 +148,8 @@ def private_bandit_ftal(
         tree_state, v = tree.step(key, state.sums, g, t)  # zeroes a non-finite input, clips, adds the node noise
         return next_state(state, constraint, tree_state, v, t, bad)
 
-    return Learner(init_fn, act_fn, update_fn, check, horizon)
+    def nonfinite_fn(state: BanditFTALState) -> jax.Array:
+        # Its own counter (non-finite loss values) plus the one-point estimates the tree zeroed.
+        return jnp.sum(state.nonfinite, dtype=jnp.int32) + nonfinite_inputs(tree, state.sums)
+
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)

@@ -81,4 +81,4 @@ def private_experts(
     def update_fn(key: PRNGKey, state: PFTALState, action: jax.Array, costs: jax.Array, t: jax.Array) -> PFTALState:
         return base.update(key, state, action, costs, t)
 
-    return Learner(init_fn, base.act, update_fn, check, base.horizon)
+    return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite)

@@ -135,4 +135,4 @@ def regularized_pftal(
         w = jnp.asarray(action, jnp.float32)
         return base.update(key, state, action, jnp.asarray(grad, jnp.float32) + state.strong_convexity * w, t)
 
-    return Learner(init_fn, base.act, update_fn, check, base.horizon)
+    return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite)

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, poison_past_horizon
+from jaxpriv._base import Learner, PRNGKey, nonfinite_inputs, poison_past_horizon
 from jaxpriv.mechanisms import (
     DyadicSums,
     WindowTreeParams,
@@ -26,7 +26,14 @@ from jaxpriv.mechanisms import (
     window_tree,
 )
 from jaxpriv.mechanisms._window_tree import check_window, check_window_budget
-from jaxpriv.oco._shared import check_wdp_params, dyadic_prefix_sum, sensitivity_rule, start_point, window_sensitivity
+from jaxpriv.oco._shared import (
+    check_wdp_params,
+    dyadic_prefix_sum,
+    no_nonfinite,
+    sensitivity_rule,
+    start_point,
+    window_sensitivity,
+)
 from jaxpriv.oco.wdp_cocop import WDPParams
 from jaxpriv.sets import ConstraintSet, require_local_oracle
 
@@ -155,7 +162,11 @@ def local_oracle_learner(
         x_next = (1.0 - alpha) * x + alpha * p  # line 8
         return state._replace(x=x_next, points=points, grads=grads, noise_max=jnp.maximum(state.noise_max, noise_norm))
 
-    return Learner(init_fn, act_fn, update_fn, check, horizon)
+    def nonfinite_fn(state: WDPCOCOLState) -> jax.Array:
+        return nonfinite_inputs(tree, state.grads)  # the gradients the window tree zeroed
+
+    # Not private: exact dyadic sums, nothing is zeroed (Garber–Hazan).
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn if private else no_nonfinite)
 
 
 def wdp_cocol(

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey
+from jaxpriv._base import Learner, PRNGKey, nonfinite_inputs
 from jaxpriv.mechanisms import (
     DyadicSums,
     WindowTreeParams,
@@ -168,4 +168,7 @@ def wdp_cocop(
         w = constraint.project(leader_point(total_w, g_hat, state.strong_convexity, t))
         return state._replace(w=w, points=points, tree=tree_state, noise_max=jnp.maximum(state.noise_max, noise_norm))
 
-    return Learner(init_fn, act_fn, update_fn, check, horizon)
+    def nonfinite_fn(state: WDPCOCOPState) -> jax.Array:
+        return nonfinite_inputs(tree, state.tree)  # the gradients the window tree zeroed
+
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)

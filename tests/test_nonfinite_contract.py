@@ -1,0 +1,228 @@
+"""Every learner of jaxpriv.oco and jaxpriv.bandits declares the inputs it zeroed (``Learner.nonfinite``).
+
+The declared count must be the number the engine found before by searching the state for fields named
+``nonfinite`` (``count_nonfinite``): stepped by hand with NaN / inf feedback, and through ``jaxpriv.run``.
+"""
+
+import inspect
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxpriv as jp
+from jaxpriv import bandits, mechanisms, oco, sets
+from jaxpriv._base import Env, EnvInfo, Learner, count_nonfinite, nonfinite_inputs
+from jaxpriv.envs.linear_bandits import ContextualFeedback
+
+T = 12  # the learners' horizon; the hand-stepped and simulated streams are this long
+D = 2  # the dimension of the full-information and bandit-feedback learners
+K = 3  # arms / actions of the bandit policies
+BAD_STEPS = (2, 5, 9)  # NaN at 2 and 9, +inf at 5
+HUGE_STEP = 7  # private bandit FTAL: a finite loss whose one-point estimate overflows (the tree zeroes it)
+ACTIONS = np.eye(K, D, dtype=np.float32) + np.float32(0.1)
+
+
+def _bad_value(t: Any, value: Any) -> Any:
+    """``value`` with NaN at steps 2 and 9 and +inf at step 5 (``t`` a Python or a traced int)."""
+    value = jnp.asarray(value, jnp.float32)
+    value = jnp.where(t == BAD_STEPS[1], jnp.inf, value)
+    return jnp.where((t == BAD_STEPS[0]) | (t == BAD_STEPS[2]), jnp.nan, value)
+
+
+def _gradient(t, action, dim):
+    """A linear loss's gradient, NaN / inf in one entry at the bad steps."""
+    del action
+    g = jnp.linspace(0.2, 0.5, dim, dtype=jnp.float32)
+    return g.at[0].set(_bad_value(t, g[0]))
+
+
+def _loss(t, action, dim, huge=False):
+    """A loss value at the played point, NaN / inf at the bad steps (and 3e38 at ``HUGE_STEP`` when ``huge``)."""
+    del dim
+    value = 0.5 + 0.1 * jnp.sum(jnp.asarray(action, jnp.float32))
+    if huge:
+        value = jnp.where(t == HUGE_STEP, jnp.float32(3e38), value)
+    return _bad_value(t, value)
+
+
+def _reward(t, action, dim):
+    """A reward in [0, 1], NaN / inf at the bad steps."""
+    del dim
+    return _bad_value(t, 0.25 + 0.25 * (jnp.asarray(action) == 0))
+
+
+def _contextual(t, action, dim):
+    """OFUL's feedback: the played vector, a reward NaN / inf at the bad steps, the same action set next."""
+    del dim
+    actions = jnp.asarray(ACTIONS)
+    vec = actions[jnp.clip(jnp.asarray(action, jnp.int32), 0, K - 1)]
+    return ContextualFeedback(_bad_value(t, 0.3 * jnp.sum(vec)), vec, actions)
+
+
+class Case(NamedTuple):
+    build: Callable[[], Learner]
+    params: Any
+    feedback: Callable[..., Any]  # (t, action, dim) -> feedback
+    dim: int = D
+    zeroes: bool = True  # whether the learner replaces non-finite feedback by zero (and counts it)
+    expected: int | None = None  # the exact count after the T hand-made steps, when known
+
+
+_BALL = sets.l2_ball(D)
+_SIMPLEX = sets.simplex(D)
+_N_BAD = len(BAD_STEPS)
+
+
+def _undeclared(mechanism):
+    """A mechanism built by hand: the same one without a declared ``nonfinite`` (searched instead)."""
+    return mechanism._replace(nonfinite=None)
+
+
+CASES: dict[str, Case] = {
+    # jaxpriv.oco, full information (feedback: the gradient)
+    "ogd": Case(lambda: oco.ogd(_BALL), oco.OGDParams(), _gradient, zeroes=False),
+    "ftal": Case(lambda: oco.ftal(_BALL, T), oco.FTALParams(), _gradient, zeroes=False),
+    "online_frank_wolfe": Case(lambda: oco.online_frank_wolfe(_BALL, T), oco.OFWParams(), _gradient, zeroes=False),
+    "garber_hazan": Case(lambda: oco.garber_hazan(T, _SIMPLEX), oco.GarberHazanParams(), _gradient, zeroes=False),
+    "mi_ogd": Case(lambda: oco.mi_ogd(_BALL, T), oco.MIOGDParams(1.0, 1.0), _gradient, expected=_N_BAD),
+    "pftal": Case(lambda: oco.pftal(T, _BALL), oco.PFTALParams(epsilon=1.0), _gradient, expected=_N_BAD),
+    "pftal[blt]": Case(
+        lambda: oco.pftal(T, _BALL, mechanism=mechanisms.blt(T, D, "gaussian", neighbouring="replace")),
+        oco.PFTALParams(rho=1.0),
+        _gradient,
+        expected=_N_BAD,
+    ),
+    "pftal[undeclared mechanism]": Case(
+        lambda: oco.pftal(T, _BALL, mechanism=_undeclared(mechanisms.honaker_tree(T, D, neighbouring="replace"))),
+        oco.PFTALParams(epsilon=1.0),
+        _gradient,
+        expected=_N_BAD,
+    ),
+    "regularized_pftal": Case(
+        lambda: oco.regularized_pftal(T, _BALL), oco.RegularizedPFTALParams(epsilon=1.0), _gradient, expected=_N_BAD
+    ),
+    "private_experts": Case(
+        lambda: oco.private_experts(T, 3), oco.PrivateExpertsParams(epsilon=1.0), _gradient, dim=3, expected=_N_BAD
+    ),
+    "wdp_cocop": Case(lambda: oco.wdp_cocop(T, _BALL, 4), oco.WDPParams(epsilon=1.0), _gradient, expected=_N_BAD),
+    "wdp_cocol": Case(lambda: oco.wdp_cocol(T, _SIMPLEX, 4), oco.WDPParams(epsilon=1.0), _gradient, expected=_N_BAD),
+    # jaxpriv.oco, bandit feedback (feedback: the loss value)
+    "fkm": Case(lambda: oco.fkm(T, _BALL), oco.FKMParams(), _loss, expected=_N_BAD),
+    "bandit_ftal": Case(lambda: oco.bandit_ftal(T, _BALL), oco.BanditFTALParams(), _loss, expected=_N_BAD),
+    "mi_bandit_ogd": Case(
+        lambda: oco.mi_bandit_ogd(T, _BALL), oco.MIBanditOGDParams(mutual_information=1.0), _loss, expected=_N_BAD
+    ),
+    # Its own counter (the three bad loss values) plus the tree's (the overflowed estimate at HUGE_STEP).
+    "private_bandit_ftal": Case(
+        lambda: oco.private_bandit_ftal(T, _BALL),
+        oco.PrivateBanditFTALParams(epsilon=1.0),
+        lambda t, a, d: _loss(t, a, d, huge=True),
+        expected=_N_BAD + 1,
+    ),
+    # jaxpriv.bandits (feedback: the reward)
+    "ucb": Case(lambda: bandits.ucb(K, T), bandits.UCBParams(), _reward, expected=_N_BAD),
+    "adac_ucb": Case(lambda: bandits.adac_ucb(K, T), bandits.AdaCUCBParams(rho=1.0), _reward, expected=_N_BAD),
+    "gope": Case(lambda: bandits.gope(K, D, T), bandits.GOPEParams(actions=ACTIONS), _reward, expected=_N_BAD),
+    "adac_gope": Case(
+        lambda: bandits.adac_gope(K, D, T), bandits.AdaCGOPEParams(actions=ACTIONS, rho=1.0), _reward, expected=_N_BAD
+    ),
+    "rs_oful": Case(lambda: bandits.rs_oful(K, D, T), bandits.RSOFULParams(), _contextual, expected=_N_BAD),
+    "adac_oful": Case(
+        lambda: bandits.adac_oful(K, D, T), bandits.AdaCOFULParams(rho=1.0), _contextual, expected=_N_BAD
+    ),
+}
+
+
+def _factories() -> set[str]:
+    """Every learner factory the two packages export: the functions of their ``__all__`` that return a ``Learner``."""
+    names = set()
+    for module in (oco, bandits):
+        for name in module.__all__:
+            fn = getattr(module, name)
+            if inspect.isfunction(fn) and inspect.signature(fn).return_annotation in ("Learner", Learner):
+                names.add(name)
+    return names
+
+
+def test_every_learner_factory_has_a_case():
+    assert _factories() == {name.split("[")[0] for name in CASES}
+
+
+def _step_by_hand(case: Case) -> tuple[Learner, Any]:
+    learner = case.build()
+    state = learner.init(jax.random.key(0), case.params)
+    act, update = jax.jit(learner.act), jax.jit(learner.update)
+    for t in range(1, T + 1):  # a short Python loop over hand-made steps, each compiled once
+        key = jax.random.key(t)
+        action = act(key, state, jnp.int32(t))
+        state = update(key, state, action, case.feedback(t, action, case.dim), jnp.int32(t))
+    return learner, state
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_declared_count_is_the_searched_count(name):
+    case = CASES[name]
+    learner, state = _step_by_hand(case)
+    assert learner.nonfinite is not None, name
+    declared = int(nonfinite_inputs(learner, state))
+    assert declared == int(count_nonfinite(state)), name
+    if case.zeroes:
+        assert declared > 0, name
+        if case.expected is not None:
+            assert declared == case.expected, name
+    else:
+        assert declared == 0, name
+    # The same number for a batch of states (``nonfinite_inputs`` sums it).
+    batch = jax.tree.map(lambda x: jnp.stack([x, x]), state)
+    assert int(nonfinite_inputs(learner, batch)) == 2 * declared == int(count_nonfinite(batch)), name
+
+
+def test_private_bandit_ftal_counts_its_own_inputs_and_its_trees():
+    learner, state = _step_by_hand(CASES["private_bandit_ftal"])
+    assert int(state.nonfinite) == _N_BAD  # the loss values
+    assert int(count_nonfinite(state.sums)) == 1  # the one-point estimate that overflowed
+    assert int(nonfinite_inputs(learner, state)) == _N_BAD + 1
+
+
+def _stream(case: Case) -> Env:
+    """An environment whose feedback is ``case.feedback`` (NaN / inf at the bad steps); the loss stays finite."""
+
+    def reset(key, params):
+        del key, params
+        return ()
+
+    def step(key, state, action, t):
+        del key
+        return state, case.feedback(t, action, case.dim), EnvInfo(loss=jnp.float32(0.5), regret=jnp.float32(0.0))
+
+    return Env(reset, step)
+
+
+# One per kind of feedback and of declaration (none zeroed, a mechanism, an undeclared one, both counts, a core).
+RUN_CASES = (
+    "ftal",
+    "pftal",
+    "pftal[undeclared mechanism]",
+    "wdp_cocol",
+    "private_bandit_ftal",
+    "adac_ucb",
+    "adac_oful",
+)
+
+
+@pytest.mark.parametrize("name", RUN_CASES)
+def test_run_reports_the_same_nonfinite_inputs(name):
+    case = CASES[name]
+    learner = case.build()
+    env = _stream(case)
+    params = jp.SimParams(case.params, None)
+    declared = jp.run(learner, env, params, 3, T)
+    searched = jp.run(learner._replace(nonfinite=None), env, params, 3, T)  # the engine searches the state
+    assert int(declared.nonfinite_inputs) == int(searched.nonfinite_inputs)
+    assert int(declared.nonfinite_inputs) == (case.expected if case.zeroes else 0)
+    np.testing.assert_array_equal(np.asarray(declared.regret), np.asarray(searched.regret))
+    np.testing.assert_array_equal(np.asarray(declared.loss), np.asarray(searched.loss))
