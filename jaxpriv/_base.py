@@ -88,15 +88,18 @@ class EnvStepFn(Protocol):
 
 
 class ComparatorFn(Protocol):
-    """``comparator(state, stats_sum, t) -> best`` (or ``(best, gap)``) of an environment.
+    """``comparator(state, stats_sum, t) -> (best, gap)`` of an environment: always the pair.
 
     ``stats_sum`` is the sum over ``s <= t`` of ``EnvInfo.stats``; ``best`` is the loss of
-    the best fixed point in hindsight, and ``gap`` a certified bound on its suboptimality
-    when a numerical solver computes it (see ``Env.comparator``).
+    the best fixed point in hindsight, and ``gap`` (float32, ``>= 0``) a certified bound on
+    its suboptimality: a numerical solver's own certificate, 0 for a closed form (see
+    ``Env.comparator``). A closed form also declares ``declare(comparator, exact=True)``
+    (``jaxpriv.envs.exact_comparator`` does both), and the engine then reports ``Result.gap``
+    as ``None``; an undeclared comparator's gaps are reported as they come.
     """
 
     def __call__(self, state: State, stats_sum: Any, t: jax.Array, /) -> jax.Array | tuple[jax.Array, jax.Array]:
-        """Return the best fixed loss in hindsight (and its certified gap, for a numerical solver)."""
+        """Return the best fixed loss in hindsight and its certified gap (0 when exact)."""
         ...
 
 
@@ -241,12 +244,12 @@ class Env(NamedTuple):
       reset: ``(key, params) -> state`` (``ResetFn``).
       step: ``(key, state, action, t) -> (state, feedback, EnvInfo)`` (``EnvStepFn``); feedback
         is a gradient (full information) or a loss / reward (bandit feedback).
-      comparator: optional ``(state, stats_sum, t) -> best`` (``ComparatorFn``; or ``(best, gap)``
-        for a numerical solver with a certified suboptimality ``gap``): the
-        exact ``min_{w in C} sum_{s<=t} f_s(w)`` of the best fixed point in
-        hindsight on the realised losses, from the summed ``stats``; the
-        engine's regret is then ``sum_s f_s(a_s) - best`` (eq. (1) of Smith &
-        Thakurta). Without a comparator, regret is the running sum of
+      comparator: optional ``(state, stats_sum, t) -> (best, gap)`` (``ComparatorFn``): ``best`` is
+        ``min_{w in C} sum_{s<=t} f_s(w)``, the loss of the best fixed point in hindsight on
+        the realised losses, from the summed ``stats``, and ``gap`` a certified bound on
+        ``best``'s excess over it (0 for a closed form, declared ``exact``; a numerical
+        solver's own bound otherwise). The engine's regret is then ``sum_s f_s(a_s) - best``
+        (eq. (1) of Smith & Thakurta). Without a comparator, regret is the running sum of
         ``EnvInfo.regret``.
       relative: when ``True``, ``EnvInfo.regret`` is ``f_t(a_t) - f_t(c)`` and the
         comparator returns ``min_w sum_s [f_s(w) - f_s(c)]`` for a fixed
@@ -322,11 +325,6 @@ def split_step_key(key: PRNGKey, t: jax.Array, num: int = 3) -> jax.Array:
     from jaxpriv import _rng
 
     return _rng.split(_rng.fold_in(key, t), num)
-
-
-def as_float(x: Any, dtype: Any = jnp.float32) -> jax.Array:
-    """Pin a value to ``dtype`` at a component boundary (keeps float32 under x64)."""
-    return jnp.asarray(x, dtype)
 
 
 def check_horizon(horizon: int, component: Any, what: str, label: str = "horizon") -> None:
@@ -413,7 +411,7 @@ def nonfinite_inputs(component: Any, state: Any) -> jax.Array:
     declared_fn = getattr(component, "nonfinite", None)
     if declared_fn is None:
         return count_nonfinite(state)
-    return jnp.sum(jnp.asarray(declared_fn(state), jnp.int32))
+    return jnp.sum(jnp.asarray(declared_fn(state), jnp.int32), dtype=jnp.int32)
 
 
 def _seed_key(seed: int) -> jax.Array:
@@ -476,6 +474,8 @@ def declare(fn: Callable[..., Any], **facts: Any) -> Callable[..., Any]:
       policy built for 5 arms run on a 3-armed instance would play arms the instance
       answers with NaN; ``run`` / ``sweep`` refuse the pair before compiling instead.
     * ``action_shape=(d,)``: (environments) the shape of the action it takes.
+    * ``exact=True``: (on an environment's ``comparator``) a closed form whose gap is always 0;
+      the engine reports ``Result.gap = None`` (``jaxpriv.envs.exact_comparator``).
 
     ``declared`` reads them back. The engine also traces one step of the pair with
     ``jax.eval_shape`` (``jaxpriv.sim``), which catches most mismatches without declarations;

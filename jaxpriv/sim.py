@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+import functools
 import itertools
 import os
 import sys
@@ -22,11 +24,12 @@ from jaxpriv._base import (
     PRNGKey,
     as_key,
     check_horizon,
-    count_nonfinite,
     declared,
     engine_jit,
+    nonfinite_inputs,
     split_step_key,
 )
+from jaxpriv._kahan import kahan_add, kahan_init
 from jaxpriv.stats import Accumulator, Stats, SweepStats, chunk_summary, finalize, merge, to_accumulator
 
 
@@ -48,14 +51,16 @@ class Result(NamedTuple):
         cumulative pseudo-regret.
       loss: ``[..., m]``, the cumulative loss ``sum_{s<=t} f_s(w_s)``.
       best: ``[..., m]``, the comparator's cumulative loss (``loss - regret``).
-      gap: ``[..., m]`` or ``None``: for a comparator solved numerically (an
-        environment whose ``comparator`` returns ``(best, gap)``), a certified
-        bound on the solver's suboptimality, ``best - min_{w∈C} sum f_s(w) <= gap``,
-        so the exact regret lies in ``[regret, regret + gap]``; ``None`` when
-        the comparator is exact (closed form) or absent.
+      gap: ``[..., m]`` or ``None``: the ``gap`` the comparator returns with ``best``
+        (``ComparatorFn``): for a comparator solved numerically, a certified bound on the
+        solver's suboptimality, ``best - min_{w∈C} sum f_s(w) <= gap``, so the exact regret
+        lies in ``[regret, regret + gap]``. ``None`` when the comparator declares itself
+        exact (a closed form, ``jaxpriv.envs.exact_comparator``: its gap is always 0) or
+        the environment has none.
       nonfinite_inputs: ``[...]`` int32, inputs with a NaN / ±inf entry that the
-        learner's private mechanisms replaced by zero over the run (the sum of
-        every ``nonfinite`` field of the final learner state;
+        learner and its private mechanisms replaced by zero over the run, read from the
+        final learner state by ``jaxpriv._base.nonfinite_inputs`` (the learner's declared
+        ``nonfinite``, else the sum of every ``nonfinite`` field of the state;
         ``jaxpriv._base.zero_nonfinite``). 0 in a healthy run.
       nonfinite_steps: ``[...]`` int32, steps whose loss, regret or comparator
         statistics from the environment were NaN / ±inf. Such a step is left out
@@ -435,19 +440,20 @@ def _prepare(learner: Learner, env: Env, params: SimParams, allow_grid: bool, ho
 # --- one run ---------------------------------------------------------------------------------------
 
 
-def _kahan_add(acc: tuple[Any, Any], x: Any) -> tuple[Any, Any]:
-    """Compensated (Kahan) summation: float32 sums stay accurate over long horizons."""
-    total, comp = acc
+class CheckpointRows(NamedTuple):
+    """What the engine records at the checkpoints: one float32 entry per checkpoint in each field (shape ``[m]``).
 
-    def add(s, c, v):
-        y = v - c
-        s_new = s + y
-        return s_new, (s_new - s) - y
+    Attributes:
+      regret: the cumulative regret at each checkpoint (``Result.regret``).
+      loss: the cumulative loss ``sum_{s<=t} f_s(a_s)`` (``Result.loss``).
+      best: the comparator's cumulative loss, ``loss - regret`` (``Result.best``).
+      gap: the comparator's certified gap (``Result.gap``); 0 without a comparator.
+    """
 
-    out = jax.tree.map(add, total, comp, x)
-    treedef = jax.tree.structure(total)
-    leaves = treedef.flatten_up_to(out)
-    return treedef.unflatten([p[0] for p in leaves]), treedef.unflatten([p[1] for p in leaves])
+    regret: jax.Array
+    loss: jax.Array
+    best: jax.Array
+    gap: jax.Array
 
 
 class Carry(NamedTuple):
@@ -455,8 +461,8 @@ class Carry(NamedTuple):
 
     env_state: Any
     agent: Any
-    sums: Any  # Kahan-compensated sums of (loss, regret, stats)
-    buffers: jax.Array  # [4, m]: regret, loss, best, comparator gap at the checkpoints
+    sums: tuple[Any, Any]  # Kahan-compensated sums of (loss, regret, stats): (total, compensation), jaxpriv._kahan
+    rows: CheckpointRows  # the values at the checkpoints, filled in as the run passes them
     bad_steps: jax.Array  # int32: steps with a non-finite loss / regret / stats
     k_steps: jax.Array  # the key the per-step keys are folded from
 
@@ -469,9 +475,9 @@ def _init_carry(learner: Learner, env: Env, checkpoints: tuple[int, ...], key: P
     a0 = jax.eval_shape(learner.act, k_learner, agent, jnp.int32(1))
     _, _, info0 = jax.eval_shape(env.step, k_env, env_state, a0, jnp.int32(1))
     zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), (info0.loss, info0.regret, info0.stats))
-    sums = (zeros, jax.tree.map(jnp.zeros_like, zeros))
-    buffers = jnp.zeros((4, len(checkpoints)), jnp.float32)
-    return Carry(env_state, agent, sums, buffers, jnp.zeros((), jnp.int32), k_steps)
+    sums = tuple(kahan_init(zeros))  # a plain (total, compensation) pair: the scan's carry keeps one structure
+    rows = CheckpointRows(*(jnp.zeros((len(checkpoints),), jnp.float32) for _ in CheckpointRows._fields))
+    return Carry(env_state, agent, sums, rows, jnp.zeros((), jnp.int32), k_steps)
 
 
 def _advance(
@@ -487,22 +493,25 @@ def _advance(
     ckpts = jnp.asarray(checkpoints, jnp.int32)
     k_steps = carry.k_steps
 
-    def record(env_state, sums, t, slot, buffers):
-        loss, regret, stats = sums[0]
+    def record(env_state, sums, t, slot, rows: CheckpointRows) -> CheckpointRows:
+        total, _ = sums
+        loss, regret, stats = total
         gap = jnp.zeros((), jnp.float32)
         if env.comparator is not None:
-            best = env.comparator(env_state, stats, t)
-            if isinstance(best, tuple):  # a numerical comparator: (best, certified gap)
-                best, gap = best
+            best, gap = env.comparator(env_state, stats, t)
             if env.relative:  # both relative to the env's reference point: no cancellation
                 regret = regret - best
             else:
                 regret = loss - best
-        row = jnp.stack([regret, loss, loss - regret, gap]).astype(jnp.float32)[:, None]
-        return jax.lax.dynamic_update_slice_in_dim(buffers, row, slot, axis=1)
+        row = CheckpointRows(regret, loss, loss - regret, gap)
+        return jax.tree.map(
+            lambda column, value: jax.lax.dynamic_update_index_in_dim(column, jnp.asarray(value, jnp.float32), slot, 0),
+            rows,
+            row,
+        )
 
     def body(carry, t):
-        env_state, agent, sums, buffers, bad_steps = carry
+        env_state, agent, sums, rows, bad_steps = carry
         # t is shared by all seeds: a scalar. "compare_all" is one fused kernel; the default
         # binary search is a nested while loop, several kernel launches per step on a GPU.
         slot = jnp.minimum(jnp.searchsorted(ckpts, t, method="compare_all"), m - 1)
@@ -514,26 +523,31 @@ def _advance(
         finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(v)) for v in jax.tree.leaves(step_vals)]))
         step_vals = jax.tree.map(lambda v: jnp.where(finite, v, 0.0), step_vals)  # a bad step leaves every sum
         bad_steps = bad_steps + (~finite).astype(jnp.int32)
-        sums = _kahan_add(sums, step_vals)
-        buffers = jax.lax.cond(
+        sums = tuple(kahan_add(sums, step_vals))
+        rows = jax.lax.cond(
             ckpts[slot] == t,
-            lambda b: record(env_state, sums, t, slot, b),
-            lambda b: b,
-            buffers,
+            lambda r: record(env_state, sums, t, slot, r),
+            lambda r: r,
+            rows,
         )
-        return (env_state, agent, sums, buffers, bad_steps), None
+        return (env_state, agent, sums, rows, bad_steps), None
 
     ts = jnp.asarray(start, jnp.int32) + jnp.arange(1, length + 1, dtype=jnp.int32)
-    state = (carry.env_state, carry.agent, carry.sums, carry.buffers, carry.bad_steps)
+    state = (carry.env_state, carry.agent, carry.sums, carry.rows, carry.bad_steps)
     state, _ = jax.lax.scan(body, state, ts)
     return Carry(*state, k_steps)
 
 
+def _reports_gap(env: Env) -> bool:
+    """Whether ``Result.gap`` holds the comparator's gaps: it has one and does not declare itself exact."""
+    return env.comparator is not None and not declared(env.comparator, "exact")
+
+
 def _outputs(learner: Learner, env: Env, carry: Carry) -> tuple[Any, ...]:
     """``(regret, loss, best, gap, nonfinite_inputs, nonfinite_steps)`` of a finished carry."""
-    del learner
-    gap = carry.buffers[3] if _reports_gap(env, carry) else None
-    return carry.buffers[0], carry.buffers[1], carry.buffers[2], gap, count_nonfinite(carry.agent), carry.bad_steps
+    rows = carry.rows
+    gap = rows.gap if _reports_gap(env) else None
+    return rows.regret, rows.loss, rows.best, gap, nonfinite_inputs(learner, carry.agent), carry.bad_steps
 
 
 def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...], key: PRNGKey, params: SimParams):
@@ -542,16 +556,81 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
     return _outputs(learner, env, carry)
 
 
-def _reports_gap(env: Env, carry: Carry) -> bool:
-    """Whether ``env.comparator`` returns ``(best, gap)`` (decided from shapes, at trace time)."""
-    if env.comparator is None:
-        return False
-    stats = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), carry.sums[0][2])
-    out = jax.eval_shape(env.comparator, carry.env_state, stats, jnp.int32(1))
-    return isinstance(out, tuple)
+# --- compile counts --------------------------------------------------------------------------------
+
+#: The kinds of compiled function ``compile_count`` counts, each with the calls that compile it.
+COMPILED_KINDS: dict[str, str] = {
+    "run": "jaxpriv.run",
+    "sweep": "jaxpriv.sweep in one call (no segment, stats, save or progress)",
+    "driver": "jaxpriv.sweep's segmented driver (segment, stats, save or progress): its start, segment, "
+    "output and statistics pieces",
+    "tune": "jaxpriv.tune.value_and_grad (and minimize, which calls it)",
+}
+_COMPILES: collections.Counter[str] = collections.Counter()
+
+
+def counts_compiles(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a function before ``jax.jit`` (or ``engine_jit``) so ``compile_count(kind)`` counts its traces.
+
+    JAX traces a jitted function once for each new signature (shapes, dtypes, weak types, static
+    arguments), right before compiling it; a call that reuses a compiled version does not run the
+    Python function at all. Counting the calls of the Python function therefore counts
+    compilations, the way ``chex.assert_max_traces`` does.
+    """
+    if kind not in COMPILED_KINDS:
+        raise ValueError(f"kind must be one of {tuple(COMPILED_KINDS)}, got {kind!r}")
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            _COMPILES[kind] += 1
+            return fn(*args, **kwargs)
+
+        return traced
+
+    return decorate
+
+
+def compile_count(kind: str | None = None) -> int:
+    """How many times this process compiled the engine's functions: the public way to check "no recompilation".
+
+    Every call with a new signature (shapes, dtypes, the components, horizon, checkpoints, chunk,
+    segment length, grid axes) traces and compiles the engine once; a call that only changes
+    values (a new privacy grid of the same shape, another key) reuses it and leaves the count
+    unchanged. A call refused with a ``ValueError`` before compiling leaves it unchanged too.
+
+    Args:
+      kind: one of ``COMPILED_KINDS`` (``"run"``, ``"sweep"``, ``"driver"``, ``"tune"``), or ``None``
+        for all of them.
+
+    Returns:
+      The number of compilations so far (it only grows).
+
+    Raises:
+      ValueError: an unknown ``kind``.
+
+    Examples:
+      >>> import jax.numpy as jnp, jaxpriv as jp
+      >>> from jaxpriv import envs, oco, sets
+      >>> ball = sets.l2_ball(2)
+      >>> env, learner = envs.quadratic_stream(ball), oco.ogd(ball)
+      >>> def params(h):
+      ...     return jp.SimParams(oco.OGDParams(jnp.asarray(h, jnp.float32)), envs.QuadraticParams())
+      >>> _ = jp.sweep(learner, env, params([1.0, 2.0]), 0, 8, seeds=2)
+      >>> before = compile_count()
+      >>> _ = jp.sweep(learner, env, params([3.0, 4.0]), 1, 8, seeds=2)  # new values, same shapes
+      >>> compile_count() - before
+      0
+    """
+    if kind is None:
+        return sum(_COMPILES.values())
+    if kind not in COMPILED_KINDS:
+        raise ValueError(f"kind must be one of {tuple(COMPILED_KINDS)} or None, got {kind!r}")
+    return _COMPILES[kind]
 
 
 @partial(engine_jit, static_argnums=(0, 1, 2, 3))
+@counts_compiles("run")
 def _run_jit(learner, env, horizon, checkpoints, key, params):
     return _run(learner, env, horizon, checkpoints, key, params)
 
@@ -680,6 +759,7 @@ def map_seeds_and_grid(one: Any, axes: Any, chunk: int | None, keys: jax.Array, 
 
 
 @partial(engine_jit, static_argnums=(0, 1, 2, 3, 4, 5))
+@counts_compiles("sweep")
 def _sweep_jit(learner, env, horizon, checkpoints, axes, chunk, keys, params):
     return map_seeds_and_grid(partial(_run, learner, env, horizon, checkpoints), axes, chunk, keys, params)
 
@@ -846,6 +926,7 @@ def _gather_accumulator(acc: Accumulator) -> Accumulator:
 
 
 @partial(engine_jit, static_argnums=(0, 1, 2, 3))
+@counts_compiles("driver")
 def _init_jit(learner, env, checkpoints, axes, keys, params):
     return map_seeds_and_grid(partial(_init_carry, learner, env, checkpoints), axes, None, keys, params)
 
@@ -856,16 +937,19 @@ def _over_seeds_and_grid(fn: Callable, grid: bool) -> Callable:
 
 
 @partial(engine_jit, static_argnums=(0, 1, 2, 3, 4))
+@counts_compiles("driver")
 def _advance_jit(learner, env, checkpoints, length, grid, carry, start):
     return _over_seeds_and_grid(lambda c: _advance(learner, env, checkpoints, length, c, start), grid)(carry)
 
 
 @partial(engine_jit, static_argnums=(0, 1, 2))
+@counts_compiles("driver")
 def _outputs_jit(learner, env, grid, carry):
     return _over_seeds_and_grid(partial(_outputs, learner, env), grid)(carry)
 
 
 @partial(engine_jit, static_argnums=(0, 1))
+@counts_compiles("driver")
 def _summary_jit(stats, grid, outputs, valid):
     regret, loss, _, _, nf_in, nf_steps = outputs
     return chunk_summary(stats, regret, loss, nf_in, nf_steps, valid)

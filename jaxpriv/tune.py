@@ -124,6 +124,7 @@ def _axis_at(axes: Any, path: str) -> int | None:
 
 
 @partial(engine_jit, static_argnums=(0, 1, 2, 3, 4, 5, 6, 7))
+@sim.counts_compiles("tune")
 def _per_seed(learner, env, horizon, checkpoints, paths, objective, axes, chunk, keys, params, theta):
     """Per-seed objective and forward-mode derivatives: ``([G,] S)`` and ``([G,] S, *leaf)`` per path."""
 

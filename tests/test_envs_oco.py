@@ -61,7 +61,9 @@ def test_quadratic_comparator_agrees_with_brute_force(c, z_dist):
     _, _, losses, stats, _ = rollout(env, p, [np.zeros(2)] * T)
     zs = stats.z
     state = env.reset(jax.random.key(0), p)
-    relative = float(env.comparator(state, jax.tree.map(lambda s: s.sum(0), stats), T))
+    relative, gap = env.comparator(state, jax.tree.map(lambda s: s.sum(0), stats), T)
+    assert float(gap) == 0.0  # a closed form
+    relative = float(relative)
     ref = np.asarray(state.reference, np.float64)  # Env.relative: min_w sum f_s(w) - f_s(c)
     best = relative + 0.5 * H * np.sum((ref - zs) ** 2)
     w = grid_points(c)
@@ -104,7 +106,9 @@ def test_experts_comparator_is_the_best_expert_and_the_costs_are_binary():
     _, costs, losses, stats, _ = rollout(env, envs.ExpertsParams(means), [w] * T)
     assert set(np.unique(costs)) <= {0.0, 1.0}
     np.testing.assert_allclose(losses, costs @ w, rtol=1e-6)
-    best = float(env.comparator(None, jnp.asarray(stats.sum(0), jnp.float32), T))
+    best, gap = env.comparator(None, jnp.asarray(stats.sum(0), jnp.float32), T)
+    best = float(best)
+    assert float(gap) == 0.0  # a closed form
     assert best == costs.sum(0).min()  # vertex enumeration: the best single expert
     rng = np.random.default_rng(0)
     mixtures = rng.dirichlet(np.ones(p), 5000)

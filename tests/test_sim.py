@@ -109,14 +109,15 @@ def test_sweep_over_new_privacy_values_does_not_recompile():
     # per shape) and once to compile. New values of the same shape trace nothing more.
     jp.sweep(learner, ENV, _params(jnp.asarray([0.1, 1.0, jnp.inf])), jax.random.key(0), T, seeds=4)
     assert len(traces) == 2
+    compiled = jp.sim.compile_count()
     for eps in ([0.3, 3.0, 10.0], [2.0, 4.0, 8.0]):
         jp.sweep(learner, ENV, _params(jnp.asarray(eps)), jax.random.key(0), T, seeds=4)
-    assert len(traces) == 2
+    assert len(traces) == 2 and jp.sim.compile_count() == compiled
     # Python floats vs arrays of the same values hit the same compiled function too (the abstract
     # trace of one grid point above already has these shapes: only the compile is new).
     jp.run(learner, ENV, _params(0.5), jax.random.key(0), T)
     jp.run(learner, ENV, _params(jnp.float32(2.0)), jax.random.key(0), T)
-    assert len(traces) == 3
+    assert len(traces) == 3 and jp.sim.compile_count() == compiled + 1
 
 
 @pytest.mark.parametrize(
@@ -167,8 +168,10 @@ def test_sweep_over_new_privacy_values_does_not_recompile():
     ],
 )
 def test_bad_input_raises_before_compiling(make, name):
+    before = jp.sim.compile_count()
     with pytest.raises(ValueError, match=name):
         make()
+    assert jp.sim.compile_count() == before
 
 
 def test_float32_under_x64_run():

@@ -344,7 +344,7 @@ def test_a_damaged_chunk_file_is_an_error_naming_it(tmp_path):
 
 
 def test_a_gaussian_learner_with_an_epsilon_grid_is_refused(tmp_path):
-    before = sim._sweep_jit._cache_size()
+    before = sim.compile_count()
     path = _study(tmp_path, noise='noise = "gaussian"')
     with pytest.raises(ValueError) as err:
         study.load_study(path)
@@ -353,7 +353,7 @@ def test_a_gaussian_learner_with_an_epsilon_grid_is_refused(tmp_path):
     # Neither the budget of the family nor any budget: refused too.
     with pytest.raises(ValueError, match=r"\[learner.params\].*needs learner.params.rho"):
         study.load_study(_study(tmp_path, noise='noise = "gaussian"', budget=""))
-    assert sim._sweep_jit._cache_size() == before
+    assert sim.compile_count() == before
     assert study.load_study(_study(tmp_path, noise='noise = "gaussian"', budget="rho = [0.3, 1.0]")).size == 2
 
 

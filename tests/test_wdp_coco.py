@@ -100,7 +100,7 @@ def _driver(learner, horizon, observe=None):
             env_state, grad, info = ENV.step(k_env_t, env_state, action, t)
             new = learner.update(k_upd, agent, action, grad, t)
             loss_sum, z_sum = loss_sum + info.regret, z_sum + info.stats.z
-            best = ENV.comparator(env_state, info.stats._replace(z=z_sum), t)
+            best, _ = ENV.comparator(env_state, info.stats._replace(z=z_sum), t)
             if observe is not None:
                 worst = jnp.maximum(worst, observe(agent, new, action, t))
             return (env_state, new, loss_sum, z_sum, worst), loss_sum - best

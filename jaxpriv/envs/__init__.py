@@ -1,5 +1,6 @@
 """Environments: loss streams and bandit instances."""
 
+from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.envs.adaptive import AdaptiveParams, AdaptiveState, adaptive_quadratic
 from jaxpriv.envs.bandit_feedback import bandit_feedback
 from jaxpriv.envs.bandits import PAPER_MEANS, BernoulliParams, BernoulliState, bernoulli_bandit
@@ -45,6 +46,7 @@ __all__ = [
     "bernoulli_bandit",
     "classification_stream",
     "contextual_linear_bandit",
+    "exact_comparator",
     "experts_stream",
     "linear_bandit",
     "load_breast_cancer_features",

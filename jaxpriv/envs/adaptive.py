@@ -10,6 +10,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Env, EnvInfo, PRNGKey, declare
+from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.envs.quadratic import QuadraticStats, quadratic_best_relative
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
@@ -103,7 +104,8 @@ def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None)
         info = EnvInfo(loss=loss, regret=relative, stats=QuadraticStats(z))
         return state._replace(mean_w=mean_w), grad, info
 
-    def comparator(state: AdaptiveState, stats: QuadraticStats, t: jax.Array) -> jax.Array:
+    def best_relative(state: AdaptiveState, stats: QuadraticStats, t: jax.Array) -> jax.Array:
         return quadratic_best_relative(constraint, state.strong_convexity, stats, t, state.reference)
 
+    comparator = exact_comparator(best_relative)
     return Env(reset_fn, declare(step_fn, action_shape=(dim,)), comparator, check, relative=True)

@@ -7,6 +7,7 @@ its own suboptimality (``jaxpriv.Result.gap``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -96,6 +97,99 @@ def _loss_fns(loss: str, smoothing: float):
     return value, slope, smooth_slope
 
 
+# --- the comparator's solver and its certificates -----------------------------------------------
+
+
+def _huber_widths(smoothing: float, solver_steps: int) -> Callable[[jax.Array], jax.Array]:
+    """``k -> μ_k``: the hinge's Huber width at solver iteration ``k``.
+
+    Geometric from ``max(smoothing, 1)`` down to ``smoothing`` over the first half of the
+    iterations, then constant (a continuation: wide and well conditioned first, then accurate).
+    """
+    mu_final = smoothing
+    mu_start = max(mu_final, 1.0)
+    warm = max(solver_steps // 2, 1)
+
+    def mu_at(k):
+        frac = jnp.minimum(jnp.asarray(k, jnp.float32) / warm, 1.0)
+        return mu_start * (mu_final / mu_start) ** frac
+
+    return mu_at
+
+
+def _learning_rate(
+    loss: str, radius: float, huber_width: Callable[[jax.Array], jax.Array]
+) -> float | Callable[[jax.Array], jax.Array]:
+    """The solver's step: ``4/R²`` for the logistic loss (its average is ``R²/4``-smooth), ``μ_k/R²`` for the hinge.
+
+    The Huber-smoothed hinge of width ``μ`` is ``R²/μ``-smooth on features of norm ``<= R``.
+    """
+    if loss == "logistic":
+        return 4.0 / radius**2
+
+    def learning_rate(k):
+        return huber_width(k) / radius**2
+
+    return learning_rate
+
+
+class _Solver(NamedTuple):
+    """What the comparator's solver needs besides the data (fixed when the stream is built).
+
+    Attributes:
+      constraint: the set ``C`` (its projection).
+      smooth_slope: ``(m, μ) -> dℓ_μ/dm``, the (smoothed) loss's slope at the margin ``m``.
+      huber_width: ``k -> μ_k`` (``_huber_widths``).
+      learning_rate: a float or ``k -> η_k`` (``_learning_rate``).
+      steps: the number of iterations.
+    """
+
+    constraint: ConstraintSet
+    smooth_slope: Callable[..., jax.Array]
+    huber_width: Callable[[jax.Array], jax.Array]
+    learning_rate: float | Callable[[jax.Array], jax.Array]
+    steps: int
+
+
+def _mean_grad(
+    yx: jax.Array, mask: jax.Array, tf: jax.Array, w: jax.Array, slope_fn: Callable[[jax.Array], jax.Array]
+) -> jax.Array:
+    """``(1/t) sum_{s<=t} ℓ'(y_s <w, x_s>) y_s x_s``: the gradient of the average loss of the prefix."""
+    return jnp.sum((mask * slope_fn(yx @ w))[:, None] * yx, axis=0) / tf
+
+
+def _solve(solver: _Solver, yx: jax.Array, mask: jax.Array, tf: jax.Array) -> jax.Array:
+    """``ŵ``: projected SGD with Nesterov momentum (optax) on the prefix's smoothed average loss, from ``Π_C(0)``."""
+    constraint = solver.constraint
+    opt = optax.sgd(solver.learning_rate, momentum=0.9, nesterov=True)
+    w0 = constraint.project(jnp.zeros(yx.shape[-1:], jnp.float32))
+
+    def solver_step(k, carry):
+        w, opt_state = carry
+        grad = _mean_grad(yx, mask, tf, w, lambda m: solver.smooth_slope(m, solver.huber_width(k)))
+        updates, opt_state = opt.update(grad.astype(jnp.float32), opt_state, w)
+        return constraint.project(optax.apply_updates(w, updates)), opt_state
+
+    w, _ = jax.lax.fori_loop(0, solver.steps, solver_step, (w0, opt.init(w0)))
+    return w
+
+
+def _frank_wolfe_gap(constraint: ConstraintSet, grad: jax.Array, w: jax.Array) -> jax.Array:
+    """``max_{u∈C} <∇F(ŵ), ŵ - u>`` (via the set's linear oracle): bounds ``F(ŵ) - min_C F`` for a convex ``F``."""
+    return jnp.dot(grad, w) - jnp.dot(grad, constraint.linear_oracle(grad))
+
+
+def _hinge_duality_gap(constraint: ConstraintSet, best: jax.Array, alpha: jax.Array, yx: jax.Array) -> jax.Array:
+    """``F(ŵ) - D(α)`` for the summed hinge ``F``: weak duality makes it a bound on ``F(ŵ) - min_C F``.
+
+    ``D(α) = sum_s α_s - max_{u∈C} <sum_s α_s y_s x_s, u>`` for any ``α ∈ [0, 1]^t`` (here the
+    smoothed loss's slopes at ``ŵ``, zero past ``t``), since ``max(0, 1 - m) >= α (1 - m)``.
+    """
+    v = jnp.sum(alpha[:, None] * yx, axis=0)
+    dual = jnp.sum(alpha) - jnp.dot(v, constraint.linear_oracle(-v))
+    return best - dual
+
+
 def classification_stream(
     constraint: ConstraintSet,
     horizon: int,
@@ -172,22 +266,8 @@ def classification_stream(
             raise ValueError(f"constraint: the breast_cancer stream has d = {feats.shape[1]} features, got dim={dim}")
         feats = radius * feats / np.linalg.norm(feats, axis=1, keepdims=True)  # every row at norm R
         feats_j, labels_j = jnp.asarray(feats), jnp.asarray(labels)
-    mu_final = float(smoothing)
-    mu_start = max(mu_final, 1.0)
-    warm = max(solver_steps // 2, 1)
-
-    def mu_at(k):
-        """Huber width at solver iteration ``k``: geometric from 1 to ``smoothing`` over the first half."""
-        frac = jnp.minimum(jnp.asarray(k, jnp.float32) / warm, 1.0)
-        return mu_start * (mu_final / mu_start) ** frac
-
-    if loss == "logistic":
-        learning_rate = 4.0 / radius**2
-    else:
-
-        def learning_rate(k):
-            return mu_at(k) / radius**2
-
+    huber_width = _huber_widths(float(smoothing), solver_steps)
+    solver = _Solver(constraint, smooth_slope, huber_width, _learning_rate(loss, radius, huber_width), solver_steps)
     ts = jnp.arange(1, horizon + 1, dtype=jnp.int32)
 
     def check(params: ClassificationParams) -> None:
@@ -223,36 +303,23 @@ def classification_stream(
         info = EnvInfo(loss=value(m), regret=jnp.zeros((), jnp.float32), stats=())
         return state, grad, info
 
-    def comparator(state: ClassificationState, stats: tuple, t: jax.Array) -> tuple[jax.Array, jax.Array]:
-        del stats
+    def replay(state: ClassificationState, t: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """``(yx, mask)``: the rows ``y_s x_s`` of every ``s <= horizon`` (regenerated), and ``1[s <= t]``."""
         xs, ys = jax.vmap(lambda s: example(state, s))(ts)
         mask = (ts <= t).astype(jnp.float32)
-        yx = ys[:, None] * xs
+        return ys[:, None] * xs, mask
+
+    def comparator(state: ClassificationState, stats: tuple, t: jax.Array) -> tuple[jax.Array, jax.Array]:
+        del stats
+        yx, mask = replay(state, t)
         tf = jnp.asarray(t, jnp.float32)
-
-        def mean_grad(w, slope_fn):
-            return jnp.sum((mask * slope_fn(yx @ w))[:, None] * yx, axis=0) / tf
-
-        opt = optax.sgd(learning_rate, momentum=0.9, nesterov=True)
-        w0 = constraint.project(jnp.zeros((dim,), jnp.float32))
-
-        def solver_step(k, carry):
-            w, opt_state = carry
-            grad = mean_grad(w, lambda m: smooth_slope(m, mu_at(k))).astype(jnp.float32)
-            updates, opt_state = opt.update(grad, opt_state, w)
-            return constraint.project(optax.apply_updates(w, updates)), opt_state
-
-        w, _ = jax.lax.fori_loop(0, solver_steps, solver_step, (w0, opt.init(w0)))
+        w = _solve(solver, yx, mask, tf)
         margins = yx @ w
-        best = jnp.sum(mask * value(margins))
+        best = jnp.sum(mask * value(margins))  # the exact loss at ŵ: an upper bound on the minimum
         if loss == "logistic":
-            g = tf * mean_grad(w, slope)
-            gap = jnp.dot(g, w) - jnp.dot(g, constraint.linear_oracle(g))
+            gap = _frank_wolfe_gap(constraint, tf * _mean_grad(yx, mask, tf, w, slope), w)
         else:
-            alpha = mask * -smooth_slope(margins)
-            v = jnp.sum(alpha[:, None] * yx, axis=0)
-            dual = jnp.sum(alpha) - jnp.dot(v, constraint.linear_oracle(-v))
-            gap = best - dual
+            gap = _hinge_duality_gap(constraint, best, mask * -smooth_slope(margins), yx)
         return best, jnp.maximum(gap, 0.0)
 
     return Env(reset_fn, declare(step_fn, action_shape=(dim,)), comparator, check, horizon=horizon)

@@ -10,6 +10,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Env, EnvInfo, PRNGKey, declare
+from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.sets import ConstraintSet, simplex
 
 PATTERNS = ("iid", "alternating")
@@ -90,8 +91,8 @@ def experts_stream(num_experts: int, pattern: str = "iid") -> Env:
         info = EnvInfo(loss=jnp.sum(c * w), regret=jnp.zeros((), jnp.float32), stats=c)
         return state, c, info
 
-    def comparator(state: ExpertsState, stats: jax.Array, t: jax.Array) -> jax.Array:
+    def best_expert(state: ExpertsState, stats: jax.Array, t: jax.Array) -> jax.Array:
         del state, t
         return linear_best(constraint, stats)
 
-    return Env(reset_fn, declare(step_fn, action_shape=(p,)), comparator, check)
+    return Env(reset_fn, declare(step_fn, action_shape=(p,)), exact_comparator(best_expert), check)

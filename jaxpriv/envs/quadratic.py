@@ -10,6 +10,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
 from jaxpriv._base import Env, EnvInfo, PRNGKey, declare
+from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -141,7 +142,8 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z
         info = EnvInfo(loss=loss, regret=relative, stats=QuadraticStats(z))
         return state, grad, info
 
-    def comparator(state: QuadraticState, stats: QuadraticStats, t: jax.Array) -> jax.Array:
+    def best_relative(state: QuadraticState, stats: QuadraticStats, t: jax.Array) -> jax.Array:
         return quadratic_best_relative(constraint, state.strong_convexity, stats, t, state.reference)
 
+    comparator = exact_comparator(best_relative)
     return Env(reset_fn, declare(step_fn, action_shape=(dim,)), comparator, check, relative=True)

@@ -1,0 +1,40 @@
+"""The comparator contract's closed-form case: ``(best, gap = 0)``, declared exact."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxpriv._base import ComparatorFn, declare
+
+
+def exact_comparator(best_fn: Callable[[Any, Any, jax.Array], jax.Array]) -> ComparatorFn:
+    """A closed-form comparator as the engine takes it: ``(state, stats_sum, t) -> (best, 0)``, declared exact.
+
+    Every comparator returns ``(best, gap)`` (``jaxpriv._base.ComparatorFn``). A closed form has
+    no solver error, so its gap is a float32 zero, and it says so with
+    ``declare(comparator, exact=True)``: the engine then reports ``Result.gap = None`` instead
+    of an array of zeros (``jaxpriv._base.declared(comparator, "exact")`` reads the fact back).
+
+    Args:
+      best_fn: ``(state, stats_sum, t) -> best``, the exact best fixed loss in hindsight (or,
+        for a ``relative`` environment, the exact best relative loss).
+
+    Returns:
+      The comparator, with ``exact=True`` declared on it.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> comparator = exact_comparator(lambda state, total, t: jnp.min(total))
+      >>> best, gap = comparator(None, jnp.array([3.0, 1.0]), jnp.int32(4))
+      >>> float(best), float(gap)
+      (1.0, 0.0)
+    """
+
+    def comparator(state: Any, stats_sum: Any, t: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return best_fn(state, stats_sum, t), jnp.zeros((), jnp.float32)
+
+    return declare(comparator, exact=True)
