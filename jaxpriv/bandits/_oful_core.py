@@ -16,6 +16,7 @@ thesis's "at the start of round ``t + 1``".
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 import jax
@@ -181,6 +182,92 @@ class OFULState(NamedTuple):
     nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
+# The pieces of ``update`` (spec §5.1, Algorithm 9): add the round's data, test for a switch, and at a
+# switch draw the noise, refit the centre and recompute the radius.
+
+
+def _observe(state: OFULState, feedback: Any, clip: bool) -> OFULState:
+    """Round ``t``'s data (Algorithm 9, last line): ``V_t = V_{t-1} + a_t a_tᵀ``, ``Σ a_s r_s += a_t r_t``, ``A_{t+1}``.
+
+    With ``clip`` the action is ``(a/L)/max(1, ‖a/L‖)`` and the reward is clipped to
+    ``[-1, 1]`` (the sensitivity 2 of §5.1); a NaN / ±inf reward counts as 0. ``V_t`` is kept
+    exactly symmetric. No noise: the design is public (Remark 5.13).
+    """
+    a = normalise_actions(feedback.action_vector, state.action_bound, clip)
+    r, bad = zero_nonfinite(jnp.asarray(feedback.reward, jnp.float32))  # 0 is inside [-1, 1]
+    r = clip_reward(r, clip)
+    gram = state.gram + jnp.outer(a, a)
+    gram = 0.5 * (gram + gram.T)
+    return state._replace(
+        gram=gram,
+        stat=state.stat + a * r,
+        actions=normalise_actions(feedback.next_actions, state.action_bound, clip),
+        nonfinite=state.nonfinite + bad,
+    )
+
+
+def _switch_due(state: OFULState) -> jax.Array:
+    """The test ``det V_t > (1 + C) det V_τ`` of Algorithm 9, in logs: ``log det V_t > log(1 + C) + log det V_τ``."""
+    return small_logdet(state.gram) > state.log_switch + state.logdet_tau
+
+
+def _add_switch_noise(key: PRNGKey, noise_sum: jax.Array, rho: jax.Array) -> jax.Array:
+    """``Σ_{m<=ℓ} Y_m``: the running sum plus a fresh ``Y_ℓ ~ N(0, (2/ρ) I_d)`` (Algorithm 9, "sample Y_ℓ").
+
+    The Gaussian mechanism for the episode's ``Σ a_s r_s`` of ℓ2 sensitivity 2: ``σ² = 2²/(2ρ)``,
+    ρ-zCDP per switch (spec §5.1); the sum is kept, not redrawn ("the price of not forgetting").
+    """
+    stddev = jnp.sqrt(2.0 / rho)  # Gaussian mechanism, ℓ2 sensitivity 2
+    return noise_sum + stddev * jax.random.normal(key, noise_sum.shape, jnp.float32)
+
+
+def _refit(gram: jax.Array, target: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(θ̃_τ, V_τ^{-1}, log det V_τ)`` from one Cholesky factor of ``V_τ = V_t`` (Algorithm 9, the θ̃ line).
+
+    ``θ̃_τ = V_τ^{-1} target`` with ``target = Σ_{s<=t} a_s r_s + Σ_{m<=ℓ} Y_m`` (all past
+    data, cumulative noise; ``Y ≡ 0`` for RS-OFUL). ``V_τ^{-1}`` is returned unsymmetrised.
+    """
+    c = jnp.linalg.cholesky(gram)
+    theta = jax.scipy.linalg.cho_solve((c, True), target)
+    inv = jax.scipy.linalg.cho_solve((c, True), jnp.eye(gram.shape[-1], dtype=jnp.float32))
+    return theta, inv, 2.0 * jnp.sum(jnp.log(jnp.diagonal(c)))
+
+
+def _switch_radius(
+    state: OFULState, num_noisy: jax.Array, logdet: jax.Array, radius: str, enlarge: bool, horizon: int
+) -> jax.Array:
+    """``β̃_τ``, the radius of the frozen ellipsoid ``‖θ - θ̃_τ‖_{V_τ} <= β̃_τ`` (spec §5.2).
+
+    * not ``enlarge`` (RS-OFUL, the ``"noise"`` ablation): ``β_τ``, ``oful_radius`` (AYPS11 Thm 2);
+    * ``"self_normalized"``: ``self_normalized_radius``, the noise inside the self-normalised bound;
+    * ``"robust"``: ``β_τ + privacy_radius`` (Thm C.13 with ``λ_min(V_τ)``, spec §5.2 [STD]).
+
+    ``num_noisy = ℓ`` counts this switch.
+    """
+    gram, rho, lam, delta = state.gram, state.rho, state.regularization, state.delta
+    if enlarge and radius == "self_normalized":
+        return self_normalized_radius(gram, num_noisy, rho, lam, delta, state.theta_bound, state.noise_bound)
+    rad = oful_radius(logdet, lam, delta, state.theta_bound, state.noise_bound, gram.shape[-1])
+    if enlarge and radius == "robust":
+        rad = rad + privacy_radius(num_noisy, rho, delta, horizon, gram.shape[-1], jnp.linalg.eigvalsh(gram)[0])
+    return rad
+
+
+def _switch(key: PRNGKey, state: OFULState, add_noise: bool, enlarge: bool, radius: str, horizon: int) -> OFULState:
+    """A switch, ``τ = t`` (Algorithm 9, the body of the ``if``): noise, centre, ``V_τ^{-1}``, radius; ``ℓ += 1``."""
+    num = state.num_switches + 1
+    noise_sum = _add_switch_noise(key, state.noise_sum, state.rho) if add_noise else state.noise_sum
+    theta, inv, logdet = _refit(state.gram, state.stat + noise_sum)
+    return state._replace(
+        noise_sum=noise_sum,
+        logdet_tau=logdet,
+        theta_tilde=theta,
+        gram_inv_tau=0.5 * (inv + inv.T),
+        radius=_switch_radius(state, num, logdet, radius, enlarge, horizon),
+        num_switches=num,
+    )
+
+
 def rarely_switching_oful(
     num_actions: int,
     dim: int,
@@ -253,48 +340,8 @@ def rarely_switching_oful(
 
     def update_fn(key: PRNGKey, state: OFULState, action: jax.Array, feedback: Any, t: jax.Array) -> OFULState:
         del action, t
-        a = normalise_actions(feedback.action_vector, state.action_bound, clip)
-        r, bad = zero_nonfinite(jnp.asarray(feedback.reward, jnp.float32))  # 0 is inside [-1, 1]
-        r = clip_reward(r, clip)
-        gram = state.gram + jnp.outer(a, a)
-        gram = 0.5 * (gram + gram.T)
-        state = state._replace(
-            gram=gram,
-            stat=state.stat + a * r,
-            actions=normalise_actions(feedback.next_actions, state.action_bound, clip),
-            nonfinite=state.nonfinite + bad,
-        )
-        logdet = small_logdet(gram)
-        switch = logdet > state.log_switch + state.logdet_tau
-
-        def do_switch(s: OFULState) -> OFULState:
-            num = s.num_switches + 1
-            noise_sum = s.noise_sum
-            if add_noise:
-                stddev = jnp.sqrt(2.0 / s.rho)  # Gaussian mechanism, ℓ2 sensitivity 2
-                noise_sum = noise_sum + stddev * jax.random.normal(key, (dim,), jnp.float32)
-            c = jnp.linalg.cholesky(s.gram)
-            theta = jax.scipy.linalg.cho_solve((c, True), s.stat + noise_sum)
-            inv = jax.scipy.linalg.cho_solve((c, True), eye)
-            ld = 2.0 * jnp.sum(jnp.log(jnp.diagonal(c)))
-            if enlarge and radius == "self_normalized":
-                rad = self_normalized_radius(
-                    s.gram, num, s.rho, s.regularization, s.delta, s.theta_bound, s.noise_bound
-                )
-            else:
-                rad = oful_radius(ld, s.regularization, s.delta, s.theta_bound, s.noise_bound, dim)
-            if enlarge and radius == "robust":
-                lam_min = jnp.linalg.eigvalsh(s.gram)[0]
-                rad = rad + privacy_radius(num, s.rho, s.delta, horizon, dim, lam_min)
-            return s._replace(
-                noise_sum=noise_sum,
-                logdet_tau=ld,
-                theta_tilde=theta,
-                gram_inv_tau=0.5 * (inv + inv.T),
-                radius=rad,
-                num_switches=num,
-            )
-
-        return gated(switch, do_switch, state)
+        state = _observe(state, feedback, clip)
+        switch = partial(_switch, key, add_noise=add_noise, enlarge=enlarge, radius=radius, horizon=horizon)
+        return gated(_switch_due(state), switch, state)
 
     return Learner(init_fn, declare(act_fn, num_arms=num_actions), update_fn, check, horizon, nonfinite=nonfinite_field)

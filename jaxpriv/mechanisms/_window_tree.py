@@ -24,6 +24,7 @@ memory ``O(d log W)`` per seed, about two node draws per step amortised.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -308,6 +309,168 @@ def _node_noise(key: PRNGKey, level: jax.Array, index: jax.Array, dim: int, nois
     return _noise.SAMPLERS[noise](k, (dim,), dtype)
 
 
+# The pieces of ``window_tree``, in the order of a step. ``draw(level, index)`` is the unit-scale
+# noise of a node (``_node_noise`` bound to the tree's key, ``d``, family and dtype).
+
+
+def _calibrate(
+    key: PRNGKey,
+    params: WindowTreeParams,
+    *,
+    noise: str,
+    calibration: str,
+    factor: float,
+    levels: int,
+    dim: int,
+    dtype,
+) -> WindowTreeState:
+    """``init``: the per-node scale for ``s = factor·Δ`` and ``k_W = levels + 1``, and empty sums.
+
+    The scale is ``window_node_scale`` (Lemma 1, eqs. (11)/(15) for Gamma; Lemma 3,
+    eqs. (13)/(16), or the analytic Gaussian for ``"composition"``), computed once here so
+    ``step`` takes no params (spec §2.4). The noise rows start at zero: ``prefix`` has
+    ``m + 2`` rows (row ``m + 1`` stays zero, the "nothing above" of a full block),
+    ``suffix`` ``m + 1`` (spec §2.6).
+    """
+    check_window_budget("window_tree", params, noise)
+    sens = factor * jnp.asarray(params.sensitivity, dtype)
+    scale = window_node_scale(noise, params.epsilon, params.delta, sens, levels + 1, calibration)
+    zero = jnp.zeros(dim, dtype)
+    return WindowTreeState(
+        key=key,
+        total=zero,
+        compensation=zero,
+        prefix=jnp.zeros((levels + 2, dim), dtype),
+        suffix=jnp.zeros((levels + 1, dim), dtype),
+        scale=jnp.asarray(scale, dtype),
+        sensitivity=jnp.asarray(params.sensitivity, dtype),
+        nonfinite=jnp.zeros((), jnp.int32),
+    )
+
+
+def _block_position(t: jax.Array, size: int) -> tuple[jax.Array, jax.Array]:
+    """``(j, tz(j))``: the block-local index ``j = (t - 1) mod B + 1`` of step ``t`` (spec §2.6).
+
+    ``tz(j)`` is the level of the prefix node that closes at ``t``: the node
+    ``(tz(j), (t >> tz(j)) - 1)``, covering ``(t - 2^tz(j), t]``.
+    """
+    j = (t - 1) % size + 1
+    return j, trailing_zeros(j)
+
+
+def _advance_prefix(
+    prefix: jax.Array, draw: Callable, t: jax.Array, j: jax.Array, level: jax.Array, scale: jax.Array, levels: int
+) -> tuple[jax.Array, jax.Array]:
+    """The prefix decomposition of ``j`` in the current block (the binary tree's nodes at the set bits of ``j``).
+
+    Going from ``j - 1`` to ``j`` clears the bits below ``level = tz(j)`` and sets bit
+    ``level``: the node closing at ``t`` is drawn (at its first use), rows ``h <= level``
+    become row ``level + 1`` (the set bits above) plus its noise, rows above keep their sums.
+    ``j = 1`` opens a block: the previous block's rows are dropped.
+    Returns the rows and row 0, the prefix part of ``n_t``.
+    """
+    eta = scale * draw(level, (t >> level) - 1)
+    fresh = j == 1
+    below = jnp.where(fresh, 0.0, jax.lax.dynamic_index_in_dim(prefix, level + 1, 0, keepdims=False))
+    value = below + eta
+    rows = jnp.arange(levels + 2, dtype=jnp.int32)[:, None]
+    return jnp.where(rows <= level, value, jnp.where(fresh, 0.0, prefix)), value
+
+
+def _shrink_suffix(
+    suffix: jax.Array, draw: Callable, length: jax.Array, end: jax.Array, scale: jax.Array, levels: int
+) -> jax.Array:
+    """The previous block's suffix shrinks from length ``B - j + 1`` to ``B - j`` (spec §2.3, §2.6).
+
+    The suffix of length ``B - j`` ending at ``end = t - j`` is the decomposition mirrored:
+    the node of level ``h`` at each set bit of the length, largest rightmost.
+    ``c = tz(B - j + 1)`` nodes are new, of levels ``< c`` (each right child's only use
+    starts here). Rows ``>= c`` keep their sums except row ``c``, which drops the old node
+    of level ``c``; rows ``h < c`` add the new nodes of levels ``h..c-1``. A loop with the
+    (unbatched) trip count ``c`` draws each new node once: ``O(d)`` work per step amortised,
+    one compiled body whatever ``W``. Row 0 is the suffix part of ``n_t``.
+    """
+    c = trailing_zeros(length + 1)
+    padded = jnp.concatenate([suffix, jnp.zeros_like(suffix[:1])])  # row m + 1: zero
+    base = jax.lax.dynamic_index_in_dim(padded, c + 1, 0, keepdims=False)
+    suffix = jax.lax.dynamic_update_index_in_dim(padded, base, c, 0)[: levels + 1]
+
+    def body(i, carry):
+        rows, acc = carry
+        h = c - 1 - i  # from level c - 1 down to 0
+        upper = (length >> (h + 1)) << (h + 1)  # bits of the length above level h
+        acc = acc + scale * draw(h, ((end - upper) >> h) - 1)  # the node ends at end - upper
+        return jax.lax.dynamic_update_index_in_dim(rows, acc, h, 0), acc
+
+    rows, _ = jax.lax.fori_loop(0, c, body, (suffix, base))
+    return rows
+
+
+def _release(
+    total: jax.Array, prefix_noise: jax.Array, suffix_noise: jax.Array | None, t: jax.Array, size: int, horizon: int
+) -> jax.Array:
+    """``s_t = sum_{i<=t} v_i + n_t`` with ``n_t = sum_{N in D(t)} η_N`` (spec §2.2–§2.3).
+
+    ``n_t`` is the prefix nodes' noise plus, from the second block on (``t > B``), the
+    previous block's suffix nodes' (``suffix_noise`` is ``None`` when there is one block).
+    NaN past the horizon.
+    """
+    release_noise = prefix_noise
+    if suffix_noise is not None:
+        release_noise = release_noise + jnp.where(t > size, suffix_noise, 0.0)
+    return poison_past_horizon(total + release_noise, t, horizon)
+
+
+def _window_tree_step(
+    state: WindowTreeState,
+    x: ArrayLike,
+    t: jax.Array,
+    *,
+    noise: str,
+    levels: int,
+    horizon: int,
+    dim: int,
+    dtype,
+) -> tuple[WindowTreeState, jax.Array]:
+    """One step (spec §2.6): clip and add ``x`` exactly, update the prefix and suffix noise, release."""
+    t = jnp.asarray(t, jnp.int32)
+    size = 2**levels
+    x, bad = guard_input(x, state.sensitivity, "l2", dtype)
+    # Exact running sum, compensated (float32-accurate over long horizons, O(d) memory).
+    total, compensation = kahan_add(KahanSum(state.total, state.compensation), x)
+    draw = partial(_node_noise, state.key, dim=dim, noise=noise, dtype=dtype)
+    j, level = _block_position(t, size)
+    prefix, prefix_noise = _advance_prefix(state.prefix, draw, t, j, level, state.scale, levels)
+    suffix, suffix_noise = state.suffix, None
+    if size < horizon:  # a second block exists: the suffix of length B - j of the previous one, ending at t - j
+        suffix = _shrink_suffix(state.suffix, draw, size - j, t - j, state.scale, levels)
+        suffix_noise = suffix[0]
+    release = _release(total, prefix_noise, suffix_noise, t, size, horizon)
+    new_state = state._replace(
+        total=total,
+        compensation=compensation,
+        prefix=prefix,
+        suffix=suffix,
+        nonfinite=state.nonfinite + bad,
+    )
+    return new_state, release
+
+
+def _release_variance(
+    params: WindowTreeParams, t: np.ndarray, noise: str, calibration: str, factor: float, levels: int, dim: int
+) -> np.ndarray:
+    """The variance oracle: ``|D(t)|`` times the node variance (host, float64).
+
+    ``|D(t)|`` independent nodes: ``popcount(j)`` prefix nodes and, from the second block
+    on, ``popcount(B - j)`` suffix nodes of the previous block (``window_nodes``).
+    """
+    size = 2**levels
+    j = (t - 1) % size + 1
+    nodes = popcount(j) + np.where((t > size) & (j < size), popcount(size - j), 0)
+    sens = factor * np.asarray(params.sensitivity, np.float64)
+    return nodes * _node_variance64(noise, calibration, params, sens, levels + 1, dim)
+
+
 def window_tree(
     horizon: int,
     dim: int,
@@ -415,98 +578,26 @@ def window_tree(
     calibration = _validate.choice("calibration", calibration, GAUSSIAN_CALIBRATIONS)
     factor = 2.0 if neighbouring == "replace" else 1.0
     m = window_levels(window, horizon)
-    size = 2**m
-    depth = m + 1
-    has_suffix = size < horizon  # a second block exists
 
     def init_fn(key: PRNGKey, params: WindowTreeParams) -> WindowTreeState:
-        check_window_budget("window_tree", params, noise)
-        sens = factor * jnp.asarray(params.sensitivity, dtype)
-        scale = window_node_scale(noise, params.epsilon, params.delta, sens, depth, calibration)
-        zero = jnp.zeros(dim, dtype)
-        return WindowTreeState(
-            key=key,
-            total=zero,
-            compensation=zero,
-            prefix=jnp.zeros((m + 2, dim), dtype),
-            suffix=jnp.zeros((m + 1, dim), dtype),
-            scale=jnp.asarray(scale, dtype),
-            sensitivity=jnp.asarray(params.sensitivity, dtype),
-            nonfinite=jnp.zeros((), jnp.int32),
+        return _calibrate(
+            key, params, noise=noise, calibration=calibration, factor=factor, levels=m, dim=dim, dtype=dtype
         )
-
-    def node(key, level, index):
-        return _node_noise(key, level, index, dim, noise, dtype)
-
-    def shrink_suffix(suffix: jax.Array, key: PRNGKey, length: jax.Array, end: jax.Array, scale: jax.Array):
-        """The suffix shrinks from length ``B - j + 1`` to ``B - j``: ``c = tz(B - j + 1)`` new nodes, levels ``< c``.
-
-        Rows ``>= c`` keep their sums except row ``c``, which drops the old node of level ``c``;
-        rows ``h < c`` add the new nodes of levels ``h..c-1``. A loop with the (unbatched)
-        trip count ``c`` draws each new node once: ``O(d)`` work per step amortised, one
-        compiled body whatever ``W``.
-        """
-        c = trailing_zeros(length + 1)
-        padded = jnp.concatenate([suffix, jnp.zeros_like(suffix[:1])])  # row m + 1: zero
-        base = jax.lax.dynamic_index_in_dim(padded, c + 1, 0, keepdims=False)
-        suffix = jax.lax.dynamic_update_index_in_dim(padded, base, c, 0)[: m + 1]
-
-        def body(i, carry):
-            rows, acc = carry
-            h = c - 1 - i  # from level c - 1 down to 0
-            upper = (length >> (h + 1)) << (h + 1)  # bits of the length above level h
-            acc = acc + scale * node(key, h, ((end - upper) >> h) - 1)  # the node ends at end - upper
-            return jax.lax.dynamic_update_index_in_dim(rows, acc, h, 0), acc
-
-        rows, _ = jax.lax.fori_loop(0, c, body, (suffix, base))
-        return rows
 
     def step_fn(key: PRNGKey, state: WindowTreeState, x: ArrayLike, t: jax.Array) -> tuple[WindowTreeState, jax.Array]:
         del key  # node noise comes from the state's key and the node id
-        t = jnp.asarray(t, jnp.int32)
-        x, bad = guard_input(x, state.sensitivity, "l2", dtype)
-        # Exact running sum, compensated (float32-accurate over long horizons, O(d) memory).
-        total, compensation = kahan_add(KahanSum(state.total, state.compensation), x)
-        # Prefix of the current block: the node closing at t (level tz(j)) joins the set bits above it.
-        j = (t - 1) % size + 1
-        level = trailing_zeros(j)
-        eta = state.scale * node(state.key, level, (t >> level) - 1)
-        fresh = j == 1
-        below = jnp.where(fresh, 0.0, jax.lax.dynamic_index_in_dim(state.prefix, level + 1, 0, keepdims=False))
-        value = below + eta
-        rows = jnp.arange(m + 2, dtype=jnp.int32)[:, None]
-        prefix = jnp.where(rows <= level, value, jnp.where(fresh, 0.0, state.prefix))
-        release_noise = value
-        suffix = state.suffix
-        if has_suffix:
-            # Suffix of length B - j of the previous block (ending at end = t - j).
-            length = size - j
-            suffix = shrink_suffix(state.suffix, state.key, length, t - j, state.scale)
-            release_noise = release_noise + jnp.where(t > size, suffix[0], 0.0)
-        release = poison_past_horizon(total + release_noise, t, horizon)
-        new_state = state._replace(
-            total=total,
-            compensation=compensation,
-            prefix=prefix,
-            suffix=suffix,
-            nonfinite=state.nonfinite + bad,
-        )
-        return new_state, release
+        return _window_tree_step(state, x, t, noise=noise, levels=m, horizon=horizon, dim=dim, dtype=dtype)
 
     def sensitivity_fn(params: WindowTreeParams) -> np.ndarray:
         return factor * np.asarray(params.sensitivity, np.float64)
 
     def variance_fn(params: WindowTreeParams, t: np.ndarray) -> np.ndarray:
-        # |D(t)| independent nodes: popcount(j) prefix nodes and, from the second block on,
-        # popcount(B - j) suffix nodes of the previous block (window_nodes).
-        j = (t - 1) % size + 1
-        nodes = popcount(j) + np.where((t > size) & (j < size), popcount(size - j), 0)
-        return nodes * _node_variance64(noise, calibration, params, sensitivity_fn(params), depth, dim)
+        return _release_variance(params, t, noise, calibration, factor, m, dim)
 
     return Mechanism(
         init_fn,
         step_fn,
-        partial(check_window_tree_params, noise=noise, calibration=calibration, depth=depth),
+        partial(check_window_tree_params, noise=noise, calibration=calibration, depth=m + 1),
         horizon,
         nonfinite=nonfinite_field,
         info=PrefixSumInfo("window_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
