@@ -13,6 +13,7 @@ from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
 from jaxpriv.bandits._gope_core import GOPEState
 from jaxpriv.bandits._oful_core import OFULState
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
+from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams, adac_gope_var
 from jaxpriv.bandits.adac_oful import AdaCOFULParams, adac_oful, oful_radius, privacy_radius
 from jaxpriv.bandits.adac_ucb import (
     AdaCUCBParams,
@@ -22,36 +23,63 @@ from jaxpriv.bandits.adac_ucb import (
     adac_ucb_regret_bound,
 )
 from jaxpriv.bandits.design import Design, g_optimal_design
-from jaxpriv.bandits.episodic import EpisodeResult, episode_sweep, simulate_gope_phases, simulate_ucb_episodes
+from jaxpriv.bandits.dp_se import DPSEParams, DPSEState, dp_se, dp_se_regret_bound
+from jaxpriv.bandits.dp_ucb import DPUCBParams, DPUCBState, dp_ucb, dp_ucb_bonus, dp_ucb_index, dp_ucb_regret_bound
+from jaxpriv.bandits.episodic import (
+    EpisodeResult,
+    episode_sweep,
+    simulate_dp_se_epochs,
+    simulate_gope_phases,
+    simulate_ucb_episodes,
+)
 from jaxpriv.bandits.gope import GOPEParams, gope
+from jaxpriv.bandits.ldp_ucb import LDPUCBParams, LDPUCBState, ldp_ucb, ldp_ucb_bonus, ldp_ucb_regret_bound
 from jaxpriv.bandits.oful import RSOFULParams, rs_oful
 from jaxpriv.bandits.ucb import UCBParams, ucb, ucb_index
 
 __all__ = [
     "AdaCGOPEParams",
+    "AdaCGOPEVarParams",
     "AdaCOFULParams",
     "AdaCUCBParams",
+    "DPSEParams",
+    "DPSEState",
+    "DPUCBParams",
+    "DPUCBState",
     "Design",
     "EpisodeResult",
     "EpisodicUCBState",
     "GOPEParams",
     "GOPEState",
+    "LDPUCBParams",
+    "LDPUCBState",
     "OFULState",
     "RSOFULParams",
     "UCBParams",
     "adac_gope",
+    "adac_gope_var",
     "adac_oful",
     "adac_ucb",
     "adac_ucb_index",
     "adac_ucb_noise_stddev",
     "adac_ucb_regret_bound",
     "design",
+    "dp_se",
+    "dp_se_regret_bound",
+    "dp_ucb",
+    "dp_ucb_bonus",
+    "dp_ucb_index",
+    "dp_ucb_regret_bound",
     "episode_sweep",
     "g_optimal_design",
     "gope",
+    "ldp_ucb",
+    "ldp_ucb_bonus",
+    "ldp_ucb_regret_bound",
     "oful_radius",
     "privacy_radius",
     "rs_oful",
+    "simulate_dp_se_epochs",
     "simulate_gope_phases",
     "simulate_ucb_episodes",
     "ucb",

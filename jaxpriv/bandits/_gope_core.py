@@ -25,6 +25,10 @@ CALIBRATIONS = ("safe", "paper")
 #: Diagnostic ablations of AdaC-GOPE (not private): only the noise (GOPE's phase
 #: lengths), or only the extra exploration (AdaC-GOPE's phase lengths, no noise).
 ABLATIONS = (None, "noise", "exploration")
+#: Where AdaC-GOPE's Gaussian noise goes (``phased_elimination(noise_placement=...)``): on the
+#: ``V^{-1/2}``-whitened statistic (Step 4 of Algorithm 8, AdaC-GOPE) or on the per-action reward
+#: sums (AdaC-GOPE-Var, thesis Remark C.12; ``adac_gope_var``).
+NOISE_PLACEMENTS = ("whitened", "sums")
 
 
 def ablation_parts(private: bool, ablation: str | None) -> tuple[bool, bool]:
@@ -149,7 +153,7 @@ class PhaseRelease(NamedTuple):
       theta_hat: shape=[d], ``θ̂_ℓ = V_ℓ^+ Σ_t a_t r_t`` (this phase's rewards only).
       gram: shape=[d, d], ``V_ℓ = Σ_a T_ℓ(a) a aᵀ``.
       g2: shape=(), ``g_ℓ² = max_{b ∈ A_ℓ} ‖b‖²_{V_ℓ^+}``.
-      noise_var: shape=(), the variance of each coordinate of ``N_ℓ``.
+      noise_var: shape=(), the variance of each coordinate of ``N_ℓ`` (of each ``Z_a`` for the ``"sums"`` placement).
       active: shape=[K] bool, ``A_{ℓ+1}``.
     """
 
@@ -193,6 +197,7 @@ def close_phase(
     rho: jax.Array,
     private: bool,
     calibration: str,
+    noise_placement: str = "whitened",
 ) -> PhaseRelease:
     """Steps 3–5 of Algorithm 8: least squares on this phase, Gaussian noise, elimination.
 
@@ -206,7 +211,10 @@ def close_phase(
       c: ``c_ℓ``.
       rho: the zCDP budget (ignored unless ``private``).
       private: AdaC-GOPE (``True``) or GOPE.
-      calibration: ``"safe"`` or ``"paper"``, see ``noise_variance``.
+      calibration: ``"safe"`` or ``"paper"``, see ``noise_variance`` (``"whitened"`` only).
+      noise_placement: ``"whitened"`` (AdaC-GOPE, Step 4: ``θ̃ = θ̂ + V^{-1/2} N_ℓ``) or ``"sums"``
+        (AdaC-GOPE-Var: ``θ̃ = V^+ Σ_{a ∈ S_ℓ} a (R_a + Z_a)``, ``Z_a ~ N(0, 2/ρ)`` i.i.d., one per
+        arm pulled this phase; ``noise_var`` is then ``2/ρ``, the variance of each ``Z_a``).
 
     Returns:
       A ``PhaseRelease``.
@@ -218,13 +226,21 @@ def close_phase(
     stat = jnp.sum(x * reward_sums[:, None], axis=0)  # Σ_t a_t r_t
     theta_hat = gram_pinv @ stat
     g2 = jnp.max(jnp.where(active, _design.leverages(x, gram_pinv), 0.0))
-    noise_var = noise_variance(g2, c, rho, dim, private=private, calibration=calibration)
-    if private:
-        root = _design.sqrt_pinv_on_span(gram, proj)
-        noise = jnp.sqrt(noise_var) * jax.random.normal(key, (dim,), jnp.float32)
-        theta_tilde = theta_hat + root @ noise
+    if private and noise_placement == "sums":
+        # AdaC-GOPE-Var: the per-action sums R_a (ℓ2 sensitivity 2 for |r| <= 1: one reward moves one
+        # sum by <= 2) through the Gaussian mechanism, σ² = 2²/(2ρ) = 2/ρ; θ̃ is their post-processing.
+        noise_var = 2.0 / jnp.asarray(rho, jnp.float32)
+        z = jnp.sqrt(noise_var) * jax.random.normal(key, reward_sums.shape, jnp.float32)
+        noisy_sums = reward_sums + jnp.where(pulls > 0, z, 0.0)
+        theta_tilde = gram_pinv @ jnp.sum(x * noisy_sums[:, None], axis=0)
     else:
-        theta_tilde = theta_hat
+        noise_var = noise_variance(g2, c, rho, dim, private=private, calibration=calibration)
+        if private:
+            root = _design.sqrt_pinv_on_span(gram, proj)
+            noise = jnp.sqrt(noise_var) * jax.random.normal(key, (dim,), jnp.float32)
+            theta_tilde = theta_hat + root @ noise
+        else:
+            theta_tilde = theta_hat
     est = x @ theta_tilde
     best = jnp.max(jnp.where(active, est, -jnp.inf))
     beta = jnp.exp2(-jnp.asarray(phase, jnp.float32))
@@ -351,8 +367,12 @@ def phased_elimination(
     design_iters: int = 5000,
     ablation: str | None = None,
     phase_length: str = "joint",
+    noise_placement: str = "whitened",
 ):
-    """The step-level GOPE (``private=False``) or AdaC-GOPE policy; see ``gope`` / ``adac_gope``."""
+    """The step-level GOPE (``private=False``), AdaC-GOPE or AdaC-GOPE-Var policy.
+
+    See ``gope`` / ``adac_gope`` / ``adac_gope_var``; ``noise_placement="sums"`` is AdaC-GOPE-Var.
+    """
     from jaxpriv._base import (  # local: keep the import surface narrow
         Learner,
         nonfinite_field,
@@ -371,6 +391,7 @@ def phased_elimination(
     design_iters = _validate.positive_int("design_iters", design_iters)
     explore, noisy = ablation_parts(private, ablation)
     phase_length = _validate.choice("phase_length", phase_length, PHASE_LENGTHS)
+    noise_placement = _validate.choice("noise_placement", noise_placement, NOISE_PLACEMENTS)
 
     def check(params: Any) -> None:
         check_common(params, num_actions, dim, private)
@@ -441,6 +462,7 @@ def phased_elimination(
                 rho=s.rho,
                 private=noisy,
                 calibration=calibration,
+                noise_placement=noise_placement,
             )
             nxt = s.phase + 1
             plan = plan_phase(

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from jaxpriv import bandits, envs, mechanisms, oco, sets, theory
+from jaxpriv.oco.dp_ftrl import dp_ftrl_learner_bound
 
 __all__ = [
     "ENVS",
@@ -107,6 +108,35 @@ def _adac_ucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, cons
     return float(bandits.adac_ucb_regret_bound(np.asarray(ep.means), horizon, float(np.asarray(lp.rho)), beta))
 
 
+def _dp_ucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
+    """DP-UCB's derived bound (``None`` unless ``alpha > 2``)."""
+    del constraint
+    if not float(np.asarray(lp.alpha)) > 2:
+        return None
+    return float(bandits.dp_ucb_regret_bound(np.asarray(ep.means), horizon, lp, noise=static.get("noise")))
+
+
+def _ldp_ucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
+    """LDP-UCB's derived bound (``None`` unless ``alpha > 2``)."""
+    del static, constraint
+    if not float(np.asarray(lp.alpha)) > 2:
+        return None
+    return float(bandits.ldp_ucb_regret_bound(np.asarray(ep.means), horizon, lp))
+
+
+def _dp_se_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
+    """DP-SE's bound from its schedule (``dp_se_regret_bound``)."""
+    del static, constraint
+    beta = None if lp.beta is None else float(np.asarray(lp.beta))
+    return float(bandits.dp_se_regret_bound(np.asarray(ep.means), horizon, float(np.asarray(lp.epsilon)), beta))
+
+
+def _dp_ftrl_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
+    """DP-FTRL's bound with its mechanism's exact per-step variance (``regularization = nan``: the tuned λ)."""
+    del ep
+    return float(dp_ftrl_learner_bound(horizon, constraint, lp, static.get("noise"), static.get("mechanism")))
+
+
 # --- the registry ---------------------------------------------------------------------------------------------
 
 LEARNERS: dict[str, Component] = {
@@ -126,6 +156,11 @@ LEARNERS: dict[str, Component] = {
     "adac_gope": Component(bandits.adac_gope, bandits.AdaCGOPEParams),
     "rs_oful": Component(bandits.rs_oful, bandits.RSOFULParams),
     "adac_oful": Component(bandits.adac_oful, bandits.AdaCOFULParams),
+    "dp_ftrl": Component(oco.dp_ftrl, oco.DPFTRLParams, _dp_ftrl_bound),
+    "dp_ucb": Component(bandits.dp_ucb, bandits.DPUCBParams, _dp_ucb_bound),
+    "ldp_ucb": Component(bandits.ldp_ucb, bandits.LDPUCBParams, _ldp_ucb_bound),
+    "dp_se": Component(bandits.dp_se, bandits.DPSEParams, _dp_se_bound),
+    "adac_gope_var": Component(bandits.adac_gope_var, bandits.AdaCGOPEVarParams),
 }
 
 ENVS: dict[str, Component] = {

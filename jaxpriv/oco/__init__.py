@@ -3,6 +3,7 @@
 from jaxpriv.oco import one_point
 from jaxpriv.oco._shared import dyadic_prefix_sum
 from jaxpriv.oco.bandit_ftal import BanditFTALParams, BanditFTALState, bandit_ftal
+from jaxpriv.oco.dp_ftrl import DPFTRLParams, DPFTRLState, dp_ftrl, dp_ftrl_regret_bound, dp_ftrl_regularization
 from jaxpriv.oco.fkm import FKMParams, FKMState, fkm
 from jaxpriv.oco.ftal import FTALParams, FTALState, ftal
 from jaxpriv.oco.mi_bandit_ogd import MIBanditOGDParams, MIBanditOGDState, mi_bandit_ogd
@@ -19,6 +20,8 @@ from jaxpriv.oco.wdp_cocop import WDPCOCOPState, WDPParams, wdp_cocop
 __all__ = [
     "BanditFTALParams",
     "BanditFTALState",
+    "DPFTRLParams",
+    "DPFTRLState",
     "FKMParams",
     "FKMState",
     "FTALParams",
@@ -41,6 +44,9 @@ __all__ = [
     "WDPCOCOPState",
     "WDPParams",
     "bandit_ftal",
+    "dp_ftrl",
+    "dp_ftrl_regret_bound",
+    "dp_ftrl_regularization",
     "dyadic_prefix_sum",
     "fkm",
     "ftal",

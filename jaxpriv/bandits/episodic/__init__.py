@@ -9,7 +9,14 @@ arithmetic with the step-level policies of ``jaxpriv.bandits``, which remain the
 """
 
 from jaxpriv.bandits.episodic._sweep import EpisodeResult, episode_sweep
+from jaxpriv.bandits.episodic.dp_se import simulate_dp_se_epochs
 from jaxpriv.bandits.episodic.gope import simulate_gope_phases
 from jaxpriv.bandits.episodic.ucb import simulate_ucb_episodes
 
-__all__ = ["EpisodeResult", "episode_sweep", "simulate_gope_phases", "simulate_ucb_episodes"]
+__all__ = [
+    "EpisodeResult",
+    "episode_sweep",
+    "simulate_dp_se_epochs",
+    "simulate_gope_phases",
+    "simulate_ucb_episodes",
+]

@@ -1,0 +1,318 @@
+"""DP-SE: ε-DP successive elimination (Sajed & Sheffet, ICML 2019).
+
+Epochs ``e = 1, 2, ...`` over the active set ``S`` (all ``K`` arms at first). In
+epoch ``e`` every active arm is pulled ``R_e`` times (round-robin over ``S``), the
+mean of those ``R_e`` rewards gets one ``Lap(1/(ε R_e))`` draw, and an arm whose
+noisy mean is below the best active one by more than ``2(h_e + c_e)`` is removed.
+Each reward enters exactly one released mean (that of its arm in its epoch), whose
+sensitivity is ``1/R_e`` for rewards in ``[0, 1]``: by parallel composition the
+sequence of actions is ε-DP with respect to the rewards (event level, one reward
+replaced). Once one arm is left it is played until ``T``.
+
+The schedule is that of the authors' implementation (``adac.md`` §7, [DPBAI
+``algorithms/dp_se.py``], ``compute_Re`` / ``do_eliminations``), with ``δ = β``:
+
+* ``Δ_e = 2^{-e}``, ``L₈ = log(8|S|e²/β)``, ``L₄ = log(4|S|e²/β)``;
+* ``R_e = ⌊max(32 L₈/Δ_e², 8 L₄/(ε Δ_e)) + 1⌋``;
+* ``h_e = sqrt(L₈/(2 R_e))``, ``c_e = L₄/(ε R_e)``.
+
+The shared pieces (``dp_se_reps``, ``dp_se_threshold``, ``dp_se_eliminate``) are
+used by the step-level policy here and by the epoch-level simulator
+``jaxpriv.bandits.episodic.dp_se``, so both run the same algorithm.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from jaxpriv import _rng, _validate
+from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._kahan import KahanSum, kahan_add
+
+__all__ = [
+    "DPSEParams",
+    "DPSEState",
+    "dp_se",
+    "dp_se_eliminate",
+    "dp_se_regret_bound",
+    "dp_se_reps",
+    "dp_se_threshold",
+]
+
+
+class DPSEParams(NamedTuple):
+    """Params of ``dp_se``.
+
+    Attributes:
+      epsilon: the ε-DP budget, required (no default: a budget is never implied);
+        ``inf``, given explicitly, removes the noise and the privacy terms of the
+        schedule (non-private successive elimination with the same constants).
+      beta: the failure probability β in ``(0, 1)``; ``None`` is ``1/T`` (as in the
+        experiments of Azize & Basu 2022).
+    """
+
+    epsilon: ArrayLike | None = None
+    beta: ArrayLike | None = None
+
+
+class DPSEState(NamedTuple):
+    """State of DP-SE (one seed)."""
+
+    active: jax.Array  # shape=[K], bool, the active set S
+    epochs: jax.Array  # shape=(), int32, epochs closed so far (the current epoch is e = epochs + 1)
+    reps: jax.Array  # shape=(), int32, R_e of the current epoch (capped at T // |S| + 1)
+    played: jax.Array  # shape=(), int32, rounds played in the current epoch
+    sums: jax.Array  # shape=[K], float32, the current epoch's reward sums (Kahan-compensated)
+    comp: jax.Array  # shape=[K], float32, Kahan compensation of ``sums``
+    released: jax.Array  # shape=[K], float32, noisy means of the last closed epoch each arm took part in
+    inv_epsilon: jax.Array  # shape=(), float32, 1/ε (0 when non-private)
+    log_inv_beta: jax.Array  # shape=(), float32, log(1/β)
+    nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
+
+
+def _logs(epoch: jax.Array, num_active: jax.Array, log_inv_beta: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(log(8|S|e²/β), log(4|S|e²/β))`` in float32."""
+    e = jnp.asarray(epoch, jnp.float32)
+    m = jnp.maximum(jnp.asarray(num_active, jnp.float32), 1.0)
+    base = jnp.log(m) + 2.0 * jnp.log(e) + jnp.asarray(log_inv_beta, jnp.float32)
+    return base + np.float32(math.log(8.0)), base + np.float32(math.log(4.0))
+
+
+def dp_se_reps(
+    epoch: ArrayLike, num_active: ArrayLike, inv_epsilon: ArrayLike, log_inv_beta: ArrayLike, horizon: int
+) -> jax.Array:
+    """``R_e = ⌊max(32 L₈ 4^e, 8 L₄ 2^e/ε) + 1⌋``, the pulls per active arm in epoch ``e`` (int32).
+
+    Capped at ``T // |S| + 1``: an epoch that long cannot close within the horizon,
+    so the cap changes no decision and keeps ``|S| R_e`` inside int32.
+    """
+    l8, l4 = _logs(epoch, num_active, log_inv_beta)
+    e = jnp.asarray(epoch, jnp.float32)
+    r = jnp.maximum(32.0 * l8 * jnp.exp2(2.0 * e), 8.0 * l4 * jnp.exp2(e) * jnp.asarray(inv_epsilon, jnp.float32))
+    cap = (horizon // jnp.maximum(jnp.asarray(num_active, jnp.int32), 1) + 1).astype(jnp.float32)
+    return jnp.floor(jnp.minimum(r + 1.0, cap)).astype(jnp.int32)
+
+
+def dp_se_threshold(
+    epoch: ArrayLike, num_active: ArrayLike, reps: ArrayLike, inv_epsilon: ArrayLike, log_inv_beta: ArrayLike
+) -> jax.Array:
+    """The elimination gap ``2(h_e + c_e)``, ``h_e = sqrt(L₈/(2R_e))``, ``c_e = L₄/(ε R_e)`` (float32)."""
+    l8, l4 = _logs(epoch, num_active, log_inv_beta)
+    r = jnp.asarray(reps, jnp.float32)
+    return 2.0 * (jnp.sqrt(l8 / (2.0 * r)) + l4 * jnp.asarray(inv_epsilon, jnp.float32) / r)
+
+
+def dp_se_eliminate(
+    key: PRNGKey,
+    sums: jax.Array,
+    active: jax.Array,
+    epoch: jax.Array,
+    reps: jax.Array,
+    inv_epsilon: jax.Array,
+    log_inv_beta: jax.Array,
+) -> tuple[jax.Array, jax.Array]:
+    """Close epoch ``e``: release ``sums/R_e + Lap(1/(ε R_e))`` per arm and eliminate.
+
+    Returns ``(noisy means [K], new active set [K])``: an active arm stays unless
+    ``max_{b ∈ S} μ̃_b - μ̃_a > 2(h_e + c_e)``.
+    """
+    r = reps.astype(jnp.float32)
+    noise = _rng.laplace(key, sums.shape, jnp.float32)
+    noisy = sums / r + (inv_epsilon / r) * noise  # Laplace mechanism, sensitivity 1/R_e
+    best = jnp.max(jnp.where(active, noisy, -jnp.inf))
+    m = jnp.sum(active, dtype=jnp.int32)
+    thr = dp_se_threshold(epoch, m, reps, inv_epsilon, log_inv_beta)
+    return noisy, active & ~(best - noisy > thr)
+
+
+def calibrate(params: DPSEParams, horizon: int) -> tuple[jax.Array, jax.Array]:
+    """``(1/ε, log(1/β))`` in float32; ``β = None`` is ``1/T``."""
+    _validate.budget("dp_se", "laplace", params, needs=("epsilon",))
+    inv_epsilon = 1.0 / jnp.asarray(params.epsilon, jnp.float32)  # 0 at epsilon = inf
+    if params.beta is None:
+        log_inv_beta = jnp.asarray(math.log(horizon), jnp.float32)
+    else:
+        log_inv_beta = -jnp.log(jnp.asarray(params.beta, jnp.float32))
+    return inv_epsilon, log_inv_beta
+
+
+def validate_static(num_arms: int, horizon: int) -> tuple[int, int]:
+    """Eager checks of the factory arguments; returns ``(K, T)``."""
+    K = _validate.positive_int("num_arms", num_arms, minimum=2)
+    T = _validate.positive_int("horizon", horizon)
+    if T < K:
+        raise ValueError(f"horizon must be >= num_arms={K}, got {T}")
+    if T >= 2**31 - 1:
+        raise ValueError(f"horizon must be < 2**31 - 1 (int32 counters), got {T}")
+    return K, T
+
+
+def check_params(params: DPSEParams) -> None:
+    """Eager checks of concrete params (the budget is required)."""
+    _validate.budget("dp_se", "laplace", params, needs=("epsilon",))
+    _validate.budget_value("epsilon", params.epsilon)
+    if params.beta is not None:
+        _validate.numeric("beta", params.beta)
+        _validate.in_open_interval("beta", params.beta, 0.0, 1.0)
+
+
+def round_robin(active: jax.Array, played: jax.Array) -> jax.Array:
+    """The arm of round ``played`` (0-based) of an epoch: the ``(played mod |S|)``-th active arm."""
+    m = jnp.maximum(jnp.sum(active, dtype=jnp.int32), 1)
+    rank = jnp.cumsum(active, dtype=jnp.int32) - 1
+    return jnp.argmax(active & (rank == played % m)).astype(jnp.int32)
+
+
+def dp_se_regret_bound(means: ArrayLike, horizon: int, epsilon: float, beta: float | None = None) -> float:
+    """The expected pseudo-regret bound at ``T`` that the implemented schedule gives, all constants explicit.
+
+    With probability ``>= 1 - β π²/12`` every released mean of every epoch is within
+    ``h_e + c_e`` of the arm's mean (Hoeffding: ``2e^{-L₈}``; Laplace: ``e^{-L₄}``, a
+    union bound over ``S`` and ``e``). On that event the best arm is never eliminated
+    and, because ``R_e > 32 L₈/Δ_e²`` and ``R_e > 8 L₄/(εΔ_e)`` give
+    ``4(h_e + c_e) < Δ_e``, arm ``a`` is eliminated by the end of epoch
+    ``e_a = ⌈log₂(1/Δ_a)⌉``. Hence (the argument of Sajed & Sheffet's Theorem,
+    whose ``O(Σ_a log T/Δ_a + K log T/ε)`` it instantiates)::
+
+        E[Reg(T)] <= Σ_{Δ_a>0} Δ_a min(T, Σ_{e<=e_a} R_e(|S| = K)) + (π²/12) β T max_a Δ_a.
+
+    Evaluated in float64 for rewards in ``[0, 1]``; ``epsilon = inf`` is non-private.
+
+    Args:
+      means: ``[K]`` arm means.
+      horizon: ``T``.
+      epsilon: ε in ``(0, inf]``.
+      beta: β in ``(0, 1)``; ``None`` is ``1/T``.
+
+    Returns:
+      The bound, a float.
+    """
+    horizon = _validate.positive_int("horizon", horizon)
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be in (0, inf], got {epsilon!r}")
+    beta = 1.0 / horizon if beta is None else float(beta)
+    if not 0 < beta < 1:
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    mu = np.asarray(means, np.float64)
+    K = mu.shape[-1]
+    gaps = mu.max() - mu
+    inv_eps = 0.0 if math.isinf(epsilon) else 1.0 / epsilon
+    total = 0.0
+    for gap in gaps[gaps > 0]:
+        e_a = max(1, math.ceil(math.log2(1.0 / gap) - 1e-12))
+        pulls = 0.0
+        for e in range(1, e_a + 1):
+            base = math.log(K) + 2 * math.log(e) + math.log(1.0 / beta)
+            l8, l4 = base + math.log(8.0), base + math.log(4.0)
+            pulls += math.floor(max(32 * l8 * 4.0**e, 8 * l4 * 2.0**e * inv_eps) + 1)
+        total += gap * min(float(horizon), pulls)
+    return float(total + math.pi**2 / 12 * beta * horizon * gaps.max())
+
+
+def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True) -> Learner:
+    """DP-SE: ε-DP successive elimination with Laplace-noised epoch means (not anytime).
+
+    Epoch ``e`` (``Δ_e = 2^{-e}``) pulls each active arm ``R_e`` times round-robin
+    (round ``j`` of the epoch plays the ``(j mod |S|)``-th active arm), then releases
+    ``μ̃_a = (1/R_e) Σ r + Lap(1/(ε R_e))`` for every active arm and removes ``a`` when
+    ``max_{b∈S} μ̃_b - μ̃_a > 2(h_e + c_e)``, with
+
+        ``R_e = ⌊max(32 log(8|S|e²/β)/Δ_e², 8 log(4|S|e²/β)/(εΔ_e)) + 1⌋``,
+        ``h_e = sqrt(log(8|S|e²/β)/(2R_e))``, ``c_e = log(4|S|e²/β)/(εR_e)``
+
+    (the authors' implementation, ``adac.md`` §7). ``|S|`` is the size of the active
+    set during the epoch. Once one arm is left it is played until ``T``; an epoch
+    cut by the horizon releases nothing.
+
+    Differences from the authors' file [STD, stated]: the epoch mean divides the
+    epoch's sum by ``R_e`` (their file divides by the cumulative count, a quirk of the
+    BAI code); the maximum is over the active arms only (theirs includes eliminated
+    arms' zero means); ``h_e`` and ``c_e`` use the integer ``R_e`` that was pulled
+    (theirs the real number before flooring, which is smaller by < 1).
+
+    Privacy: ε-DP (event level, one reward replaced) for rewards in ``[0, 1]``;
+    rewards are clipped to ``[0, 1]`` (``clip_rewards``) and non-finite ones replaced
+    by 0. Calibration: Laplace scale ``1/(ε R_e)`` on a mean of ``R_e`` rewards
+    (sensitivity ``1/R_e``); the epochs use disjoint rewards (parallel composition).
+    Regret: ``O(Σ_{Δ_a>0} log T/Δ_a + K log T/ε)``; ``dp_se_regret_bound`` gives the
+    bound with this schedule's constants.
+
+    Args:
+      num_arms: ``K >= 2``.
+      horizon: ``T >= K`` (DP-SE is not anytime; ``β = None`` means ``1/T``).
+      clip_rewards: clip rewards to ``[0, 1]`` (the range the sensitivity assumes).
+
+    Returns:
+      A ``Learner`` with params ``DPSEParams``; actions are int32 arm indices, the
+      feedback is the reward of the played arm.
+
+    Examples:
+      >>> import jax, jaxpriv
+      >>> from jaxpriv.envs import BernoulliParams, bernoulli_bandit
+      >>> res = jaxpriv.run(dp_se(5, 1000), bernoulli_bandit(5),
+      ...                   jaxpriv.SimParams(DPSEParams(epsilon=1.0), BernoulliParams()),
+      ...                   jax.random.key(0), horizon=1000, checkpoints=[1000])
+      >>> res.regret.shape
+      (1,)
+
+    References:
+      T. Sajed and O. Sheffet, An Optimal Private Stochastic-MAB Algorithm Based on an
+      Optimal Private Stopping Rule, ICML 2019. A. Azize, DP-BAI, ``algorithms/dp_se.py``.
+    """
+    K, T = validate_static(num_arms, horizon)
+
+    def init_fn(key: PRNGKey, params: DPSEParams) -> DPSEState:
+        del key
+        inv_epsilon, log_inv_beta = calibrate(params, T)
+        zi = jnp.zeros((), jnp.int32)
+        zk = jnp.zeros(K, jnp.float32)
+        return DPSEState(
+            active=jnp.ones(K, bool),
+            epochs=zi,
+            reps=dp_se_reps(1, K, inv_epsilon, log_inv_beta, T),
+            played=zi,
+            sums=zk,
+            comp=zk,
+            released=zk,
+            inv_epsilon=inv_epsilon,
+            log_inv_beta=log_inv_beta,
+            nonfinite=zi,
+        )
+
+    def act_fn(key: PRNGKey, state: DPSEState, t: jax.Array) -> jax.Array:
+        del key
+        return poison_past_horizon(round_robin(state.active, state.played), t, T)
+
+    def update_fn(key: PRNGKey, state: DPSEState, action: jax.Array, reward: jax.Array, t: jax.Array) -> DPSEState:
+        del t
+        r, bad = zero_nonfinite(jnp.asarray(reward, jnp.float32))  # 0 is inside [0, 1]: privacy holds
+        if clip_rewards:
+            r = jnp.clip(r, 0.0, 1.0)  # the sensitivity 1/R_e assumes rewards in [0, 1]
+        onehot = jnp.arange(K) == jnp.asarray(action, jnp.int32)
+        added = kahan_add(KahanSum(state.sums, state.comp), r)
+        sums = jnp.where(onehot, added.total, state.sums)
+        comp = jnp.where(onehot, added.compensation, state.comp)
+        played = state.played + 1
+        m = jnp.sum(state.active, dtype=jnp.int32)
+        close = (m > 1) & (played == m * state.reps)
+        epoch = state.epochs + 1
+        noisy, kept = dp_se_eliminate(key, sums, state.active, epoch, state.reps, state.inv_epsilon, state.log_inv_beta)
+        next_reps = dp_se_reps(epoch + 1, jnp.sum(kept, dtype=jnp.int32), state.inv_epsilon, state.log_inv_beta, T)
+        return state._replace(
+            active=jnp.where(close, kept, state.active),
+            epochs=state.epochs + close.astype(jnp.int32),
+            reps=jnp.where(close, next_reps, state.reps),
+            played=jnp.where(close, 0, played),
+            sums=jnp.where(close, 0.0, sums),
+            comp=jnp.where(close, 0.0, comp),
+            released=jnp.where(close & state.active, noisy, state.released),
+            nonfinite=state.nonfinite + bad,
+        )
+
+    return Learner(init_fn, declare(act_fn, num_arms=K), update_fn, check_params, T, nonfinite=nonfinite_field)

@@ -1,0 +1,300 @@
+"""DP-FTRL (Kairouz, McMahan, Song, Thakkar, Thakurta, Xu, ICML 2021): FTRL on tree-aggregated noisy gradients."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from jaxpriv import _validate
+from jaxpriv._base import Learner, Mechanism, PRNGKey, nonfinite_inputs
+from jaxpriv.mechanisms import TreeParams, release_variance
+from jaxpriv.mechanisms._tree import check_budget, check_budget_values
+from jaxpriv.oco._shared import prefix_sum_mechanism
+from jaxpriv.sets import ConstraintSet, require_projection
+
+__all__ = [
+    "DPFTRLParams",
+    "DPFTRLState",
+    "dp_ftrl",
+    "dp_ftrl_learner_bound",
+    "dp_ftrl_regret_bound",
+    "dp_ftrl_regularization",
+]
+
+
+class DPFTRLParams(NamedTuple):
+    """Params of DP-FTRL.
+
+    Exactly the budget of the learner's noise family is given: ``epsilon`` for the
+    ``"gamma"`` / ``"laplace"`` trees, ``rho`` for a ``"gaussian"`` mechanism. A missing
+    budget, or one of another family, is a ``ValueError`` (never "no privacy"); the
+    non-private limit is an explicit ``inf``.
+
+    Attributes:
+      epsilon: ε of ε-DP (``"gamma"`` / ``"laplace"``); ``inf`` = no noise.
+      rho: ρ of ρ-zCDP (``"gaussian"``); ``inf`` = no noise.
+      lipschitz: ``L``, the Lipschitz constant of the (convex) losses on ``C``: the clipping bound.
+      regularization: ``λ > 0`` of the regulariser ``(λ/2)||w - w_1||²``; ``nan`` (the
+        default) selects the ``λ`` that minimises the regret bound for the run's constants
+        and mechanism (``dp_ftrl_regularization``), computed in ``init``.
+    """
+
+    epsilon: ArrayLike | None = None
+    rho: ArrayLike | None = None
+    lipschitz: ArrayLike = 1.0
+    regularization: ArrayLike = float("nan")
+
+
+class DPFTRLState(NamedTuple):
+    w: jax.Array  # shape=[d], the point played next
+    start: jax.Array  # shape=[d], w_1 = Π_C(0), the regulariser's centre
+    regularization: jax.Array  # shape=(), λ
+    tree: Any  # the prefix-sum mechanism's state: private sums of the clipped gradients
+
+
+# --- the regret bound ----------------------------------------------------------------------------------------
+
+
+def _noise_norm_sum(horizon: int, dim: int, variance: ArrayLike) -> jax.Array:
+    """``Σ_{t=1}^{T-1} sqrt(d Var_t)``: the bound on ``Σ_{t<T} E||n_t||``, per step or from one worst value."""
+    v = jnp.asarray(variance, jnp.float32)
+    if v.ndim >= 1 and v.shape[-1] == horizon:
+        return jnp.sum(jnp.sqrt(dim * v[..., : horizon - 1]), axis=-1)
+    if v.ndim == 0 or v.shape[-1] == 1:
+        per_step = jnp.sqrt(dim * (v if v.ndim == 0 else v[..., 0]))
+        return (horizon - 1) * per_step
+    raise ValueError(
+        f"release_variance must be a scalar, have a last axis of length 1 (one value for every step) or of "
+        f"length T={horizon} (steps 1..T), got shape {v.shape}"
+    )
+
+
+def dp_ftrl_regularization(
+    horizon: int, dim: int, lipschitz: ArrayLike, diameter: ArrayLike, release_variance: ArrayLike
+) -> jax.Array:
+    """The ``λ`` minimising ``dp_ftrl_regret_bound``: ``λ* = sqrt(T L² + 2 L S) / D``.
+
+    The bound is ``λD²/2 + A/λ`` with ``A = T L²/2 + L S``, ``S = Σ_{t=1}^{T-1} sqrt(d Var_t)``,
+    minimised at ``λ* = sqrt(2A)/D``, where it equals ``D sqrt(T L² + 2 L S)``. Without noise
+    (``S = 0``): ``λ* = L sqrt(T)/D`` and the bound ``L D sqrt(T)``.
+
+    Args:
+      horizon: ``T``.
+      dim: ``d``.
+      lipschitz: ``L``.
+      diameter: ``D``, the diameter of ``C`` (bounds ``||u - w_1||`` for every ``u ∈ C``).
+      release_variance: the per-coordinate variance of the release noise ``n_t``: shape ``[..., T]``
+        (steps ``1..T``, e.g. ``jaxpriv.mechanisms.release_variance(mech, TreeParams(ε, ρ, L), arange(1, T+1))``),
+        or a scalar / ``[..., 1]`` bound used for every step (e.g. the worst step's).
+    """
+    lip = jnp.asarray(lipschitz, jnp.float32)
+    s = _noise_norm_sum(horizon, dim, release_variance)
+    return jnp.sqrt(horizon * lip * lip + 2.0 * lip * s) / jnp.asarray(diameter, jnp.float32)
+
+
+def dp_ftrl_regret_bound(
+    horizon: int,
+    dim: int,
+    lipschitz: ArrayLike,
+    diameter: ArrayLike,
+    regularization: ArrayLike,
+    release_variance: ArrayLike,
+) -> jax.Array:
+    """Expected regret of DP-FTRL with a fixed quadratic regulariser, with constants.
+
+    ``E[Regret(T)] <= λD²/2 + T L²/(2λ) + (L/λ) Σ_{t=1}^{T-1} sqrt(d Var_t)``,
+
+    for convex ``L``-Lipschitz losses on ``C`` (diameter ``D``), any adversary (adaptive
+    included), where ``Var_t`` is the per-coordinate variance of the noise ``n_t`` of the
+    ``t``-th release ``ṽ_t = Σ_{s<=t} g_s + n_t``. Derivation:
+
+    1. Convexity: ``Regret(T) = Σ f_t(w_t) - f_t(u) <= Σ_t <g_t, w_t - u>`` for ``u`` the best
+       fixed point in hindsight, ``g_t = ∇f_t(w_t)``, ``||g_t|| <= L`` (so the clip is inactive).
+    2. Split ``w_t = ŵ_t + (w_t - ŵ_t)`` with ``ŵ_{t+1} = Π_C(w_1 - G_t/λ)``, ``G_t = Σ_{s<=t} g_s``:
+       the noiseless FTRL iterate on the (adaptively chosen) linear losses ``<g_t, ·>``
+       with regulariser ``ψ(w) = (λ/2)||w - w_1||² + I_C(w)``; ``ŵ_1 = w_1``.
+    3. FTRL with a fixed ``λ``-strongly convex regulariser (the strong FTRL lemma, e.g.
+       Orabona, *A Modern Introduction to Online Learning*, Lemma 7.8 / Cor. 7.9): with
+       ``F_t = ψ + Σ_{s<t} <g_s, ·>``, ``F_{t+1}(ŵ_t) - min F_{t+1} <= ||g_t||²/(2λ)`` (``F_t``
+       is ``λ``-strongly convex and minimised at ``ŵ_t``, and adding the linear ``<g_t, ·>``
+       lowers its minimum by at most ``||g_t||²/(2λ)``); telescoping,
+       ``Σ <g_t, ŵ_t - u> <= ψ(u) - ψ(w_1) + Σ ||g_t||²/(2λ) <= λD²/2 + T L²/(2λ)``, for every
+       ``u ∈ C`` at once (so also for the data-dependent best point).
+    4. Stability: ``w_{t+1} = Π_C(w_1 - (G_t + n_t)/λ)`` and the projection is 1-Lipschitz, so
+       ``||w_{t+1} - ŵ_{t+1}|| <= ||n_t||/λ``; with ``||g_t|| <= L`` (Cauchy–Schwarz),
+       ``Σ_t <g_t, w_t - ŵ_t> <= (L/λ) Σ_{t=1}^{T-1} ||n_t||``.
+    5. ``E||n_t|| <= sqrt(E||n_t||²) = sqrt(d Var_t)`` (Jensen; ``n_t`` has ``d`` coordinates of
+       variance ``Var_t``, mean 0, and does not depend on the data).
+
+    The noise term is ``(L/λ) Σ_t sqrt(d) σ_t``, ``σ_t`` the mechanism's per-step standard
+    deviation: ``O((L/λ) T sqrt(d log T / ρ) L)`` for the Gaussian tree. At the tuned ``λ``
+    (``dp_ftrl_regularization``) the bound is ``D sqrt(T L² + 2 L S)``,
+    ``S = Σ_{t<T} sqrt(d Var_t)``: ``L D sqrt(T)`` without noise (the non-private FTRL
+    bound), ``O(L D sqrt(T) (1 + (sqrt(d) σ/L)^{1/2}))`` for a constant ``σ_t = σ``: the order
+    of Kairouz et al.'s regret bound for DP-FTRL.
+
+    Args:
+      horizon: ``T``.
+      dim: ``d``.
+      lipschitz: ``L``.
+      diameter: ``D``.
+      regularization: ``λ > 0``; ``nan`` evaluates the bound at ``dp_ftrl_regularization``'s ``λ``.
+      release_variance: as in ``dp_ftrl_regularization`` (0 for no noise).
+    """
+    lip = jnp.asarray(lipschitz, jnp.float32)
+    d = jnp.asarray(diameter, jnp.float32)
+    lam = jnp.asarray(regularization, jnp.float32)
+    lam = jnp.where(jnp.isnan(lam), dp_ftrl_regularization(horizon, dim, lipschitz, diameter, release_variance), lam)
+    s = _noise_norm_sum(horizon, dim, release_variance)
+    return 0.5 * lam * d * d + horizon * lip * lip / (2.0 * lam) + lip * s / lam
+
+
+# --- the learner -------------------------------------------------------------------------------------------
+
+
+def _unit_params(noise: str, clip: float) -> TreeParams:
+    """Budget 1 of ``noise``'s family and the unit clip: the variance at any budget and ``L`` is a rescaling."""
+    return TreeParams(rho=1.0, sensitivity=clip) if noise == "gaussian" else TreeParams(1.0, sensitivity=clip)
+
+
+def _learner_variance(horizon: int, dim: int, params: DPFTRLParams, noise: str, mechanism: Mechanism) -> np.ndarray:
+    """``Var_t``, ``t = 1..T``, of the learner's mechanism at ``params`` (float64, host)."""
+    clip = float(np.sqrt(dim)) if noise == "laplace" else 1.0
+    tp = TreeParams(params.epsilon, params.rho, clip * np.asarray(params.lipschitz, np.float64))
+    return release_variance(mechanism, tp, np.arange(1, horizon + 1))
+
+
+def dp_ftrl_learner_bound(
+    horizon: int,
+    constraint: ConstraintSet,
+    params: DPFTRLParams,
+    noise: str | None = None,
+    mechanism: Mechanism | None = None,
+) -> float:
+    """``dp_ftrl_regret_bound`` for ``dp_ftrl(horizon, constraint, noise, mechanism)`` run with ``params``.
+
+    The mechanism's exact per-step variances at the params' budget and clip (host, float64),
+    ``D = constraint.diameter``, ``λ = params.regularization`` (``nan``: the tuned one). Scalar params.
+    """
+    mech, noise = prefix_sum_mechanism(horizon, constraint.dim, noise, mechanism)
+    check_budget_values("dp_ftrl", params, noise)
+    var = _learner_variance(horizon, constraint.dim, params, noise, mech)
+    return float(
+        dp_ftrl_regret_bound(horizon, constraint.dim, params.lipschitz, constraint.diameter, params.regularization, var)
+    )
+
+
+def dp_ftrl(
+    horizon: int, constraint: ConstraintSet, noise: str | None = None, mechanism: Mechanism | None = None
+) -> Learner:
+    """DP-FTRL for convex ``L``-Lipschitz losses on a convex set ``C``.
+
+    Follow the regularised leader on the linearised losses with a private prefix sum of
+    the gradients: ``w_1 = Π_C(0)`` and
+
+    ``w_{t+1} = argmin_{w ∈ C} <ṽ_t, w> + (λ/2)||w - w_1||² = Π_C(w_1 - ṽ_t/λ)``,
+
+    where ``ṽ_t`` is the prefix-sum mechanism's release of ``Σ_{s<=t} clip(∇f_s(w_s))``
+    (an isotropic quadratic: the argmin is exactly the projection). With an infinite budget
+    this is lazy projected online gradient descent with constant step ``1/λ`` (dual averaging).
+
+    Privacy (replace-one neighbouring loss sequences, against adaptive adversaries): the
+    mechanism is fed ``∇f_t(w_t)``, clipped to ``||·||_2 <= L`` (``||·||_1 <= sqrt(d) L`` for the
+    Laplace family), and calibrated to the replace-one sensitivity ``2L`` of one clipped
+    gradient (``binary_tree(..., neighbouring="replace")``, as ``oco.pftal``); the sequence of
+    points is post-processing of its releases: ε-DP (``"gamma"``, ``"laplace"``) or ρ-zCDP
+    (``"gaussian"``), or as the given ``mechanism`` states. Kairouz et al. use the Gaussian
+    tree (with Honaker's estimator as an option) under (ε, δ)-DP; ``noise="gaussian"`` is it
+    under ρ-zCDP (``jaxpriv.mechanisms.zcdp_to_dp`` converts).
+
+    Regret (``dp_ftrl_regret_bound``, derived there step by step):
+    ``E[Regret(T)] <= λD²/2 + T L²/(2λ) + (L/λ) Σ_{t=1}^{T-1} sqrt(d Var_t)``, ``D`` the diameter of
+    ``C``, ``Var_t`` the mechanism's exact per-coordinate variance at step ``t``
+    (``jaxpriv.mechanisms.release_variance`` at ``TreeParams(ε, ρ, L)``). The default
+    ``regularization = nan`` takes its minimiser ``λ* = sqrt(T L² + 2 L S)/D``,
+    ``S = Σ_{t<T} sqrt(d Var_t)`` (``dp_ftrl_regularization``): ``S`` is computed once on the
+    host in float64 at budget 1 and unit clip and rescaled in ``init`` (``∝ L/sqrt(ρ)``
+    Gaussian, ``∝ L/ε`` otherwise), so a sweep over budgets does not recompile.
+
+    Another prefix-sum mechanism (``mechanism=``): any mechanism of ``jaxpriv.mechanisms``
+    (``honaker_tree``, ``sqrt_factorization``, ``blt``, or a ``binary_tree``) built for
+    ``(T' >= T, d = dim(C))`` with ``neighbouring="replace"``; the learner passes it
+    ``TreeParams(ε, ρ, sensitivity=L)`` (``sqrt(d) L`` for a Laplace family), and the bound and
+    the tuned ``λ`` use its variances.
+
+    Args:
+      horizon: ``T``: the mechanism's horizon and the tuned ``λ``'s.
+      constraint: the set ``C`` (its projection is used); any set of ``jaxpriv.sets``.
+      noise: ``"gamma"`` (the default tree), ``"laplace"`` or ``"gaussian"``: shorthand for
+        ``binary_tree(T, d, noise, neighbouring="replace")``; with ``mechanism``, ``None`` or its family.
+      mechanism: a prefix-sum mechanism instead of the tree (see above).
+
+    Returns:
+      A ``Learner`` with params ``DPFTRLParams``; feedback is the gradient at the played point.
+
+    Raises:
+      ValueError: ``constraint`` has no projection, or a static argument is invalid (a
+        ``mechanism`` of another shape, a shorter horizon, add/remove neighbours, a ``noise``
+        that disagrees with it); ``check`` raises it for a missing or wrong-family budget, a
+        budget ``<= 0``, a negative ``lipschitz`` (``<= 0`` or infinite with the tuned ``λ``),
+        or a ``regularization`` that is neither ``nan`` nor in ``(0, inf)``.
+
+    References:
+      P. Kairouz, B. McMahan, S. Song, O. Thakkar, A. Thakurta, Z. Xu. Practical and Private
+      (Deep) Learning without Sampling or Shuffling. ICML 2021 (DP-FTRL, Algorithm 1).
+    """
+    require_projection(constraint)
+    dim = constraint.dim
+    tree, noise = prefix_sum_mechanism(horizon, dim, noise, mechanism)
+    # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) L.
+    norm_factor = float(np.sqrt(dim)) if noise == "laplace" else 1.0
+    diameter = float(constraint.diameter)
+    unit_var = release_variance(tree, _unit_params(noise, norm_factor), np.arange(1, horizon + 1))
+    unit_noise_sum = float(np.sum(np.sqrt(dim * unit_var[: horizon - 1])))  # S at budget 1, L = 1
+
+    def tree_params(params: DPFTRLParams) -> TreeParams:
+        return TreeParams(params.epsilon, params.rho, norm_factor * jnp.asarray(params.lipschitz, jnp.float32))
+
+    def regularization(params: DPFTRLParams) -> jax.Array:
+        lip = jnp.asarray(params.lipschitz, jnp.float32)
+        budget = jnp.asarray(params.rho if noise == "gaussian" else params.epsilon, jnp.float32)
+        per_unit = jnp.sqrt(budget) if noise == "gaussian" else budget
+        s = lip * unit_noise_sum / per_unit  # S = Σ_{t<T} sqrt(d Var_t) at (budget, L); 0 at inf
+        tuned = jnp.sqrt(horizon * lip * lip + 2.0 * lip * s) / diameter
+        lam = jnp.asarray(params.regularization, jnp.float32)
+        return jnp.where(jnp.isnan(lam), tuned, lam)
+
+    def check(params: DPFTRLParams) -> None:
+        lam = _validate._concrete(params.regularization)
+        if lam is not None and np.any(~np.isnan(lam) & ~((lam > 0) & np.isfinite(lam))):
+            raise ValueError(f"regularization must be in (0, inf), or nan for the tuned λ, got {lam!r}")
+        _validate.nonnegative("lipschitz", params.lipschitz)
+        if lam is not None and np.any(np.isnan(lam)):  # the tuned λ is proportional to L
+            _validate.positive("lipschitz", params.lipschitz, allow_inf=False)
+        check_budget_values("dp_ftrl", params, noise)
+
+    def init_fn(key: PRNGKey, params: DPFTRLParams) -> DPFTRLState:
+        check_budget("dp_ftrl", params, noise)
+        w1 = constraint.project(jnp.zeros(dim, jnp.float32))
+        return DPFTRLState(
+            w=w1, start=w1, regularization=regularization(params), tree=tree.init(key, tree_params(params))
+        )
+
+    def act_fn(key: PRNGKey, state: DPFTRLState, t: jax.Array) -> jax.Array:
+        del key, t
+        return state.w
+
+    def update_fn(key: PRNGKey, state: DPFTRLState, action: jax.Array, grad: jax.Array, t: jax.Array) -> DPFTRLState:
+        del action
+        tree_state, v = tree.step(key, state.tree, grad, t)
+        w = constraint.project(state.start - v / state.regularization)
+        return state._replace(w=w, tree=tree_state)
+
+    def nonfinite_fn(state: DPFTRLState) -> jax.Array:
+        return nonfinite_inputs(tree, state.tree)  # the gradients the mechanism zeroed
+
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)
