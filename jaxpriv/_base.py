@@ -279,7 +279,7 @@ def _engine_compiler_options() -> dict[str, Any] | None:
     1.12-1.17x faster, PFTAL 1.09x (d = 10) to 1.44x (d = 100). The numbers change only
     by float32 rounding: bit for bit the same at d = 3, 10 and 100, while at d = 16 (a row
     is one 16-wide vector) XLA's vectorised row sums add in another order, up to 3e-7
-    relative (``tests/test_engine_options.py``). Without AVX-512 the preference is capped at
+    relative (``tests/engine/test_engine_options.py``). Without AVX-512 the preference is capped at
     the widest vector the CPU has; on other backends ``engine_jit`` does not pass it. A
     ``--xla_cpu_prefer_vector_width`` given in ``XLA_FLAGS`` (256 on parts that slow down
     under 512-bit vectors) is left in force.

@@ -804,7 +804,7 @@ def sweep(
     width XLA compiles for, and XLA may then sum a few values in another order
     or contract a multiply-add differently: another chunk size agrees to
     float32 rounding, within 1e-6 of the largest value of each array
-    (measured at most 7.3e-7, T = 4096; ``tests/test_trust_resume.py``), and so
+    (measured at most 7.3e-7, T = 4096; ``tests/integration/test_trust_resume.py``), and so
     does the one-call sweep (about 1e-6 relative). On a GPU, kernels compiled
     for other chunk or segment shapes may differ by an ulp (measured on an H100); a
     resumed run with the same chunk and segment reproduces the uninterrupted one.

@@ -22,6 +22,8 @@ from jaxpriv.bandits.adac_ucb import (
     adac_ucb_noise_stddev,
     adac_ucb_regret_bound,
 )
+from jaxpriv.bandits.adap_klucb import AdaPKLUCBParams, adap_klucb, adap_klucb_index, adap_lower_bound
+from jaxpriv.bandits.adap_ucb import AdaPUCBParams, adap_noise_scale, adap_ucb, adap_ucb_index, adap_ucb_regret_bound
 from jaxpriv.bandits.design import Design, g_optimal_design
 from jaxpriv.bandits.dp_se import DPSEParams, DPSEState, dp_se, dp_se_regret_bound
 from jaxpriv.bandits.dp_ucb import DPUCBParams, DPUCBState, dp_ucb, dp_ucb_bonus, dp_ucb_index, dp_ucb_regret_bound
@@ -42,6 +44,8 @@ __all__ = [
     "AdaCGOPEVarParams",
     "AdaCOFULParams",
     "AdaCUCBParams",
+    "AdaPKLUCBParams",
+    "AdaPUCBParams",
     "DPSEParams",
     "DPSEState",
     "DPUCBParams",
@@ -63,6 +67,13 @@ __all__ = [
     "adac_ucb_index",
     "adac_ucb_noise_stddev",
     "adac_ucb_regret_bound",
+    "adap_klucb",
+    "adap_klucb_index",
+    "adap_lower_bound",
+    "adap_noise_scale",
+    "adap_ucb",
+    "adap_ucb_index",
+    "adap_ucb_regret_bound",
     "design",
     "dp_se",
     "dp_se_regret_bound",

@@ -1,12 +1,15 @@
-"""The episodic skeleton shared by AdaC-UCB and its non-private counterpart.
+"""The episodic skeleton shared by AdaC-UCB, AdaP-UCB, AdaP-KLUCB and the non-private counterpart.
 
 Algorithm 7 of Azize's thesis (Algorithm 1 of the NeurIPS 2022 AdaP paper): play
 each arm once, then run episodes ``ℓ = 1, 2, ...``; episode ``ℓ`` starts at
 ``t_ℓ``, plays ``a_ℓ = argmax_a I_a(t_ℓ - 1)`` until ``N_{a_ℓ}`` has doubled
 (per-arm doubling), and the index of arm ``a`` uses only the rewards of the
 last episode in which ``a`` was played (forgetting). The released statistic
-of an episode is its mean reward, plus Gaussian noise for AdaC-UCB, drawn once
-when the episode closes and reused until ``a``'s next episode closes.
+of an episode is its mean reward, plus noise drawn once when the episode closes
+and reused until ``a``'s next episode closes: Gaussian for AdaC-UCB (ρ-zCDP),
+Laplace for AdaP-UCB / AdaP-KLUCB (ε-DP). The policies differ only in the
+calibration (``calibrate``), the release noise's family (``noise``) and the
+index (``index_fn``), the keyword arguments of ``episodic_ucb``.
 
 The pieces here (index, tie-breaking, the per-episode sample count) are shared
 with the episode-level simulator ``jaxpriv.bandits.episodic.ucb``, so both
@@ -30,7 +33,7 @@ TIE_BREAKS = ("random", "first")
 
 
 class EpisodicUCBState(NamedTuple):
-    """State of AdaC-UCB / episodic UCB (one seed).
+    """State of AdaC-UCB / AdaP-UCB / AdaP-KLUCB / episodic UCB (one seed).
 
     The index of arm ``a`` at an episode start uses ``means[a]`` (the released,
     possibly noisy, mean of ``a``'s last closed episode) and ``lengths[a]``
@@ -46,8 +49,9 @@ class EpisodicUCBState(NamedTuple):
     total: jax.Array  # shape=(), float32, reward sum of the current episode (Kahan-compensated)
     comp: jax.Array  # shape=(), float32, Kahan compensation of ``total``
     episodes: jax.Array  # shape=(), int32, ℓ: episodes started after the K initial pulls
-    beta: jax.Array  # shape=(), float32, optimism parameter β
-    unit_stddev: jax.Array  # shape=(), float32, 1/sqrt(2ρ) (0 when non-private)
+    beta: jax.Array  # shape=(), float32, optimism parameter β (α for AdaP-UCB / AdaP-KLUCB)
+    unit_stddev: jax.Array  # shape=(), float32, the noise scale at n = 1: Gaussian σ = 1/sqrt(2ρ) (AdaC),
+    #                         Laplace b = 1/ε (AdaP); 0 when non-private
     nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
@@ -106,10 +110,31 @@ def choose(key: PRNGKey, values: jax.Array, tie_break: str) -> jax.Array:
     return jnp.argmax(is_max & (rank == j)).astype(jnp.int32)
 
 
-def release(key: PRNGKey, total: jax.Array, length: jax.Array, n: jax.Array, unit_stddev: jax.Array) -> jax.Array:
-    """An episode's released mean ``total/length + N(0, 1/(2ρ n²))`` (Gaussian mechanism, Δ = 1/n)."""
+def gaussian_noise(key: PRNGKey) -> jax.Array:
+    """One standard normal draw (float32): AdaC-UCB's release noise."""
+    return _rng.normal(key, (), jnp.float32)
+
+
+def laplace_noise(key: PRNGKey) -> jax.Array:
+    """One unit Laplace draw (float32, scale 1): AdaP-UCB's and AdaP-KLUCB's release noise."""
+    return _rng.laplace(key, (), jnp.float32)
+
+
+def release(
+    key: PRNGKey,
+    total: jax.Array,
+    length: jax.Array,
+    n: jax.Array,
+    unit_stddev: jax.Array,
+    noise: Callable[[PRNGKey], jax.Array] = gaussian_noise,
+) -> jax.Array:
+    """An episode's released mean ``total/length + (unit_stddev/n) Z``, ``Z = noise(key)``.
+
+    Gaussian ``Z`` with ``unit_stddev = 1/sqrt(2ρ)``: ``N(0, 1/(2ρ n²))`` (Gaussian mechanism, Δ = 1/n);
+    Laplace ``Z`` with ``unit_stddev = 1/ε``: ``Lap(1/(ε n))`` (Laplace mechanism, Δ = 1/n).
+    """
     mean = total / length.astype(jnp.float32)
-    return mean + (unit_stddev / n) * _rng.normal(key, (), jnp.float32)
+    return mean + (unit_stddev / n) * noise(key)
 
 
 def episodic_ucb(
@@ -122,11 +147,16 @@ def episodic_ucb(
     tie_break: str,
     calibrate: Callable[[Any], tuple[jax.Array, jax.Array]],
     check: Callable[[Any], None],
+    index_fn: Callable[..., jax.Array] = index,
+    noise: Callable[[PRNGKey], jax.Array] = gaussian_noise,
 ) -> Learner:
     """The step-level learner: one scan step per round.
 
     ``calibrate(params) -> (beta, unit_stddev)`` turns the public params into
-    the state's calibrated quantities; ``check`` validates concrete params.
+    the state's calibrated quantities; ``check`` validates concrete params;
+    ``index_fn(means, n, t_ℓ, beta, unit_stddev) -> [K]`` is the index (default:
+    AdaC-UCB's eq. (5.4)); ``noise(key)`` draws the unit release noise (default:
+    Gaussian).
     """
     K = validate_static(num_arms, horizon, init_count, tie_break)
 
@@ -153,7 +183,7 @@ def episodic_ucb(
     def act_fn(key: PRNGKey, state: EpisodicUCBState, t: jax.Array) -> jax.Array:
         t = jnp.asarray(t, jnp.int32)
         n = index_count(state.lengths, state.counts, init_count)
-        best = choose(key, index(state.means, n, t, state.beta, state.unit_stddev), tie_break)
+        best = choose(key, index_fn(state.means, n, t, state.beta, state.unit_stddev), tie_break)
         done = state.played >= state.length
         return jnp.where(t <= K, t - 1, jnp.where(done, best, state.arm)).astype(jnp.int32)
 
@@ -178,7 +208,7 @@ def episodic_ucb(
         close = played == length
         n = index_count(length, jnp.sum(jnp.where(onehot, counts, 0), dtype=jnp.int32), init_count)
         if private:
-            released = release(key, total, length, n, state.unit_stddev)
+            released = release(key, total, length, n, state.unit_stddev, noise)
         else:
             del key
             released = total / length.astype(jnp.float32)

@@ -108,6 +108,15 @@ def _adac_ucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, cons
     return float(bandits.adac_ucb_regret_bound(np.asarray(ep.means), horizon, float(np.asarray(lp.rho)), beta))
 
 
+def _adap_ucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
+    """Theorem 7 of Azize & Basu (NeurIPS 2022) for AdaP-UCB (``None`` unless ``alpha > 3``)."""
+    del static, constraint
+    alpha = float(np.asarray(lp.alpha))
+    if not alpha > 3:
+        return None
+    return float(bandits.adap_ucb_regret_bound(np.asarray(ep.means), horizon, float(np.asarray(lp.epsilon)), alpha))
+
+
 def _dp_ucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
     """DP-UCB's derived bound (``None`` unless ``alpha > 2``)."""
     del constraint
@@ -157,6 +166,8 @@ LEARNERS: dict[str, Component] = {
     "rs_oful": Component(bandits.rs_oful, bandits.RSOFULParams),
     "adac_oful": Component(bandits.adac_oful, bandits.AdaCOFULParams),
     "dp_ftrl": Component(oco.dp_ftrl, oco.DPFTRLParams, _dp_ftrl_bound),
+    "adap_ucb": Component(bandits.adap_ucb, bandits.AdaPUCBParams, _adap_ucb_bound),
+    "adap_klucb": Component(bandits.adap_klucb, bandits.AdaPKLUCBParams),
     "dp_ucb": Component(bandits.dp_ucb, bandits.DPUCBParams, _dp_ucb_bound),
     "ldp_ucb": Component(bandits.ldp_ucb, bandits.LDPUCBParams, _ldp_ucb_bound),
     "dp_se": Component(bandits.dp_se, bandits.DPSEParams, _dp_se_bound),

@@ -11,7 +11,7 @@ checkpoint ``h`` inside the epoch follow from the round-robin: with
 ``⌊L/m⌋ + [r < L mod m]`` pulls. Once one arm is left, one more step plays it
 until ``T``. ``T = 10⁷`` then costs ``bitlen(T)//2 + 3`` scan steps per seed.
 
-The step-level policy is the reference; ``tests/test_bandits_dp_se.py`` checks
+The step-level policy is the reference; ``tests/bandits/test_bandits_dp_se.py`` checks
 that both give the same distribution of regret and of closed epochs.
 """
 

@@ -1,6 +1,6 @@
-"""Exact episode-level simulation of AdaC-UCB and episodic UCB: one scan step per episode.
+"""Exact episode-level simulation of AdaC-UCB, AdaP-UCB, AdaP-KLUCB and episodic UCB: one scan step per episode.
 
-Within an episode of AdaC-UCB (or its non-private counterpart) the arm is
+Within an episode of AdaC-UCB (or AdaP-UCB, AdaP-KLUCB, or the non-private counterpart) the arm is
 fixed and nothing the algorithm releases depends on the individual rewards,
 only on their sum at the end of the episode. So an episode of ``n`` rounds of
 a Bernoulli arm can be simulated exactly in one step: the reward sum is one
@@ -8,8 +8,9 @@ a Bernoulli arm can be simulated exactly in one step: the reward sum is one
 released statistic is the same function of the sum as in the step-level
 learner. The horizon ``T = 10⁷`` then costs ``O(K log T)`` scan steps per seed
 instead of ``10⁷``. It is the same algorithm as ``jaxpriv.bandits.adac_ucb``
-(sharing its index, tie-breaking and calibration code) simulated differently;
-the step-level learner is the reference, and ``tests/test_bandits_fast.py``
+(``adap_ucb``, ``adap_klucb``; sharing their index, release noise, tie-breaking
+and calibration code) simulated differently;
+the step-level learner is the reference, and ``tests/bandits/test_bandits_fast.py``
 checks that both give the same distribution of regret and of episode counts.
 
 Regret at checkpoints is exact, including an episode straddling a checkpoint:
@@ -33,6 +34,10 @@ from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey, check_horizon
 from jaxpriv.bandits import _episodic_ucb, _sampling
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb
+from jaxpriv.bandits.adap_klucb import AdaPKLUCBParams, adap_klucb, calibrate_klucb
+from jaxpriv.bandits.adap_klucb import _klucb_index as _adap_klucb_index
+from jaxpriv.bandits.adap_ucb import AdaPUCBParams, adap_ucb, calibrate_ucb
+from jaxpriv.bandits.adap_ucb import _ucb_index as _adap_ucb_index
 from jaxpriv.bandits.episodic._sweep import EpisodeResult, episode_sweep
 from jaxpriv.bandits.ucb import UCBParams, ucb
 from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
@@ -49,6 +54,19 @@ def bernoulli_reward_sum(key: PRNGKey, n: jax.Array, mean: jax.Array) -> jax.Arr
     return _sampling.binomial(key, n, mean)
 
 
+def _adac_calibrate(params: AdaCUCBParams) -> tuple[jax.Array, jax.Array]:
+    """``(β, 1/sqrt(2ρ))``; ``ρ = inf`` gives 0: non-private."""
+    return jnp.asarray(params.beta, jnp.float32), gaussian_stddev(params.rho, 1.0)
+
+
+#: params type -> (step-level factory, calibrate, index, unit release noise): one simulator for all.
+_POLICIES = {
+    AdaCUCBParams: (adac_ucb, _adac_calibrate, _episodic_ucb.index, _episodic_ucb.gaussian_noise),
+    AdaPUCBParams: (adap_ucb, calibrate_ucb, _adap_ucb_index, _episodic_ucb.laplace_noise),
+    AdaPKLUCBParams: (adap_klucb, calibrate_klucb, _adap_klucb_index, _episodic_ucb.laplace_noise),
+}
+
+
 @lru_cache(maxsize=64)
 def _ucb_simulator(
     num_arms: int,
@@ -57,14 +75,16 @@ def _ucb_simulator(
     init_count: str,
     tie_break: str,
     reward_sum: RewardSum,
+    calibrate: Callable[[Any], tuple[jax.Array, jax.Array]] = _adac_calibrate,
+    index_fn: Callable[..., jax.Array] = _episodic_ucb.index,
+    noise: Callable[[PRNGKey], jax.Array] = _episodic_ucb.gaussian_noise,
 ) -> Callable[[PRNGKey, SimParams], tuple[jax.Array, jax.Array, jax.Array]]:
     K = num_arms
     num_steps = K * (horizon.bit_length() + 1)  # K initial pulls + at most bitlen(T) episodes per arm
     ckpts = jnp.asarray(checkpoints, jnp.int32)
 
     def one(key: PRNGKey, params: SimParams):
-        beta = jnp.asarray(params.learner.beta, jnp.float32)
-        unit_stddev = gaussian_stddev(params.learner.rho, 1.0)  # 0 at rho = inf: non-private
+        beta, unit_stddev = calibrate(params.learner)  # unit_stddev = 0 at rho = inf / epsilon = inf
         means = jnp.broadcast_to(jnp.asarray(params.env.means, jnp.float32), (K,))
         gaps = jnp.max(means) - means
         arms = jnp.arange(K, dtype=jnp.int32)
@@ -74,7 +94,7 @@ def _ucb_simulator(
             k_tie, k_sum, k_noise = jax.random.split(jax.random.fold_in(key, i), 3)
             is_init = i < K
             n_idx = _episodic_ucb.index_count(lengths, counts, init_count)
-            scores = _episodic_ucb.index(released_means, n_idx, t + 1, beta, unit_stddev)  # t_ℓ = t + 1
+            scores = index_fn(released_means, n_idx, t + 1, beta, unit_stddev)  # t_ℓ = t + 1
             arm = jnp.where(is_init, i, _episodic_ucb.choose(k_tie, scores, tie_break))
             onehot = arms == arm
             c_arm = jnp.sum(jnp.where(onehot, counts, 0), dtype=jnp.int32)
@@ -82,7 +102,7 @@ def _ucb_simulator(
             n_eff = jnp.clip(horizon - t, 0, length)  # the last episode is truncated at T
             total = reward_sum(k_sum, n_eff, jnp.sum(jnp.where(onehot, means, 0.0))).astype(jnp.float32)
             n_rel = _episodic_ucb.index_count(length, c_arm + length, init_count)
-            released = _episodic_ucb.release(k_noise, total, length, n_rel, unit_stddev)
+            released = _episodic_ucb.release(k_noise, total, length, n_rel, unit_stddev, noise)
             upd = onehot & (n_eff == length)
             pulls_at = pulls_at + jnp.where(onehot[None, :], jnp.clip(ckpts - t, 0, n_eff)[:, None], 0)
             started = (~is_init) & (n_eff > 0)
@@ -115,7 +135,7 @@ def _ucb_simulator(
 
 
 def simulate_ucb_episodes(
-    params: AdaCUCBParams | UCBParams,
+    params: AdaCUCBParams | AdaPUCBParams | AdaPKLUCBParams | UCBParams,
     means: ArrayLike,
     key: PRNGKey,
     horizon: int,
@@ -128,19 +148,20 @@ def simulate_ucb_episodes(
     reward_sum: RewardSum = bernoulli_reward_sum,
     policy: Learner | None = None,
 ) -> EpisodeResult:
-    """AdaC-UCB (``AdaCUCBParams``) or episodic UCB (``UCBParams``) on a Bernoulli bandit, episode by episode.
+    """AdaC-UCB, AdaP-UCB, AdaP-KLUCB or episodic UCB (by the params' type) on a Bernoulli bandit, episode by episode.
 
     One scan step per episode (``K (bitlen(T) + 1)`` steps bound the number of
     episodes), vmapped over seeds and over a params grid with common random
     numbers: the same seed keys at every grid point. The algorithm is exactly
-    that of ``adac_ucb`` / ``ucb`` (same index, noise calibration, tie-breaking
-    and ``init_count`` convention); each episode's reward sum is drawn from its
+    that of ``adac_ucb`` / ``adap_ucb`` / ``adap_klucb`` / ``ucb`` (same index, noise
+    family and calibration, tie-breaking and ``init_count`` convention); each episode's reward sum is drawn from its
     exact distribution, ``Binomial(n, μ_a)`` (``jaxpriv.bandits._sampling``: a
     float32-exact sampler), and its regret is ``n Δ_a`` exactly.
 
     Args:
-      params: ``AdaCUCBParams`` (private) or ``UCBParams`` (non-private); a leaf
-        with a leading grid axis (e.g. ``rho=[G]``) is swept.
+      params: ``AdaCUCBParams`` (AdaC-UCB, Gaussian), ``AdaPUCBParams`` / ``AdaPKLUCBParams``
+        (AdaP-UCB / AdaP-KLUCB, Laplace) or ``UCBParams`` (non-private); a leaf with a leading
+        grid axis (e.g. ``rho=[G]``, ``epsilon=[G]``) is swept.
       means: ``[K]`` arm means in ``[0, 1]`` (or ``[G, K]`` to sweep them), or ``BernoulliParams``.
       key: the base key; seed ``i`` uses ``split(key, seeds)[i]``.
       horizon: ``T >= K``, ``T < 2²⁴``.
@@ -165,17 +186,21 @@ def simulate_ucb_episodes(
     check_horizon(horizon, policy, "policy")
     if horizon >= _sampling.MAX_COUNT:
         raise ValueError(f"horizon must be < 2**24 (exact float32 Binomial counts), got {horizon}")
-    if isinstance(params, AdaCUCBParams):
-        adac_ucb(num_arms, horizon, init_count=init_count, tie_break=tie_break).check(params)
+    if type(params) in _POLICIES:
+        factory, calibrate, index_fn, noise = _POLICIES[type(params)]
+        factory(num_arms, horizon, init_count=init_count, tie_break=tie_break).check(params)
     elif isinstance(params, UCBParams):
         ucb(num_arms, horizon, init_count=init_count, tie_break=tie_break).check(params)
         # The non-private index and release are AdaC-UCB's at rho = inf (no noise, no privacy
         # term, bit for bit), so both share one compiled simulator.
         params = AdaCUCBParams(rho=jnp.full(jnp.shape(params.beta), jnp.inf, jnp.float32), beta=params.beta)
+        calibrate, index_fn, noise = _POLICIES[AdaCUCBParams][1:]
     else:
-        raise ValueError(f"params must be AdaCUCBParams or UCBParams, got {type(params).__name__}")
+        raise ValueError(
+            f"params must be AdaCUCBParams, AdaPUCBParams, AdaPKLUCBParams or UCBParams, got {type(params).__name__}"
+        )
     bernoulli_bandit(num_arms).check(means)
     ckpts = normalize_checkpoints(horizon, checkpoints)
-    one = _ucb_simulator(num_arms, horizon, ckpts, init_count, tie_break, reward_sum)
+    one = _ucb_simulator(num_arms, horizon, ckpts, init_count, tie_break, reward_sum, calibrate, index_fn, noise)
     regret, episodes, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk)
     return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, episodes, pulls)

@@ -13,7 +13,7 @@ import jaxpriv
 from jaxpriv import cli
 from jaxpriv.experiments import zcdp_bandits, zcdp_bandits_linear
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env() -> dict:

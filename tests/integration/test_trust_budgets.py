@@ -86,7 +86,8 @@ def test_prefix_sums_reports_the_inputs_it_zeroed():
     xs[2, 0] = np.nan
     xs[5, 1] = np.inf
     with pytest.warns(RuntimeWarning, match="2 input"):
-        out = mechanisms.prefix_sums(tree, mechanisms.TreeParams(epsilon=jnp.inf, sensitivity=10.0), xs, 0, with_nonfinite=True)
+        free = mechanisms.TreeParams(epsilon=jnp.inf, sensitivity=10.0)
+        out = mechanisms.prefix_sums(tree, free, xs, 0, with_nonfinite=True)
     assert out.nonfinite_inputs == 2
     clean = xs.copy()
     clean[[2, 5]] = 0.0

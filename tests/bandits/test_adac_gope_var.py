@@ -20,7 +20,7 @@ INSTANCE = sample_linear_instance(jax.random.key(1), K, D)
 
 
 def final_states(learner, env, params, key, horizon, seeds):
-    """The learners' final states, with the engine's key derivation (as tests/test_bandits_linear.py)."""
+    """The learners' final states, with the engine's key derivation (as tests/bandits/test_bandits_linear.py)."""
 
     def one(k):
         k_env, k_learner, k_steps = jax.random.split(k, 3)

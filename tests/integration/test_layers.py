@@ -9,7 +9,7 @@ import ast
 import collections
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1] / "jaxpriv"
+ROOT = Path(__file__).resolve().parents[2] / "jaxpriv"
 
 # Each top-level part of the package and its layer: a module may import its own layer or lower ones.
 LAYERS = {

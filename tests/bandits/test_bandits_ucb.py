@@ -226,7 +226,7 @@ def test_very_large_rho_matches_the_nonprivate_counterpart():
             assert diff > 4 * se
 
 
-# One episode-level sweep (exact, see tests/test_bandits_fast.py) serves the long-horizon checks:
+# One episode-level sweep (exact, see tests/bandits/test_bandits_fast.py) serves the long-horizon checks:
 # rho = inf is the non-private counterpart bit for bit (the fast path maps UCBParams to it).
 LONG_T, LONG_S = 10**6, 1000
 LONG_CKPTS = sorted(set(jp.log_checkpoints(LONG_T, 40)) | {10**3, 10**4, 10**5})

@@ -12,7 +12,7 @@ import jaxpriv as jp
 from jaxpriv import cli, envs, oco, sets, sim
 from jaxpriv.experiments import study
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 SMALL = """
 name = "small"
