@@ -110,6 +110,7 @@ CASES: dict[str, Case] = {
     ),
     "wdp_cocop": Case(lambda: oco.wdp_cocop(T, _BALL, 4), oco.WDPParams(epsilon=1.0), _gradient, expected=_N_BAD),
     "wdp_cocol": Case(lambda: oco.wdp_cocol(T, _SIMPLEX, 4), oco.WDPParams(epsilon=1.0), _gradient, expected=_N_BAD),
+    "dp_ftrl": Case(lambda: oco.dp_ftrl(T, _BALL), oco.DPFTRLParams(epsilon=1.0), _gradient, expected=_N_BAD),
     # jaxpriv.oco, bandit feedback (feedback: the loss value)
     "fkm": Case(lambda: oco.fkm(T, _BALL), oco.FKMParams(), _loss, expected=_N_BAD),
     "bandit_ftal": Case(lambda: oco.bandit_ftal(T, _BALL), oco.BanditFTALParams(), _loss, expected=_N_BAD),
@@ -126,7 +127,20 @@ CASES: dict[str, Case] = {
     # jaxpriv.bandits (feedback: the reward)
     "ucb": Case(lambda: bandits.ucb(K, T), bandits.UCBParams(), _reward, expected=_N_BAD),
     "adac_ucb": Case(lambda: bandits.adac_ucb(K, T), bandits.AdaCUCBParams(rho=1.0), _reward, expected=_N_BAD),
+    "adap_ucb": Case(lambda: bandits.adap_ucb(K, T), bandits.AdaPUCBParams(epsilon=1.0), _reward, expected=_N_BAD),
+    "adap_klucb": Case(
+        lambda: bandits.adap_klucb(K, T), bandits.AdaPKLUCBParams(epsilon=1.0), _reward, expected=_N_BAD
+    ),
+    "dp_ucb": Case(lambda: bandits.dp_ucb(K, T), bandits.DPUCBParams(epsilon=1.0), _reward, expected=_N_BAD),
+    "ldp_ucb": Case(lambda: bandits.ldp_ucb(K, T), bandits.LDPUCBParams(epsilon=1.0), _reward, expected=_N_BAD),
+    "dp_se": Case(lambda: bandits.dp_se(K, T), bandits.DPSEParams(epsilon=1.0), _reward, expected=_N_BAD),
     "gope": Case(lambda: bandits.gope(K, D, T), bandits.GOPEParams(actions=ACTIONS), _reward, expected=_N_BAD),
+    "adac_gope_var": Case(
+        lambda: bandits.adac_gope_var(K, D, T),
+        bandits.AdaCGOPEVarParams(actions=ACTIONS, rho=1.0),
+        _reward,
+        expected=_N_BAD,
+    ),
     "adac_gope": Case(
         lambda: bandits.adac_gope(K, D, T), bandits.AdaCGOPEParams(actions=ACTIONS, rho=1.0), _reward, expected=_N_BAD
     ),
