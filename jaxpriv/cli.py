@@ -1,4 +1,6 @@
-"""Command line: ``jaxpriv demo``, ``bandits``, ``sweep``, ``window`` and ``audit`` (also ``python -m jaxpriv ...``).
+"""Command line: ``jaxpriv demo``, ``bandits``, ``baselines``, ``sweep``, ``window`` and ``audit``.
+
+Also ``python -m jaxpriv ...``.
 
 Argument parsing only: every command calls a function of ``jaxpriv.experiments``.
 Every command turns on JAX's persistent compilation cache (``--no-compile-cache``
@@ -75,6 +77,24 @@ def bandits(args: argparse.Namespace) -> int:
     from jaxpriv.experiments.zcdp_bandits import reproduce_settings
 
     reproduce_settings(args.setting, args.out, full_scale=args.full_scale, seeds=args.seeds, key=args.seed)
+    return 0
+
+
+def baselines(args: argparse.Namespace) -> int:
+    """The pure-DP baselines of [N22] Figure 2 side by side: figure, raw results, settings and table."""
+    from jaxpriv.experiments.baselines import compare
+
+    out = Path(args.out) if args.out else Path("jaxpriv-out") / time.strftime("baselines-%Y%m%d-%H%M%S")
+    print(f"baselines ({'full' if args.full_scale else 'reduced'} scale) ...", flush=True)
+    t0 = time.perf_counter()
+    res = compare(out, args.full_scale, args.seeds, args.seed, horizon=args.horizon, verbose=True)
+    print(f"{'algorithm':<24} {'T':>9} {'regret':>22} {'ratio to ' + res.table[0]['algorithm']:>22}")
+    for row in res.table:
+        print(
+            f"{row['algorithm']:<24} {row['T']:>9} {row['mean']:>12.1f} +- {row['se']:<7.1f}"
+            f" {row['ratio']:>12.2f} +- {row['ratio_se']:.2f}"
+        )
+    print(f"{time.perf_counter() - t0:.1f} s; wrote {', '.join(str(p) for p in res.files.values())}")
     return 0
 
 
@@ -164,6 +184,17 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/bandits-<time>)")
     b.add_argument("--seed", type=int, default=0)
     b.set_defaults(func=bandits)
+    c = sub.add_parser(
+        "baselines",
+        parents=[common],
+        help="pure-DP bandit baselines ([N22] Fig. 2): AdaP-(KL)UCB, DP-UCB, DP-SE, LDP-UCB, AdaC-UCB",
+    )
+    c.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/baselines-<time>)")
+    c.add_argument("--full-scale", action="store_true", help="T = 1e7, 20 runs (DP-UCB / LDP-UCB capped at 1e6)")
+    c.add_argument("--seeds", type=int, default=None, help="override the number of runs")
+    c.add_argument("--horizon", type=int, default=None, help="override T")
+    c.add_argument("--seed", type=int, default=0)
+    c.set_defaults(func=baselines)
     s = sub.add_parser("sweep", parents=[common], help="run the sweep a TOML study file describes (resumable)")
     s.add_argument("study", help="the study file (see examples/*.toml)")
     s.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/<study file stem>)")
