@@ -25,8 +25,9 @@ implementation is less private than it claims. A lower bound below the claim
 proves nothing about privacy; it says the audit could not refute the claim with
 its sample, statistic and neighbouring inputs (Steinke, Nasr & Jagielski 2023).
 
-What is audited here (``audit_tree``, ``audit_pftal``, ``audit_adac_ucb``, ``audit_prefix_sums``,
-``audit_window_tree``, ``audit_learner`` / ``audit_oco``; ``jaxpriv audit`` prints them all):
+What is audited here (``audit_tree``, ``audit_pftal``, ``audit_adac_ucb``, ``audit_adap_ucb``,
+``audit_bandit_release``, ``audit_dp_ftrl``, ``audit_prefix_sums``, ``audit_window_tree``,
+``audit_learner`` / ``audit_oco``; ``jaxpriv audit`` prints them all):
 
 * the binary tree (``jaxpriv.mechanisms.binary_tree``), all three noise families:
   one canary of the full sensitivity at ``position``; the statistic is the exact
@@ -51,7 +52,17 @@ What is audited here (``audit_tree``, ``audit_pftal``, ``audit_adac_ucb``, ``aud
 * AdaC-UCB: reward tables that differ in one reward of arm 0 (0 vs 1): its first (an episode of
   ``n = 1`` reward), or, through an Interactive-DP adversary's schedule of query arms, its third
   (``pull=3``: an episode of ``n = 2``, where the noise's scaling with ``n`` shows); the statistic
-  is the round at which arm 0 is next recommended.
+  is the round at which arm 0 is next recommended;
+* AdaP-UCB and AdaP-KLUCB (``audit_adap_ucb``): AdaC-UCB's neighbours, schedules and statistic, claim ε
+  (Laplace releases); ``forced=True`` puts ``pull = 1`` through the adversary's schedule too (arm 1 nearly
+  noiseless), and a small public ``α`` keeps the index monotone in the release (at ``α = 3.1`` the
+  bonus saturates the statistic: no power);
+* DP-SE, LDP-UCB, DP-UCB and AdaC-GOPE-Var (``audit_bandit_release``): one reward of arm 0 replaced; the
+  statistic is the released statistic their proofs privatise (the actions are its post-processing),
+  read from the state: DP-SE's epoch-1 noisy mean, LDP-UCB's privatised report, DP-UCB's tree releases
+  (arm 0 queried every round; the tree's exact path statistic), AdaC-GOPE-Var's phase-1 ``θ̃``;
+* DP-FTRL (``audit_dp_ftrl``): PFTAL's replace-one adversary; the points reveal the tree's releases
+  (``ṽ_t = -λ w_{t+1}``), then the tree's statistic.
 
 Clipping. Every component clips its inputs to a declared bound, so its claim covers any input.
 A canary at the bound cannot tell a correct clip from a looser one; ``beyond_bound=True`` with a
@@ -70,10 +81,11 @@ Layout (one job per module): ``_bounds`` (scores to a lower bound: Clopper–Pea
 ε / μ bounds from the rates, the threshold's selection, ``Audit``), ``_scores`` (outputs to
 scores), ``_runs`` (canaries and the compiled, vmapped batches of runs), and the drivers
 ``_mechanisms`` (the trees and any prefix-sum mechanism), ``_learners`` (PFTAL, any learner,
-the private OCO learners) and ``_bandits`` (AdaC-UCB).
+the private OCO learners, DP-FTRL) and ``_bandits`` (AdaC-UCB, AdaP-UCB / AdaP-KLUCB, the bandits audited
+on their released statistics).
 """
 
-from jaxpriv.audit._bandits import adac_ucb_schedule, audit_adac_ucb
+from jaxpriv.audit._bandits import adac_ucb_schedule, audit_adac_ucb, audit_adap_ucb, audit_bandit_release
 from jaxpriv.audit._bounds import (
     KINDS,
     Audit,
@@ -89,7 +101,7 @@ from jaxpriv.audit._bounds import (
     mu_to_rho,
     rho_to_mu,
 )
-from jaxpriv.audit._learners import LEARNERS, audit_learner, audit_oco, audit_pftal
+from jaxpriv.audit._learners import LEARNERS, audit_dp_ftrl, audit_learner, audit_oco, audit_pftal
 from jaxpriv.audit._mechanisms import audit_prefix_sums, audit_tree, audit_window_tree
 from jaxpriv.audit._scores import heldout_fisher_scores
 
@@ -100,6 +112,9 @@ __all__ = [
     "Bound",
     "adac_ucb_schedule",
     "audit_adac_ucb",
+    "audit_adap_ucb",
+    "audit_bandit_release",
+    "audit_dp_ftrl",
     "audit_learner",
     "audit_oco",
     "audit_pftal",

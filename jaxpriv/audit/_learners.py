@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
 import numpy as np
 
 from jaxpriv._base import Learner, Mechanism
@@ -12,6 +13,7 @@ from jaxpriv.audit._runs import canary_ends, check_runs, learner_runs
 from jaxpriv.audit._scores import heldout_fisher_scores, node_scores, path_nodes
 from jaxpriv.mechanisms._accounting import tree_depth
 from jaxpriv.mechanisms._variance import describe
+from jaxpriv.oco.dp_ftrl import dp_ftrl
 from jaxpriv.oco.pftal import pftal
 from jaxpriv.oco.private_bandit_ftal import PrivateBanditFTALParams, private_bandit_ftal
 from jaxpriv.oco.private_experts import PrivateExpertsParams, private_experts
@@ -86,6 +88,67 @@ def audit_pftal(
     kind = "rho" if noise == "gaussian" else "epsilon"
     claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
     label = f"pftal[{noise}{', gradient ' + format(high / lip, 'g') + 'L' if high > lip * (1 + 1e-6) else ''}]"
+    return finish(name or label, kind, claim, scores, alpha, runs)
+
+
+def audit_dp_ftrl(
+    params: Any,
+    key: Any,
+    runs: int = 20000,
+    *,
+    horizon: int = 8,
+    noise: str = "gamma",
+    learner: Learner | None = None,
+    position: int = 1,
+    alpha: float = 0.05,
+    canary: float | None = None,
+    beyond_bound: bool = False,
+    name: str | None = None,
+) -> Audit:
+    """Audit DP-FTRL (``jaxpriv.oco.dp_ftrl``) in one dimension, replace-one on one round's loss, as ``audit_pftal``.
+
+    The adversary reveals gradient 0 at every round except ``position``, ``-L`` (A) vs ``+L`` (B),
+    ``L = params.lipschitz`` (linear losses: the gradient is the same at every point): the replace-one
+    sensitivity ``2L`` the tree is calibrated to. On the ball of radius ``1e4`` the projection stays
+    inactive and the points reveal the releases: ``w_{t+1} = w_1 - ṽ_t/λ``, ``w_1 = 0``, so
+    ``ṽ_t = -λ w_{t+1}`` (``λ`` read from ``init``: the given one, or the tuned one). Statistic: the
+    tree's exact path-node log-likelihood ratio (``audit_tree``'s). The claim is ``params.epsilon``
+    (``"gamma"``, ``"laplace"``) or ``params.rho`` (``"gaussian"``).
+
+    Args:
+      params: ``DPFTRLParams``; give ``regularization`` (e.g. 1): the tuned ``λ`` for the ball of radius
+        ``1e4`` is so small that the points reach its boundary (a ``ValueError``).
+      key: PRNG key or integer seed.
+      runs: runs per side.
+      horizon: ``T`` (a power of two: every level closes).
+      noise: the tree's family (the default learner ``dp_ftrl(T, l2_ball(1, 1e4), noise)``); a
+        ``learner`` given instead must be a DP-FTRL on a 1-d set the projection leaves alone.
+      position: the replaced round.
+      alpha: ``1 - confidence``.
+      canary: the replaced gradient's size ``c`` (default ``L``); ``c > L`` with ``beyond_bound`` audits the clip.
+
+    Raises:
+      ValueError: ``position`` outside ``[1, T]``; a bad canary; too few runs; bad params.
+    """
+    runs = check_runs(runs)
+    learner = dp_ftrl(horizon, l2_ball(1, 1e4), noise) if learner is None else learner
+    learner.check(params)
+    if not 1 <= int(position) <= horizon:
+        raise ValueError(f"position must be in [1, {horizon}], got {position!r}")
+    lip = float(np.asarray(params.lipschitz))
+    low, high = canary_ends("replace", lip, canary, beyond_bound)
+    tables = np.zeros((2, horizon, 1), np.float32)
+    tables[0, position - 1, 0], tables[1, position - 1, 0] = low, high
+    lam = float(learner.init(jax.random.key(0), params).regularization)
+    w = learner_runs(learner, params, key, runs, tables).astype(np.float64)
+    if np.any(np.abs(w) >= 1e4 * (1 - 1e-6)):  # a projection at the default ball's boundary: the points hide ṽ_t
+        raise ValueError("the points reached the ball of radius 1e4 (the projection hides the releases): raise λ")
+    releases = -lam * w[:, :, 1:]  # ṽ_t for t = 1..T (w_1 = 0)
+    nodes = path_nodes(releases, int(position), tree_depth(horizon), horizon)
+    scores = node_scores(nodes, noise, low, high)
+    kind = "rho" if noise == "gaussian" else "epsilon"
+    claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+    label = f"dp_ftrl[{noise}{', gradient ' + format(high / lip, 'g') + 'L' if high > lip * (1 + 1e-6) else ''}]"
     return finish(name or label, kind, claim, scores, alpha, runs)
 
 

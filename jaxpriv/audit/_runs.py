@@ -165,3 +165,63 @@ def learner_runs(
     tables = jnp.asarray(tables)
     batch = _learner_batch(learner, _float32(params), tables, _side_keys(key, runs), tables.shape[1], bandit, queries)
     return np.asarray(batch)
+
+
+@partial(engine_jit, static_argnums=(0, 4, 5, 7, 8))
+def _state_batch(
+    learner: Learner,
+    params: Any,
+    tables: jax.Array,
+    keys: jax.Array,
+    horizon: int,
+    bandit: bool,
+    queries: jax.Array | None,
+    field: str,
+    last: bool,
+) -> jax.Array:
+    """``getattr(state, field)`` after every update, ``[2, runs, T, ...]`` (``last``: after round ``T`` only).
+
+    The same runs as ``_learner_batch`` (same keys, same draws), recording a field of the state instead of
+    the actions.
+    """
+
+    def one(table, key):
+        k_init, k_run = jax.random.split(key)
+        state = learner.init(k_init, params)
+
+        def body(state, t):
+            k_act, k_upd = jax.random.split(jax.random.fold_in(k_run, t))
+            a = learner.act(k_act, state, t)
+            pulled = a if queries is None else jnp.where(queries[t - 1] >= 0, queries[t - 1], a).astype(a.dtype)
+            fb = table[t - 1, pulled] if bandit else table[t - 1]
+            state = learner.update(k_upd, state, pulled, fb, t)
+            return state, (None if last else getattr(state, field))
+
+        state, trace = jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))
+        return getattr(state, field) if last else trace
+
+    return jax.vmap(lambda tab, ks: jax.vmap(lambda k: one(tab, k))(ks))(tables, keys)
+
+
+def learner_states(
+    learner: Learner,
+    params: Any,
+    key: Any,
+    runs: int,
+    tables: np.ndarray,
+    field: str,
+    *,
+    bandit: bool = False,
+    queries: jax.Array | None = None,
+    last: bool = False,
+) -> np.ndarray:
+    """A field of the learner's state after every round, ``[2, runs, T, ...]`` (``last``: ``[2, runs, ...]``).
+
+    For the components whose claim is about a released statistic kept in the state (a noisy mean, a
+    private sum): the same runs as ``learner_runs``, recording ``getattr(state, field)`` after each update.
+    """
+    tables = jnp.asarray(tables)
+    batch = _state_batch(
+        learner, _float32(params), tables, _side_keys(key, runs), tables.shape[1], bandit, queries, field, last
+    )
+    return np.asarray(batch)

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from jaxpriv import audit
 from jaxpriv import mechanisms as M
+from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams
+from jaxpriv.bandits.adap_klucb import AdaPKLUCBParams
+from jaxpriv.bandits.adap_ucb import AdaPUCBParams
+from jaxpriv.bandits.dp_se import DPSEParams
+from jaxpriv.bandits.dp_ucb import DPUCBParams
+from jaxpriv.bandits.ldp_ucb import LDPUCBParams
+from jaxpriv.oco.dp_ftrl import DPFTRLParams
 from jaxpriv.oco.pftal import PFTALParams
 
 EXCLUDED = {
@@ -19,17 +28,23 @@ def _tree_params(noise: str) -> M.TreeParams:
     return M.TreeParams(rho=0.5, sensitivity=1.0) if noise == "gaussian" else M.TreeParams(epsilon=1.0, sensitivity=1.0)
 
 
+def _pftal_budget(noise: str) -> dict[str, float]:
+    return {"rho": 0.5} if noise == "gaussian" else {"epsilon": 1.0}
+
+
 def _pftal_params(noise: str) -> PFTALParams:
-    budget = {"rho": 0.5} if noise == "gaussian" else {"epsilon": 1.0}
-    return PFTALParams(**budget, lipschitz=1.0, strong_convexity=1.0)
+    return PFTALParams(**_pftal_budget(noise), lipschitz=1.0, strong_convexity=1.0)
 
 
 def audit_rows(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[audit.Audit]:
-    """Audit every private component but the MI ones (``EXCLUDED``): mechanisms, learners, AdaC-UCB; fixed keys.
+    """Audit every private component but the MI ones (``EXCLUDED``): mechanisms, learners, bandits; fixed keys.
 
     Binary tree (three families, both relations; exact path statistic), PFTAL (two families),
     AdaC-UCB (a canary in an ``n = 1`` episode and, through the Interactive-DP adversary's
-    schedule, in an ``n = 2`` one: the noise's scaling with ``n``), Honaker's tree (three
+    schedule, in an ``n = 2`` one: the noise's scaling with ``n``), the baselines (AdaP-UCB and AdaP-KLUCB
+    on the same two schedules; DP-SE, LDP-UCB, DP-UCB (Laplace tree) and AdaC-GOPE-Var (standard-basis
+    actions, phase 1) on their released statistics;
+    DP-FTRL, two families, as PFTAL), Honaker's tree (three
     families), the square-root factorization and BLT (held-out Fisher statistic), the window
     tree (Gamma; Gaussian with both calibrations) and the private OCO learners
     (``audit.audit_oco``'s adversaries; window learners with Gamma noise: their Gaussian rows
@@ -56,6 +71,45 @@ def audit_rows(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[au
     rows += [
         audit.audit_adac_ucb(AdaCUCBParams(rho=0.5), key=seed + 20 + i, runs=runs, horizon=32, pull=pull, alpha=alpha)
         for i, pull in enumerate([1, 3])
+    ]
+    # the baselines: AdaP-UCB / AdaP-KLUCB (ε = 1; α = 0.01 keeps the index monotone in the release), the forced
+    # schedules (arm 1 nearly noiseless); DP-SE, LDP-UCB, DP-UCB, AdaC-GOPE-Var on their released statistics;
+    # DP-FTRL as PFTAL
+    for i, (klucb, pull) in enumerate([(False, 1), (False, 3), (True, 1), (True, 3)]):
+        params = (AdaPKLUCBParams if klucb else AdaPUCBParams)(epsilon=1.0, alpha=0.01)
+        rows.append(
+            audit.audit_adap_ucb(
+                params,
+                key=seed + 90 + i,
+                runs=runs,
+                klucb=klucb,
+                horizon=32,
+                pull=pull,
+                forced=pull == 1,
+                level=1.0 if pull == 1 else 0.75,
+                alpha=alpha,
+            )
+        )
+    releases = [
+        ("dp_se", DPSEParams(epsilon=1.0, beta=0.9)),
+        ("ldp_ucb", LDPUCBParams(epsilon=1.0)),
+        ("dp_ucb", DPUCBParams(epsilon=1.0)),
+        ("adac_gope_var", AdaCGOPEVarParams(actions=np.eye(2, dtype=np.float32), rho=0.5)),
+    ]
+    rows += [
+        audit.audit_bandit_release(name, params, key=seed + 94 + i, runs=runs, horizon=4, alpha=alpha)
+        for i, (name, params) in enumerate(releases)
+    ]
+    rows += [
+        audit.audit_dp_ftrl(
+            DPFTRLParams(**_pftal_budget(noise), lipschitz=1.0, regularization=1.0),
+            key=seed + 98 + i,
+            runs=runs,
+            horizon=8,
+            noise=noise,
+            alpha=alpha,
+        )
+        for i, noise in enumerate(["gamma", "gaussian"])
     ]
     # the other prefix-sum mechanisms: statistic learned on held-out runs (exact LR for Gaussian noise)
     others = [M.honaker_tree(horizon=4, dim=1, noise=noise) for noise in ("gamma", "laplace", "gaussian")]

@@ -481,3 +481,99 @@ def test_oco_learner_audits_below_claim():
     for i, name in enumerate(A.LEARNERS):
         res = A.audit_oco(name, 9 + i, runs=6000, horizon=8)
         assert res.kind == "epsilon" and res.lower < res.claim, res
+
+
+# ----------------------------------------------------------------------------- the baselines (issue 26)
+
+
+def _less_noise_budget(learner, field="epsilon", factor=0.8):
+    """``learner`` run at the budget of 20% less noise (ε / 0.8, ρ / 0.64) while its params still claim the original."""
+    scale = 1.0 / factor if field == "epsilon" else 1.0 / (factor * factor)
+
+    def init(key, params):
+        return learner.init(key, params._replace(**{field: getattr(params, field) * scale}))
+
+    return learner._replace(init=init)
+
+
+@pytest.mark.parametrize("klucb", [False, True])
+@pytest.mark.parametrize("pull", [1, 3])
+def test_adap_ucb_audits_below_claim_and_catch_less_noise(klucb, pull):
+    from jaxpriv.bandits.adap_klucb import AdaPKLUCBParams, adap_klucb
+    from jaxpriv.bandits.adap_ucb import AdaPUCBParams, adap_ucb
+
+    params = (AdaPKLUCBParams if klucb else AdaPUCBParams)(epsilon=1.0, alpha=0.01)
+    policy = adap_klucb(2) if klucb else adap_ucb(2)
+    kw = {"klucb": klucb, "horizon": 32, "pull": pull, "forced": pull == 1, "level": 1.0 if pull == 1 else 0.75}
+    ok = A.audit_adap_ucb(params, 7, 20000, **kw)
+    bad = A.audit_adap_ucb(params, 7, 20000, learner=_less_noise_budget(policy), **kw)
+    name = "adap_klucb" if klucb else "adap_ucb"
+    assert ok.component == f"{name}[pull {pull}{', forced' if pull == 1 else ''}]" and ok.kind == "epsilon"
+    assert 0.5 < ok.lower < ok.claim, ok
+    assert bad.lower > bad.claim, bad  # true ε 1.25
+
+
+def test_adap_ucb_default_alpha_saturates_the_statistic():
+    # α = 3.1: the bonus α log(t)/(ε n) dwarfs the release at n = 2, arm 0 is always replayed: no power
+    from jaxpriv.bandits.adap_ucb import AdaPUCBParams
+
+    r = A.audit_adap_ucb(AdaPUCBParams(epsilon=1.0), 7, 2000, horizon=32, pull=3)
+    assert r.lower == 0.0, r
+
+
+@pytest.mark.parametrize("component", ["dp_se", "ldp_ucb", "dp_ucb"])
+def test_bandit_release_audits_below_claim_and_catch_less_noise(component):
+    from jaxpriv.bandits.dp_se import DPSEParams, dp_se
+    from jaxpriv.bandits.dp_ucb import DPUCBParams, dp_ucb
+    from jaxpriv.bandits.ldp_ucb import LDPUCBParams, ldp_ucb
+
+    params, policy = {
+        "dp_se": (DPSEParams(epsilon=1.0, beta=0.9), dp_se(2, 1 << 20)),
+        "ldp_ucb": (LDPUCBParams(epsilon=1.0), ldp_ucb(2)),
+        "dp_ucb": (DPUCBParams(epsilon=1.0), dp_ucb(2, 4)),
+    }[component]
+    runs = 10000 if component == "dp_se" else 20000  # DP-SE: 738 rounds a run; 10000 runs: 0.89 and 1.14
+    ok = A.audit_bandit_release(component, params, 8, runs, horizon=4)
+    bad = A.audit_bandit_release(component, params, 8, runs, horizon=4, learner=_less_noise_budget(policy))
+    assert ok.component.startswith(component) and ok.kind == "epsilon"
+    assert 0.5 < ok.lower < ok.claim, ok
+    assert bad.lower > bad.claim, bad
+
+
+def test_bandit_release_audit_catches_missing_clipping_and_names_bad_input():
+    from jaxpriv.bandits.ldp_ucb import LDPUCBParams
+
+    with pytest.raises(ValueError, match="component must be one of"):
+        A.audit_bandit_release("ucb", LDPUCBParams(epsilon=1.0), 0, 100)
+    with pytest.raises(ValueError, match="beyond_bound"):
+        A.audit_bandit_release("ldp_ucb", LDPUCBParams(epsilon=1.0), 0, 100, canary=2.0)
+    ok = A.audit_bandit_release("ldp_ucb", LDPUCBParams(epsilon=1.0), 0, 5000, canary=2.0, beyond_bound=True)
+    assert ok.component == "ldp_ucb[report, canary 2]" and ok.lower < ok.claim, ok
+
+
+@pytest.mark.parametrize("noise", ["gamma", "gaussian"])
+def test_dp_ftrl_audit_below_claim_and_catches_less_noise(noise):
+    from jaxpriv.oco.dp_ftrl import DPFTRLParams, dp_ftrl
+
+    field = "rho" if noise == "gaussian" else "epsilon"
+    params = DPFTRLParams(**{field: 0.5 if noise == "gaussian" else 1.0}, lipschitz=1.0, regularization=1.0)
+    ok = A.audit_dp_ftrl(params, 9, 20000, horizon=4, noise=noise)
+    broken = _less_noise_budget(dp_ftrl(4, l2_ball(1, 1e4), noise), field)
+    bad = A.audit_dp_ftrl(params, 9, 20000, horizon=4, noise=noise, learner=broken)
+    assert ok.component == f"dp_ftrl[{noise}]" and 0 < ok.lower < ok.claim, ok
+    assert bad.lower > bad.claim, bad
+    with pytest.raises(ValueError, match="radius 1e4"):  # the tuned λ of a huge ball: the projection is active
+        A.audit_dp_ftrl(params._replace(regularization=float("nan")), 9, 100, horizon=4, noise=noise)
+
+
+def test_adac_gope_var_audit_below_claim_and_catches_less_noise():
+    from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams, adac_gope_var
+
+    params = AdaCGOPEVarParams(actions=np.eye(2, dtype=np.float32), rho=0.5)
+    ok = A.audit_bandit_release("adac_gope_var", params, 10, 6000)  # 628 rounds a run: few runs suffice
+    bad = A.audit_bandit_release(
+        "adac_gope_var", params, 10, 6000, learner=_less_noise_budget(adac_gope_var(2, 2, 4096), "rho")
+    )
+    assert ok.component.startswith("adac_gope_var[phase 1") and ok.kind == "rho"
+    assert 0.3 < ok.lower < ok.claim, ok  # measured 0.43
+    assert bad.lower > bad.claim, bad  # true ρ 0.78; measured 0.68
