@@ -329,6 +329,12 @@ class Audit(NamedTuple):
         return self.lower / self.claim
 
 
+def budget_claim(params: Any, noise: str) -> tuple[str, float]:
+    """``("rho", params.rho)`` for the Gaussian family, ``("epsilon", params.epsilon)`` otherwise."""
+    kind = "rho" if noise == "gaussian" else "epsilon"
+    return kind, float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+
+
 def finish(component: str, kind: str, claim: float, scores: Any, alpha: float, runs: int, delta: float = 0.0) -> Audit:
     """The ``Audit`` of a component from its scores on A and B: the claim beside its lower bound.
 

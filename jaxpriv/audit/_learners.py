@@ -8,7 +8,7 @@ import jax
 import numpy as np
 
 from jaxpriv._base import Learner, Mechanism
-from jaxpriv.audit._bounds import KINDS, Audit, finish
+from jaxpriv.audit._bounds import KINDS, Audit, budget_claim, finish
 from jaxpriv.audit._runs import canary_ends, check_runs, learner_runs
 from jaxpriv.audit._scores import heldout_fisher_scores, node_scores, path_nodes
 from jaxpriv.mechanisms._accounting import tree_depth
@@ -85,8 +85,7 @@ def audit_pftal(
     # the tree saw gradients -c / +c; its node LLR is that of the tree with canary ends (-c, c)
     nodes = path_nodes(releases, int(position), tree_depth(horizon), horizon)
     scores = node_scores(nodes, noise, low, high)
-    kind = "rho" if noise == "gaussian" else "epsilon"
-    claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+    kind, claim = budget_claim(params, noise)
     label = f"pftal[{noise}{', gradient ' + format(high / lip, 'g') + 'L' if high > lip * (1 + 1e-6) else ''}]"
     return finish(name or label, kind, claim, scores, alpha, runs)
 
@@ -146,8 +145,7 @@ def audit_dp_ftrl(
     releases = -lam * w[:, :, 1:]  # ṽ_t for t = 1..T (w_1 = 0)
     nodes = path_nodes(releases, int(position), tree_depth(horizon), horizon)
     scores = node_scores(nodes, noise, low, high)
-    kind = "rho" if noise == "gaussian" else "epsilon"
-    claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+    kind, claim = budget_claim(params, noise)
     label = f"dp_ftrl[{noise}{', gradient ' + format(high / lip, 'g') + 'L' if high > lip * (1 + 1e-6) else ''}]"
     return finish(name or label, kind, claim, scores, alpha, runs)
 

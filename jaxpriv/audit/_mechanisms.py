@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from jaxpriv._base import Mechanism
-from jaxpriv.audit._bounds import Audit, finish
+from jaxpriv.audit._bounds import Audit, budget_claim, finish
 from jaxpriv.audit._runs import canary_ends, canary_label, canary_releases, check_runs, declared
 from jaxpriv.audit._scores import heldout_fisher_scores, node_scores, path_nodes
 from jaxpriv.mechanisms._accounting import tree_depth
@@ -70,8 +70,7 @@ def audit_tree(
     releases = canary_releases(mechanism, params, key, runs, horizon, dim, int(position), low, high)
     nodes = path_nodes(releases, int(position), tree_depth(horizon), horizon)
     scores = node_scores(nodes, noise, low, high)
-    kind = "rho" if noise == "gaussian" else "epsilon"
-    claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+    kind, claim = budget_claim(params, noise)
     label = name or f"binary_tree[{noise}, {info.neighbouring}{canary_label(bound, high)}]"
     return finish(label, kind, claim, scores, alpha, runs)
 
@@ -124,8 +123,7 @@ def audit_prefix_sums(
     low, high = canary_ends(info.neighbouring, bound, canary, beyond_bound)
     releases = canary_releases(mechanism, params, key, runs, info.horizon, info.dim, int(position), low, high)
     scores = heldout_fisher_scores(releases[..., 0])
-    kind = "rho" if info.noise == "gaussian" else "epsilon"
-    claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+    kind, claim = budget_claim(params, info.noise)
     label = name or f"{info.name}[{info.noise}, {info.neighbouring}{canary_label(bound, high)}]"
     return finish(label, kind, claim, scores, alpha, runs)
 

@@ -16,8 +16,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner
-from jaxpriv.bandits import _episodic_ucb
-from jaxpriv.bandits.adap_ucb import _check, unit_scale
+from jaxpriv.bandits.adap_ucb import _adap_learner, _calibrate, unit_scale
 
 #: Bisection steps of the KL-UCB index [STD]: the bracket ``[μ̆, 1]`` shrinks to ``2^-32``, below
 #: float32's resolution on [0, 1] near the answer, so more steps cannot change it.
@@ -129,8 +128,7 @@ def adap_lower_bound(means: ArrayLike, horizon: int, epsilon: float) -> float:
 
 def calibrate_klucb(params: AdaPKLUCBParams) -> tuple[jax.Array, jax.Array]:
     """``(α, 1/ε)``, the state's ``beta`` and ``unit_stddev`` (the Laplace scale at ``n = 1``)."""
-    _validate.budget("adap_klucb", "laplace", params, needs=("epsilon",), refuses=("rho",))
-    return jnp.asarray(params.alpha, jnp.float32), unit_scale(params.epsilon)
+    return _calibrate("adap_klucb", params)
 
 
 def adap_klucb(
@@ -185,18 +183,7 @@ def adap_klucb(
       Private Bandits, NeurIPS 2022 [N22], Algorithm 1, eq. (7), Theorems 3, 6 and 8;
       Garivier & Cappé, The KL-UCB Algorithm for Bounded Stochastic Bandits and Beyond, COLT 2011.
     """
-    return _episodic_ucb.episodic_ucb(
-        num_arms,
-        horizon,
-        private=True,
-        clip_rewards=True,
-        init_count=init_count,
-        tie_break=tie_break,
-        calibrate=calibrate_klucb,
-        check=lambda params: _check("adap_klucb", params),
-        index_fn=_klucb_index,
-        noise=_episodic_ucb.laplace_noise,
-    )
+    return _adap_learner("adap_klucb", num_arms, horizon, init_count, tie_break, calibrate_klucb, _klucb_index)
 
 
 __all__ = [

@@ -105,10 +105,30 @@ def _check(component: str, params) -> None:
     _validate.positive("alpha", params.alpha, allow_inf=False)
 
 
+def _calibrate(component: str, params) -> tuple[jax.Array, jax.Array]:
+    _validate.budget(component, "laplace", params, needs=("epsilon",), refuses=("rho",))
+    return jnp.asarray(params.alpha, jnp.float32), unit_scale(params.epsilon)
+
+
 def calibrate_ucb(params: AdaPUCBParams) -> tuple[jax.Array, jax.Array]:
     """``(α, 1/ε)``, the state's ``beta`` and ``unit_stddev`` (the Laplace scale at ``n = 1``)."""
-    _validate.budget("adap_ucb", "laplace", params, needs=("epsilon",), refuses=("rho",))
-    return jnp.asarray(params.alpha, jnp.float32), unit_scale(params.epsilon)
+    return _calibrate("adap_ucb", params)
+
+
+def _adap_learner(component: str, num_arms, horizon, init_count, tie_break, calibrate, index_fn) -> Learner:
+    """The AdaP episodic skeleton (Laplace release, rewards clipped to [0, 1]) with ``index_fn``."""
+    return _episodic_ucb.episodic_ucb(
+        num_arms,
+        horizon,
+        private=True,
+        clip_rewards=True,
+        init_count=init_count,
+        tie_break=tie_break,
+        calibrate=calibrate,
+        check=lambda params: _check(component, params),
+        index_fn=index_fn,
+        noise=_episodic_ucb.laplace_noise,
+    )
 
 
 def adap_ucb(
@@ -168,18 +188,7 @@ def adap_ucb(
       Private Bandits, NeurIPS 2022 [N22], Algorithm 1, eq. (7), Theorems 6 and 7;
       A. Azize, PhD thesis (2024), eq. (5.1), Theorem 5.3.
     """
-    return _episodic_ucb.episodic_ucb(
-        num_arms,
-        horizon,
-        private=True,
-        clip_rewards=True,
-        init_count=init_count,
-        tie_break=tie_break,
-        calibrate=calibrate_ucb,
-        check=lambda params: _check("adap_ucb", params),
-        index_fn=_ucb_index,
-        noise=_episodic_ucb.laplace_noise,
-    )
+    return _adap_learner("adap_ucb", num_arms, horizon, init_count, tie_break, calibrate_ucb, _ucb_index)
 
 
 __all__ = [

@@ -9,9 +9,9 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey, declare
+from jaxpriv._base import Env, PRNGKey, declare
 from jaxpriv.envs._comparator import exact_comparator
-from jaxpriv.envs.quadratic import QuadraticStats, quadratic_best_relative
+from jaxpriv.envs.quadratic import QuadraticStats, quadratic_best_relative, quadratic_feedback, target_radius
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -68,9 +68,7 @@ def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None)
     """
     require_projection(constraint)
     dim = constraint.dim
-    z_radius = constraint.radius if z_radius is None else float(z_radius)
-    if not 0 < z_radius < float("inf"):
-        raise ValueError(f"z_radius must be a finite number > 0, got {z_radius!r}")
+    z_radius = target_radius(constraint, z_radius)
 
     def check(params: AdaptiveParams) -> None:
         _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
@@ -95,13 +93,8 @@ def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None)
         w = jnp.asarray(action, jnp.float32)
         noise = state.spread * jax.random.normal(key, (dim,), jnp.float32)
         z = clip_l2(state.center - state.push * state.mean_w + noise, z_radius)
-        diff = w - z
-        loss = 0.5 * state.strong_convexity * jnp.sum(diff * diff)
-        grad = state.strong_convexity * diff
+        grad, info = quadratic_feedback(w, z, state.strong_convexity, state.reference)
         mean_w = state.mean_w + (w - state.mean_w) / jnp.asarray(t, jnp.float32)
-        c = state.reference
-        relative = 0.5 * state.strong_convexity * jnp.sum((w - c) * (w + c - 2.0 * z))  # f_t(w) - f_t(c)
-        info = EnvInfo(loss=loss, regret=relative, stats=QuadraticStats(z))
         return state._replace(mean_w=mean_w), grad, info
 
     def best_relative(state: AdaptiveState, stats: QuadraticStats, t: jax.Array) -> jax.Array:

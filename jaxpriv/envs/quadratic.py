@@ -63,6 +63,26 @@ def quadratic_best_relative(
     return 0.5 * strong_convexity * tf * (jnp.sum((best - mean) ** 2) - jnp.sum((reference - mean) ** 2))
 
 
+def target_radius(constraint: ConstraintSet, z_radius: float | None) -> float:
+    """The L2 bound of the targets: ``z_radius``, or the set's radius; finite and > 0."""
+    z_radius = constraint.radius if z_radius is None else float(z_radius)
+    if not 0 < z_radius < float("inf"):
+        raise ValueError(f"z_radius must be a finite number > 0, got {z_radius!r}")
+    return z_radius
+
+
+def quadratic_feedback(
+    w: jax.Array, z: jax.Array, strong_convexity: jax.Array, reference: jax.Array
+) -> tuple[jax.Array, EnvInfo]:
+    """The gradient and ``EnvInfo`` of ``f(w) = (H/2)||w - z||²``, the regret relative to ``f(c)``."""
+    diff = w - z
+    loss = 0.5 * strong_convexity * jnp.sum(diff * diff)
+    grad = strong_convexity * diff
+    c = reference
+    relative = 0.5 * strong_convexity * jnp.sum((w - c) * (w + c - 2.0 * z))  # f_t(w) - f_t(c)
+    return grad, EnvInfo(loss=loss, regret=relative, stats=QuadraticStats(z))
+
+
 def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z_dist: str = "iid") -> Env:
     """Oblivious quadratic losses ``f_t(w) = (H/2)||w - z_t||²`` on a constraint set.
 
@@ -97,9 +117,7 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z
     """
     require_projection(constraint)
     dim = constraint.dim
-    z_radius = constraint.radius if z_radius is None else float(z_radius)
-    if not 0 < z_radius < float("inf"):
-        raise ValueError(f"z_radius must be a finite number > 0, got {z_radius!r}")
+    z_radius = target_radius(constraint, z_radius)
     z_dist = _validate.choice("z_dist", z_dist, Z_DISTS)
 
     def check(params: QuadraticParams) -> None:
@@ -134,12 +152,7 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z
         if z_dist == "drift":
             walk = clip_l2(state.center + state.drift * _rng.normal(k_walk, (dim,), jnp.float32), z_radius)
             state = state._replace(center=walk)
-        diff = w - z
-        loss = 0.5 * state.strong_convexity * jnp.sum(diff * diff)
-        grad = state.strong_convexity * diff
-        c = state.reference
-        relative = 0.5 * state.strong_convexity * jnp.sum((w - c) * (w + c - 2.0 * z))  # f_t(w) - f_t(c)
-        info = EnvInfo(loss=loss, regret=relative, stats=QuadraticStats(z))
+        grad, info = quadratic_feedback(w, z, state.strong_convexity, state.reference)
         return state, grad, info
 
     def best_relative(state: QuadraticState, stats: QuadraticStats, t: jax.Array) -> jax.Array:

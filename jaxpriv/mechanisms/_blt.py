@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -12,11 +11,11 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, nonfinite_field, poison_past_horizon
+from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
-from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, check_budget, check_tree_params, guard_input
-from jaxpriv.mechanisms._variance import budget_unit_variance
+from jaxpriv.mechanisms._sqrt_factorization import factor_mechanism, factor_noise_scale
+from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, guard_input
 
 BLT_MAX_HORIZON = 2**24
 """The longest horizon ``blt`` accepts (float32 sums of 2^24 steps keep about 3 significant digits)."""
@@ -250,13 +249,11 @@ def blt(
 
     def init_fn(key: PRNGKey, params: TreeParams) -> BLTState:
         del key
-        check_budget("blt", params, noise)
-        sens = factor * col_norm * jnp.asarray(params.sensitivity, jnp.float32)
         return BLTState(
             sums=dyadic_init(depth, dim, dtype),
             buffers=jnp.zeros((buffers, dim), dtype),
             noise=jnp.zeros((dim,), dtype),
-            scale=jnp.asarray(_accounting.gaussian_stddev(params.rho, sens), dtype),
+            scale=factor_noise_scale("blt", params, noise, factor * col_norm, dtype),
             sensitivity=jnp.asarray(params.sensitivity, dtype),
             nonfinite=jnp.zeros((), jnp.int32),
         )
@@ -273,17 +270,6 @@ def blt(
         )
         return new, release
 
-    def sensitivity_fn(params: TreeParams) -> np.ndarray:
-        return factor * col_norm * np.asarray(params.sensitivity, np.float64)
-
-    def variance_fn(params: TreeParams, t: np.ndarray) -> np.ndarray:
-        return budget_unit_variance(noise, params, sensitivity_fn(params), dim) * _row_norm2(coeffs, t)
-
-    return Mechanism(
-        init_fn,
-        step_fn,
-        partial(check_tree_params, noise=noise, component="blt"),
-        horizon,
-        nonfinite=nonfinite_field,
-        info=PrefixSumInfo("blt", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+    return factor_mechanism(
+        "blt", init_fn, step_fn, horizon, dim, noise, neighbouring, factor * col_norm, lambda t: _row_norm2(coeffs, t)
     )

@@ -18,12 +18,12 @@ from jaxpriv.mechanisms._tree import (
     NEIGHBOURING,
     NOISE_FAMILIES,
     TreeParams,
-    check_budget,
     check_tree_params,
     guard_input,
     input_norm,
+    tree_node_scale,
+    tree_node_variance,
 )
-from jaxpriv.mechanisms._variance import budget_unit_variance
 
 
 def honaker_weights(depth: int) -> np.ndarray:
@@ -113,14 +113,12 @@ def honaker_tree(
 
     def init_fn(key: PRNGKey, params: TreeParams) -> HonakerState:
         del key
-        check_budget("honaker_tree", params, noise)
-        sens = factor * jnp.asarray(params.sensitivity, dtype)
-        scale = _accounting.node_scale(noise, params.epsilon, params.rho, sens, depth)
+        scale = tree_node_scale("honaker_tree", params, noise, factor, depth, dtype)
         return HonakerState(
             sums=dyadic_init(depth, dim, dtype),
             error=jnp.zeros((depth, dim), dtype),
             suffix=jnp.zeros((depth + 1, dim), dtype),
-            scale=jnp.asarray(scale, dtype),
+            scale=scale,
             sensitivity=jnp.asarray(params.sensitivity, dtype),
             nonfinite=jnp.zeros((), jnp.int32),
         )
@@ -155,9 +153,7 @@ def honaker_tree(
         return factor * np.asarray(params.sensitivity, np.float64)
 
     def variance_fn(params: TreeParams, t: np.ndarray) -> np.ndarray:
-        node = budget_unit_variance(noise, params, sensitivity_fn(params), dim) * (
-            depth if noise == "gaussian" else depth**2
-        )
+        node = tree_node_variance(noise, params, sensitivity_fn(params), dim, depth)
         bits = sum(((t >> h) & 1) * weights[h] for h in range(depth))
         return node * bits
 

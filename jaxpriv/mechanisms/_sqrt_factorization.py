@@ -32,6 +32,42 @@ def sqrt_coefficients(horizon: int) -> np.ndarray:
     return np.concatenate([[1.0], np.cumprod((2.0 * j - 1.0) / (2.0 * j))])
 
 
+def factor_noise_scale(component: str, params: TreeParams, noise: str, encoder_norm: float, dtype) -> jax.Array:
+    """``σ`` of a Gaussian factorization whose encoder has L2 sensitivity ``encoder_norm·Δ`` (checks the budget)."""
+    check_budget(component, params, noise)
+    sens = encoder_norm * jnp.asarray(params.sensitivity, jnp.float32)
+    return jnp.asarray(_accounting.gaussian_stddev(params.rho, sens), dtype)
+
+
+def factor_mechanism(
+    component: str,
+    init_fn,
+    step_fn,
+    horizon: int,
+    dim: int,
+    noise: str,
+    neighbouring: str,
+    encoder_norm: float,
+    row_norm2,
+) -> Mechanism:
+    """The ``Mechanism`` of a factorization ``v = A x + B z``; ``row_norm2(t)`` is ``||row t of B||²``."""
+
+    def sensitivity_fn(params: TreeParams) -> np.ndarray:
+        return encoder_norm * np.asarray(params.sensitivity, np.float64)
+
+    def variance_fn(params: TreeParams, t: np.ndarray) -> np.ndarray:
+        return budget_unit_variance(noise, params, sensitivity_fn(params), dim) * row_norm2(t)
+
+    return Mechanism(
+        init_fn,
+        step_fn,
+        partial(check_tree_params, noise=noise, component=component),
+        horizon,
+        nonfinite=nonfinite_field,
+        info=PrefixSumInfo(component, horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+    )
+
+
 class SqrtState(NamedTuple):
     """State of ``sqrt_factorization``: exact sums plus the whole noise history.
 
@@ -118,12 +154,10 @@ def sqrt_factorization(
 
     def init_fn(key: PRNGKey, params: TreeParams) -> SqrtState:
         del key
-        check_budget("sqrt_factorization", params, noise)
-        sens = factor * col_norm * jnp.asarray(params.sensitivity, jnp.float32)
         return SqrtState(
             sums=dyadic_init(depth, dim, dtype),
             history=jnp.zeros((horizon, dim), dtype),
-            scale=jnp.asarray(_accounting.gaussian_stddev(params.rho, sens), dtype),
+            scale=factor_noise_scale("sqrt_factorization", params, noise, factor * col_norm, dtype),
             sensitivity=jnp.asarray(params.sensitivity, dtype),
             nonfinite=jnp.zeros((), jnp.int32),
         )
@@ -139,17 +173,14 @@ def sqrt_factorization(
         release = poison_past_horizon(exact + weights @ history, t, horizon)
         return state._replace(sums=sums, history=history, nonfinite=state.nonfinite + bad), release
 
-    def sensitivity_fn(params: TreeParams) -> np.ndarray:
-        return factor * col_norm * np.asarray(params.sensitivity, np.float64)
-
-    def variance_fn(params: TreeParams, t: np.ndarray) -> np.ndarray:
-        return budget_unit_variance(noise, params, sensitivity_fn(params), dim) * row_norm2[t - 1]
-
-    return Mechanism(
+    return factor_mechanism(
+        "sqrt_factorization",
         init_fn,
         step_fn,
-        partial(check_tree_params, noise=noise, component="sqrt_factorization"),
         horizon,
-        nonfinite=nonfinite_field,
-        info=PrefixSumInfo("sqrt_factorization", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+        dim,
+        noise,
+        neighbouring,
+        factor * col_norm,
+        lambda t: row_norm2[t - 1],
     )

@@ -168,6 +168,18 @@ def check_budget_values(component: str, params: Any, noise: str) -> None:
         _validate.budget_value("epsilon", params.epsilon)
 
 
+def tree_node_scale(component: str, params: TreeParams, noise: str, factor: float, depth: int, dtype) -> jax.Array:
+    """The scale of one node of a depth-``depth`` tree, the budget split over its levels (checks the budget)."""
+    check_budget(component, params, noise)
+    sens = factor * jnp.asarray(params.sensitivity, dtype)
+    return jnp.asarray(_accounting.node_scale(noise, params.epsilon, params.rho, sens, depth), dtype)
+
+
+def tree_node_variance(noise: str, params: TreeParams, sensitivity: np.ndarray, dim: int, depth: int) -> np.ndarray:
+    """One node's variance, the budget split ``depth`` ways (ρ/D: variance × D; ε/D: × D²)."""
+    return budget_unit_variance(noise, params, sensitivity, dim) * (depth if noise == "gaussian" else depth**2)
+
+
 def check_tree_params(params: TreeParams, noise: str, component: str = "binary_tree") -> None:
     """Raise ``ValueError`` for a missing or wrong-family budget, a budget ``<= 0``, or a bad sensitivity."""
     check_budget_values(component, params, noise)
@@ -254,12 +266,10 @@ def binary_tree(
 
     def init_fn(key: PRNGKey, params: TreeParams) -> TreeState:
         del key
-        check_budget("binary_tree", params, noise)
-        sens = factor * jnp.asarray(params.sensitivity, dtype)
-        scale = _accounting.node_scale(noise, params.epsilon, params.rho, sens, depth)
+        scale = tree_node_scale("binary_tree", params, noise, factor, depth, dtype)
         return TreeState(
             sums=dyadic_init(depth, dim, dtype),
-            scale=jnp.asarray(scale, dtype),
+            scale=scale,
             sensitivity=jnp.asarray(params.sensitivity, dtype),
             nonfinite=jnp.zeros((), jnp.int32),
         )
@@ -275,11 +285,8 @@ def binary_tree(
         return factor * np.asarray(params.sensitivity, np.float64)
 
     def variance_fn(params: TreeParams, t: np.ndarray) -> np.ndarray:
-        # popcount(t) independent nodes, each with the budget split D ways (ρ/D: variance × D; ε/D: × D²)
-        node = budget_unit_variance(noise, params, sensitivity_fn(params), dim) * (
-            depth if noise == "gaussian" else depth**2
-        )
-        return popcount(t) * node
+        # popcount(t) independent nodes, each with the budget split D ways
+        return popcount(t) * tree_node_variance(noise, params, sensitivity_fn(params), dim, depth)
 
     return Mechanism(
         init_fn,
