@@ -15,7 +15,10 @@ It also times the full-scale finite-armed reproduction of the paper's
 Section VII with the episode-level fast path (``--full-scale``): 8 ρ values
 plus the non-private baseline, 100 runs, T = 10⁷.
 
-Usage: python benchmarks/bandits_throughput.py [--quick] [--full-scale]
+With ``--policies`` it also times every finite-armed policy at step level (the baselines AdaP-UCB,
+AdaP-KLUCB, DP-UCB, LDP-UCB, DP-SE and non-private UCB) beside AdaC-UCB, on the same instance.
+
+Usage: python benchmarks/bandits_throughput.py [--quick] [--full-scale] [--policies]
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from typing import Any
 
 import jax
 import numpy as np
 
 import jaxpriv as jp
+from jaxpriv import bandits
 from jaxpriv.bandits import AdaCUCBParams, adac_ucb
 from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
 
@@ -114,10 +119,52 @@ def bench_full_scale() -> tuple[float, float]:
     return total, res.summary["wall_time_s"]
 
 
+def _policies(horizon: int) -> dict[str, tuple[Any, Any]]:
+    """Every finite-armed policy at ε = 1 (ρ = ε²/2 = 0.5 for AdaC-UCB), with its params."""
+    return {
+        "adac_ucb (rho = 0.5)": (adac_ucb(K, horizon), AdaCUCBParams(rho=0.5)),
+        "ucb (non-private)": (bandits.ucb(K, horizon), bandits.UCBParams()),
+        "adap_ucb": (bandits.adap_ucb(K, horizon), bandits.AdaPUCBParams(epsilon=1.0)),
+        "adap_klucb": (bandits.adap_klucb(K, horizon), bandits.AdaPKLUCBParams(epsilon=1.0)),
+        "dp_ucb (Laplace tree)": (bandits.dp_ucb(K, horizon), bandits.DPUCBParams(epsilon=1.0)),
+        "ldp_ucb": (bandits.ldp_ucb(K, horizon), bandits.LDPUCBParams(epsilon=1.0)),
+        "dp_se": (bandits.dp_se(K, horizon), bandits.DPSEParams(epsilon=1.0)),
+    }
+
+
+def bench_policies(seeds: int, horizon: int, reps: int = 3) -> list[tuple[str, float, float]]:
+    """Step-level throughput of every finite-armed policy: ``(name, compile s, steady-state seed-rounds/s)``.
+
+    The same Bernoulli instance, seeds and horizon for each; a new key per timed run (no recompile);
+    medians of ``reps``."""
+    env, rows = bernoulli_bandit(K), []
+    for name, (learner, lp) in _policies(horizon).items():
+        params = jp.SimParams(lp, BernoulliParams(MEANS))
+
+        def go(key, learner=learner, params=params):
+            r = jp.sweep(learner, env, params, jax.random.key(key), horizon, seeds=seeds, checkpoints=[horizon])
+            jax.block_until_ready(r.regret)
+
+        t0 = time.perf_counter()
+        go(0)
+        first = time.perf_counter() - t0
+        times = []
+        for rep in range(reps):
+            t0 = time.perf_counter()
+            go(1 + rep)
+            times.append(time.perf_counter() - t0)
+        steady = float(np.median(times))
+        rows.append((name, first - steady, seeds * horizon / steady))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     parser.add_argument("--full-scale", action="store_true", help="also time the full-scale reproduction")
+    parser.add_argument(
+        "--policies", action="store_true", help="also time every finite-armed policy (the baselines) beside AdaC-UCB"
+    )
     parser.add_argument(
         "--cpu-devices", type=int, default=None, help="JAX CPU devices to shard the seeds over (default: JAX's, one)"
     )
@@ -133,6 +180,12 @@ def main() -> None:
     print(f"{'jaxpriv sweep, steady state':<34}{steady_s:>10.2f}{n / steady_s:>16.3g}{reg_j:>13.1f}")
     print(f"{'NumPy vectorised over seeds':<34}{numpy_s:>10.2f}{n / numpy_s:>16.3g}{reg_n:>13.1f}")
     print(f"speed-up (steady state, medians of 3 alternated runs): {numpy_s / steady_s:.2f}x")
+    if args.policies:
+        rows = bench_policies(seeds, horizon)
+        base = rows[0][2]
+        print(f"\n{'policy (step level, eps = 1)':<30}{'compile (s)':>12}{'seed-rounds/s':>16}{'x AdaC-UCB':>12}")
+        for name, compile_s, rate in rows:
+            print(f"{name:<30}{compile_s:>12.2f}{rate:>16.3g}{rate / base:>12.2f}")
     if args.full_scale:
         total, sim = bench_full_scale()
         print(
