@@ -15,7 +15,6 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.typing import ArrayLike
 
 
 class ConstraintSet(NamedTuple):
@@ -111,22 +110,6 @@ def _scaled(w: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     return s, u, jnp.sqrt(jnp.where(nonzero, nsq, 1.0).astype(w.dtype)), nonzero
 
 
-def project_l2_ball(w: jax.Array, radius: ArrayLike) -> jax.Array:
-    """``w`` (last axis) scaled into the L2 ball of radius ``radius`` (which may be traced), scale-safely.
-
-    The plain ``w · min(1, r/||w||)`` wherever ``sum_i w_i²`` is accurate in float32; elsewhere
-    (a norm beyond about ``1.8e19`` or below about ``9e-13``) the norm of ``w / max_i |w_i|``
-    (``_scaled``). ``l2_ball``'s projection and the mechanisms' ``clip_l2`` are this function.
-    """
-    sq = jnp.sum(w * w, -1, keepdims=True)
-    ok = _plain_norm_ok(sq)
-    norm = jnp.sqrt(jnp.where(ok, sq, 1.0).astype(sq.dtype))
-    plain = w * jnp.minimum(1.0, radius / jnp.maximum(norm, jnp.finfo(w.dtype).tiny))
-    s, u, n, nonzero = _scaled(w)
-    inside = ~nonzero | (s <= radius / n)  # ||w|| = s·n <= r, without forming s·n
-    return jnp.where(ok, plain, jnp.where(inside, w, u * (radius / n)))
-
-
 def l2_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
     """The Euclidean ball ``{w : ||w||_2 <= radius}``.
 
@@ -140,7 +123,13 @@ def l2_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
     r = float(radius)
 
     def project(w: jax.Array) -> jax.Array:
-        return project_l2_ball(w, r)
+        sq = jnp.sum(w * w, -1, keepdims=True)
+        ok = _plain_norm_ok(sq)
+        norm = jnp.sqrt(jnp.where(ok, sq, 1.0).astype(sq.dtype))
+        plain = w * jnp.minimum(1.0, r / jnp.maximum(norm, jnp.finfo(w.dtype).tiny))
+        s, u, n, nonzero = _scaled(w)
+        inside = ~nonzero | (s <= r / n)  # ||w|| = s·n <= r, without forming s·n
+        return jnp.where(ok, plain, jnp.where(inside, w, u * (r / n)))
 
     def linear_oracle(g: jax.Array) -> jax.Array:
         sq = jnp.sum(g * g, -1, keepdims=True)

@@ -28,7 +28,6 @@ from jaxpriv._base import (
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
 from jaxpriv.mechanisms._variance import budget_unit_variance, describe
-from jaxpriv.sets import project_l2_ball
 
 NOISE_FAMILIES = ("gamma", "laplace", "gaussian")
 
@@ -73,7 +72,6 @@ _DOWN = 2.0**-100
 
 
 def _clip(x: jax.Array, bound: jax.Array, norm_fn: Callable[[jax.Array], jax.Array]) -> jax.Array:
-    """Scale ``x`` into the ``norm_fn`` ball of radius ``bound`` (the L1 clip; L2 is ``sets.project_l2_ball``)."""
     tiny = jnp.finfo(x.dtype).tiny
     norm = norm_fn(x)
     plain = x * jnp.minimum(1.0, bound / jnp.maximum(norm, tiny))
@@ -87,13 +85,17 @@ def _clip(x: jax.Array, bound: jax.Array, norm_fn: Callable[[jax.Array], jax.Arr
     return jnp.where(jnp.isfinite(norm), plain, scaled)
 
 
+def _l2(x: jax.Array) -> jax.Array:
+    return jnp.sqrt(jnp.sum(x * x, -1, keepdims=True))
+
+
 def _l1(x: jax.Array) -> jax.Array:
     return jnp.sum(jnp.abs(x), -1, keepdims=True)
 
 
 def clip_l2(x: jax.Array, bound: jax.Array) -> jax.Array:
-    """Scale ``x`` (last axis) into the L2 ball of radius ``bound``: ``sets.project_l2_ball`` (scale-safe)."""
-    return project_l2_ball(x, bound)
+    """Scale ``x`` (last axis) into the L2 ball of radius ``bound``; the norm is computed scale-safely."""
+    return _clip(x, bound, _l2)
 
 
 def clip_l1(x: jax.Array, bound: jax.Array) -> jax.Array:
