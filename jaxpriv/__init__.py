@@ -5,7 +5,7 @@ explicit state pytrees; ``run`` scans one experiment over the horizon and
 ``sweep`` vmaps it over seeds and a params grid in one compiled call.
 """
 
-from jaxpriv import audit, bandits, envs, mechanisms, oco, plot, sets, stats, theory, tune
+from jaxpriv import audit, bandits, envs, mechanisms, oco, plot, sets, stats, theory, tidy, tune
 from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, PRNGKey
 from jaxpriv.sim import Result, SimParams, log_checkpoints, run, summarize, sweep, use_cpu_cores
 from jaxpriv.stats import Stats, SweepStats
@@ -36,6 +36,7 @@ __all__ = [
     "summarize",
     "sweep",
     "theory",
+    "tidy",
     "tune",
     "use_cpu_cores",
 ]

@@ -1,8 +1,17 @@
-"""The registry of components a study file may name: learners, environments and constraint sets.
+"""The registry of components a study file may name: learners, environments, constraint sets and mechanisms.
 
-A study file's ``[learner] name = "pftal"`` is looked up in ``LEARNERS``, ``[env] name``
-in ``ENVS`` and ``[set] kind`` in ``SETS`` (``jaxpriv.experiments.study_file``). A learner
-may carry its regret bound, which the study runner writes beside the measured regret.
+A study file's ``[learner] name = "pftal"`` (or a ``[[learners]]`` entry's) is looked up in
+``LEARNERS``, ``[env] name`` in ``ENVS``, ``[set] kind`` in ``SETS`` and a learner's
+``mechanism = "honaker_tree"`` (or ``mechanism = {name = "blt", buffers = 4}``) in ``MECHANISMS``
+(``jaxpriv.experiments.study_file``). A learner may carry its regret bound, which the study
+runner writes beside the measured regret, and, when it takes a prefix-sum mechanism, the
+dimension that mechanism must be built for (``mechanism_dim``; the file supplies the horizon
+and ``neighbouring = "replace"``, the relation every learner's guarantee is stated under).
+
+Every learner family of the library is registered: the full-information and bandit-feedback
+convex learners (PFTAL and its regularised / experts / bandit versions, FTAL, OGD, MI-OGD,
+DP-FTRL, FKM, MI-bandit-OGD, online Frank–Wolfe, Garber–Hazan), the window-private learners
+(WDP-COCOP, WDP-COCOL), and the stochastic, linear and contextual bandit policies.
 
 Baselines and other experiments extend the registry with ``register_learner``,
 ``register_env`` and ``register_set``; a name registered twice is refused unless
@@ -26,17 +35,22 @@ from jaxpriv.oco.dp_ftrl import dp_ftrl_learner_bound
 __all__ = [
     "ENVS",
     "LEARNERS",
+    "MECHANISMS",
     "SETS",
     "Bound",
     "Component",
     "register_env",
     "register_learner",
+    "register_mechanism",
     "register_set",
 ]
 
 #: A learner's regret bound at one grid point:
 #: ``(learner params, env params, the learner's static kwargs, horizon, constraint set) -> float or None``.
 Bound = Callable[[Any, Any, dict[str, Any], int, Any], float | None]
+
+#: The dimension a learner's prefix-sum mechanism is built for: ``(the learner's static kwargs, constraint set) -> d``.
+MechanismDim = Callable[[dict[str, Any], Any], int]
 
 
 class Component(NamedTuple):
@@ -47,20 +61,23 @@ class Component(NamedTuple):
         (``horizon`` and ``constraint`` are supplied from the file's ``horizon`` and ``[set]``).
       params: the params NamedTuple class whose fields ``[learner.params]`` / ``[env.params]`` set.
       bound: the regret bound (see ``Bound``) or ``None``.
+      mechanism_dim: for a learner taking a prefix-sum mechanism (a ``mechanism`` argument), the
+        dimension to build it for (see ``MechanismDim``); ``None``: the learner takes none.
     """
 
     factory: Callable[..., Any]
     params: type
     bound: Bound | None = None
+    mechanism_dim: MechanismDim | None = None
 
 
 # --- the regret bounds of the registered learners -----------------------------------------------------------
 
 
 def _pftal_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
-    """Theorem 4's bound for PFTAL with the Gamma tree (``None`` for another noise family)."""
+    """Theorem 4's bound for PFTAL with the Gamma tree (``None`` for another noise family or mechanism)."""
     del ep
-    if static.get("noise", "gamma") != "gamma":
+    if static.get("noise") not in (None, "gamma") or static.get("mechanism") is not None:
         return None
     return float(
         theory.pftal_gamma_regret_bound(
@@ -70,9 +87,14 @@ def _pftal_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constra
 
 
 def _regularized_pftal_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
-    """The regularized PFTAL bound at its budget (ε, or ρ for the Gaussian tree); ``H = nan`` is the tuned one."""
+    """The regularized PFTAL bound at its budget (ε, or ρ for the Gaussian tree); ``H = nan`` is the tuned one.
+
+    ``None`` with another prefix-sum mechanism than the paper's tree.
+    """
     del ep
-    noise = static.get("noise", "gamma")
+    if static.get("mechanism") is not None:
+        return None
+    noise = static.get("noise") or "gamma"
     budget = lp.rho if noise == "gaussian" else lp.epsilon
     h = np.asarray(lp.strong_convexity, np.float64)
     if np.isnan(h):
@@ -122,7 +144,11 @@ def _dp_ucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constr
     del constraint
     if not float(np.asarray(lp.alpha)) > 2:
         return None
-    return float(bandits.dp_ucb_regret_bound(np.asarray(ep.means), horizon, lp, noise=static.get("noise")))
+    return float(
+        bandits.dp_ucb_regret_bound(
+            np.asarray(ep.means), horizon, lp, noise=static.get("noise"), mechanism=static.get("mechanism")
+        )
+    )
 
 
 def _ldp_ucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
@@ -146,16 +172,39 @@ def _dp_ftrl_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, const
     return float(dp_ftrl_learner_bound(horizon, constraint, lp, static.get("noise"), static.get("mechanism")))
 
 
+# --- the dimension of a learner's prefix-sum mechanism ------------------------------------------------------
+
+
+def _set_dim(static: dict[str, Any], constraint: Any) -> int:
+    """The constraint set's dimension: the gradient sums of the convex learners."""
+    del static
+    return int(constraint.dim)
+
+
+def _experts_dim(static: dict[str, Any], constraint: Any) -> int:
+    """The number of experts: the cost-vector sums of ``private_experts``."""
+    del constraint
+    return int(static["num_experts"])
+
+
+def _arm_dim(static: dict[str, Any], constraint: Any) -> int:
+    """One: DP-UCB's per-arm reward sums."""
+    del static, constraint
+    return 1
+
+
 # --- the registry ---------------------------------------------------------------------------------------------
 
 LEARNERS: dict[str, Component] = {
-    "pftal": Component(oco.pftal, oco.PFTALParams, _pftal_bound),
-    "regularized_pftal": Component(oco.regularized_pftal, oco.RegularizedPFTALParams, _regularized_pftal_bound),
-    "private_experts": Component(oco.private_experts, oco.PrivateExpertsParams),
+    "pftal": Component(oco.pftal, oco.PFTALParams, _pftal_bound, _set_dim),
+    "regularized_pftal": Component(
+        oco.regularized_pftal, oco.RegularizedPFTALParams, _regularized_pftal_bound, _set_dim
+    ),
+    "private_experts": Component(oco.private_experts, oco.PrivateExpertsParams, None, _experts_dim),
     "ftal": Component(oco.ftal, oco.FTALParams),
     "ogd": Component(oco.ogd, oco.OGDParams, _ogd_bound),
     "mi_ogd": Component(oco.mi_ogd, oco.MIOGDParams, _mi_ogd_bound),
-    "private_bandit_ftal": Component(oco.private_bandit_ftal, oco.PrivateBanditFTALParams),
+    "private_bandit_ftal": Component(oco.private_bandit_ftal, oco.PrivateBanditFTALParams, None, _set_dim),
     "bandit_ftal": Component(oco.bandit_ftal, oco.BanditFTALParams),
     "fkm": Component(oco.fkm, oco.FKMParams),
     "mi_bandit_ogd": Component(oco.mi_bandit_ogd, oco.MIBanditOGDParams),
@@ -165,13 +214,17 @@ LEARNERS: dict[str, Component] = {
     "adac_gope": Component(bandits.adac_gope, bandits.AdaCGOPEParams),
     "rs_oful": Component(bandits.rs_oful, bandits.RSOFULParams),
     "adac_oful": Component(bandits.adac_oful, bandits.AdaCOFULParams),
-    "dp_ftrl": Component(oco.dp_ftrl, oco.DPFTRLParams, _dp_ftrl_bound),
+    "dp_ftrl": Component(oco.dp_ftrl, oco.DPFTRLParams, _dp_ftrl_bound, _set_dim),
     "adap_ucb": Component(bandits.adap_ucb, bandits.AdaPUCBParams, _adap_ucb_bound),
     "adap_klucb": Component(bandits.adap_klucb, bandits.AdaPKLUCBParams),
-    "dp_ucb": Component(bandits.dp_ucb, bandits.DPUCBParams, _dp_ucb_bound),
+    "dp_ucb": Component(bandits.dp_ucb, bandits.DPUCBParams, _dp_ucb_bound, _arm_dim),
     "ldp_ucb": Component(bandits.ldp_ucb, bandits.LDPUCBParams, _ldp_ucb_bound),
     "dp_se": Component(bandits.dp_se, bandits.DPSEParams, _dp_se_bound),
     "adac_gope_var": Component(bandits.adac_gope_var, bandits.AdaCGOPEVarParams),
+    "wdp_cocop": Component(oco.wdp_cocop, oco.WDPParams),
+    "wdp_cocol": Component(oco.wdp_cocol, oco.WDPParams),
+    "online_frank_wolfe": Component(oco.online_frank_wolfe, oco.OFWParams),
+    "garber_hazan": Component(oco.garber_hazan, oco.GarberHazanParams),
 }
 
 ENVS: dict[str, Component] = {
@@ -191,6 +244,18 @@ SETS: dict[str, Callable[..., Any]] = {
     "l1_ball": sets.l1_ball,
 }
 
+#: The prefix-sum mechanisms a learner's ``mechanism`` may name: built as ``factory(horizon, dim, **table)``
+#: with the file's horizon, the learner's ``mechanism_dim`` and ``neighbouring = "replace"`` unless the table
+#: says otherwise (the learners refuse any other relation). The window tree is not among them: the window
+#: learners (``wdp_cocop``, ``wdp_cocol``) build their own from ``window``, and the full-stream learners'
+#: params carry no ``delta`` for it.
+MECHANISMS: dict[str, Callable[..., Any]] = {
+    "binary_tree": mechanisms.binary_tree,
+    "honaker_tree": mechanisms.honaker_tree,
+    "sqrt_factorization": mechanisms.sqrt_factorization,
+    "blt": mechanisms.blt,
+}
+
 
 def _check_name(table: dict[str, Any], what: str, name: str, replace: bool) -> None:
     if not isinstance(name, str) or not name:
@@ -199,20 +264,30 @@ def _check_name(table: dict[str, Any], what: str, name: str, replace: bool) -> N
         raise ValueError(f"{what} {name!r} is already registered (pass replace=True to replace it)")
 
 
-def _component(what: str, name: str, factory: Callable[..., Any], params: type, bound: Bound | None) -> Component:
+def _component(
+    what: str, name: str, factory: Callable[..., Any], params: type, bound: Bound | None,
+    mechanism_dim: MechanismDim | None = None,
+) -> Component:  # fmt: skip
     if not callable(factory):
         raise ValueError(f"{what} {name!r}: factory must be callable, got {factory!r}")
     if not (isinstance(params, type) and hasattr(params, "_fields")):
         raise ValueError(f"{what} {name!r}: params must be a NamedTuple class, got {params!r}")
     if bound is not None and not callable(bound):
         raise ValueError(f"{what} {name!r}: bound must be callable or None, got {bound!r}")
-    return Component(factory, params, bound)
+    if mechanism_dim is not None and not callable(mechanism_dim):
+        raise ValueError(f"{what} {name!r}: mechanism_dim must be callable or None, got {mechanism_dim!r}")
+    return Component(factory, params, bound, mechanism_dim)
 
 
 def register_learner(
-    name: str, factory: Callable[..., Any], params: type, bound: Bound | None = None, replace: bool = False
+    name: str,
+    factory: Callable[..., Any],
+    params: type,
+    bound: Bound | None = None,
+    replace: bool = False,
+    mechanism_dim: MechanismDim | None = None,
 ) -> Component:
-    """Let study files name a learner: ``[learner] name = <name>``.
+    """Let study files name a learner: ``[learner] name = <name>`` (or in a ``[[learners]]`` entry).
 
     Args:
       name: the name in the study file.
@@ -220,6 +295,9 @@ def register_learner(
       params: its params NamedTuple class (the fields of ``[learner.params]``).
       bound: its regret bound (see ``Bound``), written beside the measured regret; or ``None``.
       replace: replace a learner already registered under ``name``.
+      mechanism_dim: for a factory with a ``mechanism`` argument, the dimension of the prefix-sum
+        mechanism a file's ``mechanism = ...`` builds for it (see ``MechanismDim``); ``None``: the
+        file may not name one.
 
     Returns:
       The registered ``Component``.
@@ -228,7 +306,7 @@ def register_learner(
       ValueError: ``name`` is taken (and ``replace`` is false), or an argument has the wrong kind.
     """
     _check_name(LEARNERS, "learner", name, replace)
-    LEARNERS[name] = _component("learner", name, factory, params, bound)
+    LEARNERS[name] = _component("learner", name, factory, params, bound, mechanism_dim)
     return LEARNERS[name]
 
 
@@ -270,4 +348,26 @@ def register_set(name: str, factory: Callable[..., Any], replace: bool = False) 
     if not callable(factory):
         raise ValueError(f"set {name!r}: factory must be callable, got {factory!r}")
     SETS[name] = factory
+    return factory
+
+
+def register_mechanism(name: str, factory: Callable[..., Any], replace: bool = False) -> Callable[..., Any]:
+    """Let a learner in a study file name a prefix-sum mechanism: ``mechanism = <name>``.
+
+    Args:
+      name: the name in the study file.
+      factory: ``factory(horizon, dim, **kwargs)`` -> a prefix-sum ``Mechanism`` (the table's other keys
+        are its keyword arguments).
+      replace: replace a mechanism already registered under ``name``.
+
+    Returns:
+      ``factory``.
+
+    Raises:
+      ValueError: ``name`` is taken (and ``replace`` is false), or ``factory`` is not callable.
+    """
+    _check_name(MECHANISMS, "mechanism", name, replace)
+    if not callable(factory):
+        raise ValueError(f"mechanism {name!r}: factory must be callable, got {factory!r}")
+    MECHANISMS[name] = factory
     return factory

@@ -12,8 +12,29 @@ Outputs in the output folder: ``results.npz`` (raw arrays; their axes are named
 in the JSON), ``settings.json`` (the study, the grid, versions, timings),
 ``summary.csv`` (one row per grid point: mean and standard error of the final
 regret, the theorem's bound where one exists), ``regret.png`` (regret curves
-with 95% bands) and ``final_regret.png`` (final regret against the swept
-parameter, theory dashed); the JSON and the table through ``jaxpriv.experiments._outputs``.
+with 95% bands, ``jaxpriv.plot.regret_vs_t``) and ``final_regret.png`` (final regret
+against the first swept parameter, theory dashed, ``jaxpriv.plot.final_vs_budget``);
+the JSON and the table through ``jaxpriv.experiments._outputs``.
+
+A comparison study (``[[learners]]``, see ``jaxpriv.experiments.study_file``) runs every
+learner on the same grid and the same seed keys: chunk ``c`` of every learner uses
+``fold_in(key(seed), c)``, so learner ``a`` and learner ``b`` see the same environment draws
+at every grid point (common random numbers). Its arrays carry a leading learner axis
+(``[L, G, S, ...]``, the labels in ``learners``); ``summary.csv`` has a ``learner`` column;
+``regret.png`` has one panel per grid point shown (up to six, evenly spread) with one line
+per learner; ``final_regret.png`` one line per learner against the first shared axis, each
+with its theorem's bound dashed where one exists. With ``reference = "<label>"`` it also
+writes ``paired.csv`` (per learner and grid point: the mean of the per-seed differences of
+final regret against the reference, their standard error, ``difference_se``, and for
+comparison the unpaired ``sqrt(SE_a² + SE_ref²)``, ``unpaired_se``) and ``paired.png``
+(``jaxpriv.plot.paired_difference`` against ``t``, paired-SE bands). The paired SE is the
+right one: the learners share seeds, so their regrets are correlated. A learner that
+depends on no swept value runs once and is repeated at every grid point. Chunk files are
+``l<learner>_g<block>_s<chunk>.npz``, each fingerprinted with its own learner.
+
+``write_tidy(res)`` adds ``results.nc`` (a labelled ``xarray.Dataset``, ``jaxpriv.tidy``) and
+``summary_long.csv`` (one row per learner, grid point and checkpoint: mean, SE, quantiles)
+when xarray and pandas are installed (the ``tidy`` extra); ``jaxpriv sweep`` calls it.
 Finished chunks are kept in ``chunks/``; running the
 same study into the same folder again resumes: finished chunks are not recomputed.
 Each chunk file carries the fingerprint of what it holds (``jaxpriv._resume``, the
@@ -39,12 +60,12 @@ import jax
 import numpy as np
 
 import jaxpriv
-from jaxpriv import _resume, plot, sim
+from jaxpriv import _resume, mechanisms, plot, sim, stats
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 from jaxpriv.experiments.registry import Component
-from jaxpriv.experiments.study_file import Study, load_study, parse_study
+from jaxpriv.experiments.study_file import Study, StudyLearner, load_study, parse_study
 
-__all__ = ["Component", "Study", "StudyResult", "load_study", "parse_study", "run_study"]
+__all__ = ["Component", "Study", "StudyResult", "load_study", "parse_study", "run_study", "write_tidy"]
 
 
 class StudyResult(NamedTuple):
@@ -53,11 +74,15 @@ class StudyResult(NamedTuple):
     Attributes:
       study: the parsed study.
       out: the output folder.
-      files: name -> path of the five outputs.
-      regret: ``[G, S, m]``, regret at the checkpoints.
+      files: name -> path of the outputs (five; seven with a comparison's ``reference``).
+      regret: ``[G, S, m]``, regret at the checkpoints (``[L, G, S, m]`` for a comparison).
       summary: the rows of ``summary.csv``.
       resumed: the number of chunks found on disk and not recomputed.
       computed: the number of chunks computed by this call.
+      arrays: every array of ``results.npz`` by name (``regret``, ``loss``, ``best``, ... with the
+        leading axes of ``regret``).
+      paired: the rows of ``paired.csv`` (a comparison with a reference), else ``None``.
+      figures: name -> the ``matplotlib.figure.Figure`` saved (``"curves"``, ``"final"``, ``"paired"``).
     """
 
     study: Study
@@ -67,12 +92,25 @@ class StudyResult(NamedTuple):
     summary: list[dict[str, Any]]
     resumed: int
     computed: int
+    arrays: dict[str, np.ndarray] | None = None
+    paired: list[dict[str, Any]] | None = None
+    figures: dict[str, Any] | None = None
+
+    def results(self) -> dict[str, sim.Result]:
+        """Each learner's ``Result`` (``[G, S, m]`` arrays), by label."""
+        arrays = self.arrays or {"regret": self.regret}
+        steps = np.asarray(self.study.checkpoints, np.int32)
+        out = {}
+        for i, label in enumerate(self.study.labels):
+            mine = {k: (v[i] if self.study.compare else v) for k, v in arrays.items() if k in FIELDS}
+            out[label] = sim.Result(steps, **{k: mine.get(k) for k in FIELDS})
+        return out
 
 
 FIELDS = ("regret", "loss", "best", "gap", "nonfinite_inputs", "nonfinite_steps")
 
-#: A unit of work: ``(grid block, seed chunk)``.
-Unit = tuple[int, int]
+#: A unit of work: ``(learner, grid block, seed chunk)``.
+Unit = tuple[int, int, int]
 
 
 # --- the chunks: keys, params, fingerprints, files -----------------------------------------------------------
@@ -84,14 +122,24 @@ def _fingerprint(study: Study) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _block_params(study: Study, block: int) -> Any:
+def _arm_size(study: Study, arm: StudyLearner) -> int:
+    """The grid points ``arm`` runs: ``G``, or 1 when it depends on no swept value."""
+    return study.size if arm.swept else 1
+
+
+def _blocks(study: Study, arm: StudyLearner) -> int:
+    """The number of grid blocks of ``arm``."""
+    return -(-_arm_size(study, arm) // study.grid_chunk)
+
+
+def _block_params(study: Study, arm: StudyLearner, block: int) -> Any:
     """The params of grid block ``block`` (``grid_chunk`` points; the last padded by repeating its last point)."""
-    axes, size = sim.grid_axes(study.params, allow_grid=True)
+    axes, size = sim.grid_axes(arm.params, allow_grid=True)
     if not size:
-        return study.params
+        return arm.params
     start = block * study.grid_chunk
     idx = np.minimum(np.arange(start, start + study.grid_chunk), size - 1)
-    return _take(study.params, axes, idx)
+    return _take(arm.params, axes, idx)
 
 
 def _take(params: Any, axes: Any, idx: np.ndarray) -> Any:
@@ -99,18 +147,18 @@ def _take(params: Any, axes: Any, idx: np.ndarray) -> Any:
     return jax.tree.map(lambda leaf, axis: leaf if axis is None else leaf[idx], params, axes)
 
 
-def _run_chunk(study: Study, block: int, chunk: int) -> dict[str, np.ndarray]:
-    """Run grid block ``block`` on seed chunk ``chunk``: the ``Result``'s fields, ``[grid_chunk, chunk, ...]``."""
+def _run_chunk(study: Study, arm: StudyLearner, block: int, chunk: int) -> dict[str, np.ndarray]:
+    """Run ``arm`` on grid block ``block``, seed chunk ``chunk``: the ``Result``'s fields ``[points, chunk, ...]``."""
     key = _chunk_key(study, chunk)
-    params = _block_params(study, block)
-    r = sim.sweep(study.learner, study.env, params, key, study.horizon, study.chunk, study.checkpoints)
+    params = _block_params(study, arm, block)
+    r = sim.sweep(arm.learner, study.env, params, key, study.horizon, study.chunk, study.checkpoints)
     out = {}
     for name in FIELDS:
         value = getattr(r, name)
         if value is None:
             continue
         value = np.asarray(value)
-        if not study.shape:  # no grid: add the grid axis
+        if not arm.swept:  # no grid: add the grid axis
             value = value[None]
         out[name] = value
     return out
@@ -121,24 +169,32 @@ def _chunk_key(study: Study, chunk: int) -> Any:
     return jax.random.fold_in(jax.random.key(study.seed), chunk)
 
 
-def _chunk_fingerprint(study: Study, block: int, chunk: int, code: tuple[str, str]) -> dict[str, Any]:
-    """What chunk file ``(block, chunk)`` must match to be reused (``jaxpriv._resume.fingerprint``).
+def _chunk_fingerprint(
+    study: Study, arm: StudyLearner, block: int, chunk: int, code: tuple[str, str]
+) -> dict[str, Any]:
+    """What chunk file ``(learner, block, chunk)`` must match to be reused (``jaxpriv._resume.fingerprint``).
 
-    The configuration (what the components compute, horizon, checkpoints), the seed
-    chunk's key, the params of the grid points the block holds (their digest, and their
-    values readably under ``grid points``), so that a chunk is never read under another
-    grid or another study, with or without ``chunks/study.json``.
+    The configuration (what the learner and the environment compute, horizon, checkpoints),
+    the seed chunk's key, the params of the grid points the block holds (their digest, and
+    their values readably under ``grid points``), and in a comparison the learner's label, so
+    that a chunk is never read under another grid, another learner or another study, with or
+    without ``chunks/study.json``.
     """
-    params = _block_params(study, block)
+    params = _block_params(study, arm, block)
     axes, size = sim.grid_axes(params, allow_grid=True)
     fp = _resume.fingerprint(
-        study.learner, study.env, horizon=study.horizon, seeds=study.chunk, chunk=None, segment=None,
+        arm.learner, study.env, horizon=study.horizon, seeds=study.chunk, chunk=None, segment=None,
         checkpoints=study.checkpoints, keys=_chunk_key(study, chunk), params=params, axes=axes if size else None,
         code=code,
     )  # fmt: skip
-    start = block * study.grid_chunk
-    idx = np.minimum(np.arange(start, start + study.grid_chunk), study.size - 1)
-    fp["grid points"] = {k: np.asarray(v)[idx].tolist() for k, v in study.grid.items()}
+    if arm.swept:
+        start = block * study.grid_chunk
+        idx = np.minimum(np.arange(start, start + study.grid_chunk), study.size - 1)
+        fp["grid points"] = {k: np.asarray(v)[idx].tolist() for k, v in study.grid.items()}
+    else:
+        fp["grid points"] = {}
+    if study.compare:
+        fp["learner"] = arm.label
     return fp
 
 
@@ -196,9 +252,11 @@ def _finished_chunks(
     study: Study, units: list[Unit], files: dict[Unit, Path], chunks_dir: Path
 ) -> tuple[dict[Unit, dict[str, np.ndarray]], dict[Unit, dict[str, Any]]]:
     """``(arrays of the chunks on disk that match their fingerprint, the fingerprint of every unit)``."""
-    axes, size = sim.grid_axes(study.params, allow_grid=True)
-    code = _resume.computation(study.learner, study.env, study.params, axes if size else None)
-    prints = {u: _chunk_fingerprint(study, *u, code) for u in units}
+    codes = {}
+    for i, arm in enumerate(study.learners):
+        axes, size = sim.grid_axes(arm.params, allow_grid=True)
+        codes[i] = _resume.computation(arm.learner, study.env, arm.params, axes if size else None)
+    prints = {u: _chunk_fingerprint(study, study.learners[u[0]], u[1], u[2], codes[u[0]]) for u in units}
     parts: dict[Unit, dict[str, np.ndarray]] = {}
     for u in units:
         if files[u].exists():
@@ -208,15 +266,23 @@ def _finished_chunks(
     return parts, prints
 
 
-def _assemble(
-    study: Study, parts: dict[Unit, dict[str, np.ndarray]], blocks: int, n_chunks: int
-) -> dict[str, np.ndarray]:
-    """``[G, S, ...]`` arrays from the chunks (dropping the padding of the last grid block)."""
-    arrays = {}
-    for name in parts[(0, 0)]:
-        rows = [np.concatenate([parts[(b, c)][name] for c in range(n_chunks)], axis=1) for b in range(blocks)]
-        arrays[name] = np.concatenate(rows, axis=0)[: study.size]
-    return arrays
+def _assemble(study: Study, parts: dict[Unit, dict[str, np.ndarray]], n_chunks: int) -> dict[str, np.ndarray]:
+    """``[L, G, S, ...]`` arrays from the chunks (dropping the padding of the last grid block; a learner that
+    depends on no swept value repeated at every grid point)."""
+    per_arm = []
+    for i, arm in enumerate(study.learners):
+        arrays = {}
+        size = _arm_size(study, arm)
+        for name in parts[(i, 0, 0)]:
+            rows = [
+                np.concatenate([parts[(i, b, c)][name] for c in range(n_chunks)], axis=1)
+                for b in range(_blocks(study, arm))
+            ]
+            value = np.concatenate(rows, axis=0)[:size]
+            arrays[name] = value if arm.swept else np.repeat(value, study.size, axis=0)
+        per_arm.append(arrays)
+    names = [n for n in per_arm[0] if all(n in a for a in per_arm)]
+    return {n: np.stack([a[n] for a in per_arm]) for n in names}
 
 
 # --- running -------------------------------------------------------------------------------------------------
@@ -254,10 +320,12 @@ def run_study(
     fingerprint = _fingerprint(study)
     _check_stamp(stamp, fingerprint, out)
 
-    blocks = -(-study.size // study.grid_chunk)
     n_chunks = study.seeds // study.chunk
-    units = [(b, c) for c in range(n_chunks) for b in range(blocks)]
-    files = {u: chunks_dir / f"g{u[0]:04d}_s{u[1]:04d}.npz" for u in units}
+    units = [
+        (i, b, c) for c in range(n_chunks) for i, arm in enumerate(study.learners) for b in range(_blocks(study, arm))
+    ]
+    prefix = (lambda i: f"l{i:02d}_") if study.compare else (lambda i: "")
+    files = {u: chunks_dir / f"{prefix(u[0])}g{u[1]:04d}_s{u[2]:04d}.npz" for u in units}
     # Each chunk file carries the fingerprint of its configuration and grid points: checked before anything runs.
     parts, prints = _finished_chunks(study, units, files, chunks_dir)
     stamp.write_text(json.dumps({"fingerprint": fingerprint, "study": study.raw}, indent=2, default=str))
@@ -271,7 +339,7 @@ def run_study(
         for unit in units:
             if unit in parts:
                 continue
-            arrays = _run_chunk(study, *unit)
+            arrays = _run_chunk(study, study.learners[unit[0]], unit[1], unit[2])
             _resume.write(files[unit], {"fingerprint": prints[unit], "unit": list(unit)}, arrays)
             parts[unit] = arrays
             computed += 1
@@ -281,7 +349,7 @@ def run_study(
     finally:
         bar.close()
     seconds = time.perf_counter() - start
-    return _write_outputs(study, out, _assemble(study, parts, blocks, n_chunks), done, computed, seconds)
+    return _write_outputs(study, out, _assemble(study, parts, n_chunks), done, computed, seconds)
 
 
 # --- the outputs ---------------------------------------------------------------------------------------------
@@ -301,16 +369,16 @@ def _fmt(v: Any) -> str:
     return "inf" if np.isinf(v) else f"{float(v):g}"
 
 
-def _bounds(study: Study) -> np.ndarray | None:
-    """The learner's regret bound at every grid point (``nan`` where it has none), or ``None`` when none has one."""
-    if study.learner_bound is None:
+def _bounds(study: Study, arm: StudyLearner) -> np.ndarray | None:
+    """``arm``'s regret bound at every grid point (``nan`` where it has none), or ``None`` when none has one."""
+    if arm.bound is None:
         return None
-    axes, size = sim.grid_axes(study.params, allow_grid=True)
+    axes, size = sim.grid_axes(arm.params, allow_grid=True)
     values = []
     for g in range(study.size):
-        point = _take(study.params, axes, np.asarray(g)) if size else study.params
+        point = _take(arm.params, axes, np.asarray(g)) if size else arm.params
         try:
-            b = study.learner_bound(point.learner, point.env, study.learner_static, study.horizon, study.constraint)
+            b = arm.bound(point.learner, point.env, arm.static, study.horizon, study.constraint)
         except (ValueError, TypeError, AttributeError):
             b = None
         values.append(np.nan if b is None else b)
@@ -318,18 +386,56 @@ def _bounds(study: Study) -> np.ndarray | None:
     return None if np.all(np.isnan(values)) else values
 
 
-def _summary_rows(study: Study, mean: np.ndarray, se: np.ndarray, bounds: np.ndarray | None) -> list[dict[str, Any]]:
-    """The rows of ``summary.csv``: the grid point, its swept values, final regret mean and SE, the bound."""
+def _summary_rows(
+    study: Study, mean: np.ndarray, se: np.ndarray, bounds: list[np.ndarray | None]
+) -> list[dict[str, Any]]:
+    """The rows of ``summary.csv``: (the learner,) the grid point, its swept values, final regret mean and SE, the
+    bound. ``mean``, ``se``: ``[L, G]``."""
     rows = []
-    for g in range(study.size):
-        row: dict[str, Any] = {"grid_point": g}
-        for key, values in study.grid.items():
-            row[key] = _fmt(values[g])
-        row["final_regret_mean"] = float(mean[g])
-        row["final_regret_se"] = float(se[g])
-        row["bound"] = "" if bounds is None or np.isnan(bounds[g]) else float(bounds[g])
-        rows.append(row)
+    for i, label in enumerate(study.labels):
+        for g in range(study.size):
+            row: dict[str, Any] = {"learner": label} if study.compare else {}
+            row["grid_point"] = g
+            for key, values in study.grid.items():
+                row[key] = _fmt(values[g])
+            row["final_regret_mean"] = float(mean[i, g])
+            row["final_regret_se"] = float(se[i, g])
+            b = bounds[i]
+            row["bound"] = "" if b is None or np.isnan(b[g]) else float(b[g])
+            rows.append(row)
     return rows
+
+
+def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None:
+    """The rows of ``paired.csv`` from the final regret ``[L, G, S]``: each learner minus the reference.
+
+    ``difference_se`` is the paired standard error (of the per-seed differences; the learners share
+    seed keys), ``unpaired_se`` the one that would treat them as independent, for comparison.
+    """
+    if study.reference is None:
+        return None
+    r = study.labels.index(study.reference)
+    _, se = mean_se(final, axis=-1)
+    rows = []
+    for i, label in enumerate(study.labels):
+        if i == r:
+            continue
+        diff, diff_se = stats.paired_difference(final[i], final[r], axis=-1)
+        for g in range(study.size):
+            row: dict[str, Any] = {"learner": label, "reference": study.reference, "grid_point": g}
+            for key, values in study.grid.items():
+                row[key] = _fmt(values[g])
+            row["difference_mean"] = float(diff[g])
+            row["difference_se"] = float(diff_se[g])
+            row["unpaired_se"] = float(np.hypot(se[i, g], se[r, g]))
+            rows.append(row)
+    return rows
+
+
+def _learner_settings(arm: StudyLearner) -> dict[str, Any]:
+    """A learner's entry of ``settings.json``: its label, name, static arguments (a mechanism by its name)."""
+    static = {k: (mechanisms.describe(v).name if k == "mechanism" else v) for k, v in arm.static.items()}
+    return {"label": arm.label, "name": arm.name, "static": static, "axes": arm.axes, "swept": arm.swept}
 
 
 def _settings(
@@ -337,15 +443,17 @@ def _settings(
     seconds: float, warning: str | None, rows: list[dict[str, Any]],
 ) -> dict[str, Any]:  # fmt: skip
     """``settings.json`` (less the versions, which ``write_settings`` adds)."""
+    lead = ["learner"] if study.compare else []
     axis_names = {
-        name: (["grid", "seed", "checkpoint"] if arrays[name].ndim == 3 else ["grid", "seed"]) for name in arrays
+        name: lead + (["grid", "seed", "checkpoint"] if arrays[name].ndim == 3 + len(lead) else ["grid", "seed"])
+        for name in arrays
     }
-    return {
+    settings = {
         "command": "sweep",
         "study": study.name,
         "file": str(study.source),
         "contents": study.raw,
-        "learner": study.learner_name,
+        "learner": study.learner_name if not study.compare else list(study.labels),
         "env": study.env_name,
         "horizon": study.horizon,
         "seeds": study.seeds,
@@ -353,12 +461,14 @@ def _settings(
         "chunk": study.chunk,
         "grid_chunk": study.grid_chunk,
         "keys": "seed j of chunk c (chunk = seeds // chunk size) uses split(fold_in(key(seed), c), chunk)[j], "
-        "the same for every grid point (common random numbers)",
+        "the same for every grid point (common random numbers)"
+        + (" and every learner" if study.compare else ""),
         "grid_shape": list(study.shape),
         "grid_axes": [list(a) for a in study.axes],
         "grid": {k: np.asarray(v).tolist() for k, v in study.grid.items()},
         "arrays": {
             "steps": ["checkpoint"],
+            **({"learners": ["learner"]} if study.compare else {}),
             **axis_names,
             **{k: ["grid"] + (["dim"] if np.ndim(v) > 1 else []) for k, v in grid_arrays.items()},
         },
@@ -368,17 +478,22 @@ def _settings(
         "nonfinite_warning": warning,
         "summary": rows,
     }
+    if study.compare:
+        settings["learners"] = [_learner_settings(arm) for arm in study.learners]
+        settings["reference"] = study.reference
+    return settings
 
 
 def _write_outputs(
     study: Study, out: Path, arrays: dict[str, np.ndarray], resumed: int, computed: int, seconds: float
 ) -> StudyResult:
-    """Write the five outputs from the assembled ``[G, S, ...]`` arrays."""
+    """Write the outputs from the assembled ``[L, G, S, ...]`` arrays (``[G, S, ...]`` on disk for one learner)."""
     steps = np.asarray(study.checkpoints)
-    regret = arrays["regret"]
-    mean, se = mean_se(regret[..., -1], axis=1)  # final regret over the seeds
-    bounds = _bounds(study)
+    final = arrays["regret"][..., -1]  # [L, G, S]
+    mean, se = mean_se(final, axis=-1)  # final regret over the seeds
+    bounds = [_bounds(study, arm) for arm in study.learners]
     rows = _summary_rows(study, mean, se, bounds)
+    paired = _paired_rows(study, final)
 
     files = {
         "npz": out / "results.npz",
@@ -387,79 +502,200 @@ def _write_outputs(
         "curves": out / "regret.png",
         "final": out / "final_regret.png",
     }
+    if paired is not None:
+        files |= {"paired_csv": out / "paired.csv", "paired": out / "paired.png"}
+    saved = arrays if study.compare else {k: v[0] for k, v in arrays.items()}
     grid_arrays = {f"grid:{k}": np.asarray(v, np.float32) for k, v in study.grid.items()}
-    np.savez_compressed(files["npz"], steps=steps, **arrays, **grid_arrays)
+    labels = {"learners": np.asarray(study.labels)} if study.compare else {}
+    np.savez_compressed(files["npz"], steps=steps, **labels, **saved, **grid_arrays)
     write_table(out, files["csv"].name, rows)
+    if paired is not None:
+        write_table(out, files["paired_csv"].name, paired)
 
-    result = sim.Result(steps, regret, arrays["loss"], arrays["best"], arrays.get("gap"),
-                        arrays.get("nonfinite_inputs"), arrays.get("nonfinite_steps"))  # fmt: skip
+    counts = [arrays.get(k) for k in ("nonfinite_inputs", "nonfinite_steps")]
+    result = sim.Result(steps, arrays["regret"], arrays["loss"], arrays["best"], None, *counts)
     warning = result.nonfinite_warning()
     if warning:
         print(f"{study.name}: {warning}", file=sys.stderr)
-    settings = _settings(study, arrays, grid_arrays, resumed, computed, seconds, warning, rows)
+    settings = _settings(study, saved, grid_arrays, resumed, computed, seconds, warning, rows)
+    if paired is not None:
+        settings["paired"] = paired
     write_settings(out, settings, files["json"].name)
-    _plot_curves(study, steps, regret, files["curves"])
-    _plot_final(study, mean, se, bounds, files["final"])
-    return StudyResult(study, out, files, regret, rows, resumed, computed)
+    figures = {
+        "curves": _curves_figure(study, steps, arrays["regret"]),
+        "final": _final_figure(study, final, bounds),
+    }
+    if paired is not None:
+        figures["paired"] = _paired_figure(study, steps, arrays["regret"])
+    for name, fig in figures.items():
+        fig.savefig(files[name])
+    return StudyResult(study, out, files, saved["regret"], rows, resumed, computed, saved, paired, figures)
 
 
-def _plot_curves(study: Study, steps: np.ndarray, regret: np.ndarray, path: Path) -> None:
-    """``regret.png``: regret curves with 95% bands for up to 10 grid points, evenly spread."""
-    shown = np.unique(np.linspace(0, study.size - 1, min(study.size, 10)).round().astype(int))
-    curves = {_label(study, int(g)): (steps, regret[g]) for g in shown}
-    loglog = bool(np.all(steps > 0) and steps[-1] >= 100)
-    title = f"{study.name}: {study.learner_name}, {study.seeds} seeds (mean, 95% band)"
-    import matplotlib.pyplot as plt
-
-    fig = plot.regret_curves(curves, None, title=title, loglog=loglog)
-    fig.savefig(path)
-    plt.close(fig)
+def _shown(study: Study, most: int) -> np.ndarray:
+    """Up to ``most`` grid points, evenly spread."""
+    return np.unique(np.linspace(0, study.size - 1, min(study.size, most)).round().astype(int))
 
 
-def _plot_final(study: Study, mean: np.ndarray, se: np.ndarray, bounds: np.ndarray | None, path: Path) -> None:
-    """``final_regret.png``: final regret against the first swept scalar axis (one line per other point)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+def _loglog(steps: np.ndarray) -> bool:
+    return bool(np.all(steps > 0) and steps[-1] >= 100)
+
+
+def _figure(panels: int, width: float = 6.4, height: float = 4.4) -> tuple[Any, list[Any]]:
+    """A ``Figure`` (no pyplot, no backend) with ``panels`` axes, three per row."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(6.4, 4.4), dpi=120)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    scalar_axes = [a for a in study.axes if np.ndim(study.grid[a[0]]) == 1]
-    if not scalar_axes:  # nothing swept (or only vector leaves): one bar per grid point
-        ax.errorbar(np.arange(study.size), mean, yerr=1.96 * se, fmt="o", capsize=3)
-        ax.set_xticks(np.arange(study.size), [_label(study, g) for g in range(study.size)], fontsize=7)
-        ax.set_xlabel("grid point")
+    cols = min(panels, 3)
+    rows = -(-panels // cols)
+    scale = 1.0 if panels == 1 else 0.75
+    fig = Figure(figsize=(width * scale * cols, height * scale * rows), dpi=120)
+    return fig, [fig.add_subplot(rows, cols, k + 1) for k in range(panels)]
+
+
+def _curves_figure(study: Study, steps: np.ndarray, regret: np.ndarray) -> Any:
+    """``regret.png``: one learner: a line per grid point shown (up to 10); a comparison: a panel per grid point
+    shown (up to 6) with a line per learner. Mean and 95% band, ``jaxpriv.plot.regret_vs_t``."""
+    loglog = _loglog(steps)
+    if not study.compare:
+        fig, (ax,) = _figure(1)
+        curves = {_label(study, int(g)): regret[0, g] for g in _shown(study, 10)}
+        plot.regret_vs_t(steps, curves, ax=ax, logx=loglog, logy=loglog)
+        ax.set_title(f"{study.name}: {study.learner_name}, {study.seeds} seeds (mean, 95% band)", fontsize=9)
     else:
-        x_axis = scalar_axes[0]
-        x_key = x_axis[0]
-        x = study.grid[x_key]
-        others = [a for a in study.axes if a != x_axis]
-        other_keys = tuple(k for a in others for k in a)
+        shown = _shown(study, 6)
+        fig, axes = _figure(len(shown))
+        for ax, g in zip(axes, shown, strict=True):
+            curves = {label: regret[i, g] for i, label in enumerate(study.labels)}
+            plot.regret_vs_t(steps, curves, ax=ax, logx=loglog, logy=loglog)
+            ax.set_title(_label(study, int(g)) if study.grid else study.name, fontsize=9)
+        fig.suptitle(f"{study.name}: {study.seeds} seeds, shared keys (mean, 95% band)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _budget_axis(study: Study) -> tuple[str, ...] | None:
+    """The axis drawn along ``x`` of ``final_regret.png``: the first swept scalar axis, or ``None``."""
+    scalar = [a for a in study.axes if np.ndim(study.grid[a[0]]) == 1]
+    return scalar[0] if scalar else None
+
+
+_SYMBOLS = {"epsilon": "ε", "rho": "ρ", "delta": "δ"}
+
+
+def _final_figure(study: Study, final: np.ndarray, bounds: list[np.ndarray | None]) -> Any:
+    """``final_regret.png``: final regret of every learner against the first swept scalar axis
+    (``jaxpriv.plot.final_vs_budget``: 95% bands, the bounds dashed, an infinite budget dotted), one line per
+    learner and per value of the other axes; without a swept scalar, one error bar per learner and grid point."""
+    fig, (ax,) = _figure(1)
+    x_axis = _budget_axis(study)
+    mean, se = mean_se(final, axis=-1)
+    if x_axis is None:
+        n = 0
+        ticks = []
+        for i, label in enumerate(study.labels):
+            for g in range(study.size):
+                ax.errorbar([n], [mean[i, g]], yerr=[1.96 * se[i, g]], fmt="o", capsize=3)
+                ticks.append(label if study.size == 1 else f"{label}\n{_label(study, g)}")
+                n += 1
+        ax.set_xticks(np.arange(n), ticks, fontsize=7)
+        ax.set_ylabel(f"regret at T={study.horizon} (mean ± 1.96 SE)")
+    else:
+        x = study.grid[x_axis[0]]
+        other = tuple(k for a in study.axes if a != x_axis for k in a)
         groups: dict[str, list[int]] = {}
         for g in range(study.size):
-            groups.setdefault(_label(study, g, other_keys) if other_keys else "", []).append(g)
-        finite = np.isfinite(x)
-        for label, idx in groups.items():
+            groups.setdefault(_label(study, g, other) if other else "", []).append(g)
+        xs = x[np.isfinite(x)]
+        logx = bool(xs.size and np.all(xs > 0) and xs.max() / xs.min() >= 10)
+        ys = np.concatenate([mean.ravel(), *[b[np.isfinite(b)] for b in bounds if b is not None]])
+        logy = bool(np.all(ys > 0) and ys.max() / max(ys.min(), 1e-12) >= 10)
+        name = x_axis[0].split(".")[-1]
+        for group, idx in groups.items():
             idx = np.asarray(idx)
-            keep = idx[finite[idx]]
-            order = keep[np.argsort(x[keep])]
-            line = ax.errorbar(x[order], mean[order], yerr=1.96 * se[order], marker="o", ms=3, capsize=2,
-                               label=label or "measured")  # fmt: skip
-            color = line[0].get_color()
-            for g in idx[~finite[idx]]:
-                ax.axhline(mean[g], color=color, ls=":", lw=1, label=f"{label} {x_key.split('.')[-1]}=inf".strip())
-            if bounds is not None and np.any(np.isfinite(bounds[order])):
-                ax.plot(x[order], bounds[order], "--", color=color, lw=1, label=f"{label} bound".strip())
-        xs = x[finite]
-        if xs.size and np.all(xs > 0) and xs.max() / xs.min() >= 10:
-            ax.set_xscale("log")
-        ys = np.concatenate([mean, bounds[np.isfinite(bounds)] if bounds is not None else []])
-        if np.all(ys > 0) and ys.max() / max(ys.min(), 1e-12) >= 10:
-            ax.set_yscale("log")
-        ax.set_xlabel(x_key)
-        ax.legend(fontsize=7)
-    ax.set_ylabel(f"regret at T={study.horizon} (mean ± 1.96 SE)")
-    ax.set_title(f"{study.name}: {study.learner_name} on {study.env_name}", fontsize=9)
+            order = idx[np.argsort(x[idx], kind="stable")]
+            takes = [_takes(study, arm, x_axis) for arm in study.learners]
+            finals = {_tag(study, lab, group): final[i][order] for i, lab in enumerate(study.labels) if takes[i]}
+            bds = {
+                _tag(study, lab, group): bounds[i][order]
+                for i, lab in enumerate(study.labels)
+                if takes[i] and bounds[i] is not None
+            }
+            xlabel = _SYMBOLS.get(name, x_axis[0])
+            plot.final_vs_budget(x[order], finals, bounds=bds or None, ax=ax, xlabel=xlabel, logx=logx, logy=logy)
+            for i, lab in enumerate(study.labels):  # a learner without this axis: one dotted line at its value
+                if not takes[i]:
+                    constant = {f"{_tag(study, lab, group)} (no {name})": final[i][order[:1]]}
+                    (line,) = plot.final_vs_budget([np.inf], constant, ax=ax, xlabel=xlabel, logx=logx, logy=logy)
+                    if bounds[i] is not None and np.isfinite(bounds[i][order[0]]):
+                        ax.axhline(bounds[i][order[0]], ls="--", lw=1.2, color=line.get_color(), label=f"{lab} bound")
+        if ax.get_legend_handles_labels()[1]:
+            ax.legend(fontsize=7)  # rebuilt: the bounds of the learners without the axis
+        ax.set_ylabel(f"regret at T={study.horizon} (mean ± 1.96 SE)")
+    env = study.env_name
+    title = f"{study.name}: {', '.join(study.labels)} on {env}" if study.compare else f"{study.name}: " \
+        f"{study.learner_name} on {env}"  # fmt: skip
+    ax.set_title(title, fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path)
+    return fig
+
+
+def _takes(study: Study, arm: StudyLearner, axis: tuple[str, ...]) -> bool:
+    """Whether ``arm`` depends on the grid axis ``axis`` (one learner: always)."""
+    return not study.compare or any(k in arm.axes or k.startswith("env.params.") for k in axis)
+
+
+def _tag(study: Study, label: str, group: str) -> str:
+    """A line's legend label: the learner's (and the other axes' values in a comparison); one learner: those values."""
+    if not study.compare:
+        return group or label
+    return f"{label}, {group}" if group else label
+
+
+def _paired_figure(study: Study, steps: np.ndarray, regret: np.ndarray) -> Any:
+    """``paired.png``: a panel per grid point shown (up to 6): each learner minus the reference against ``t``,
+    with paired-SE bands (``jaxpriv.plot.paired_difference``)."""
+    shown = _shown(study, 6)
+    fig, axes = _figure(len(shown))
+    for ax, g in zip(axes, shown, strict=True):
+        curves = {label: regret[i, g] for i, label in enumerate(study.labels)}
+        plot.paired_difference(steps, curves, study.reference, ax=ax, logx=_loglog(steps))
+        ax.set_title(_label(study, int(g)) if study.grid else study.name, fontsize=9)
+    fig.suptitle(f"{study.name}: regret − regret({study.reference}), paired SE (shared seeds)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# --- tidy outputs --------------------------------------------------------------------------------------------
+
+
+def write_tidy(res: StudyResult) -> dict[str, Path]:
+    """Write ``results.nc`` (netCDF, ``jaxpriv.tidy.to_xarray``) and ``summary_long.csv`` (``to_dataframe``).
+
+    ``summary_long.parquet`` instead of the CSV when pyarrow is importable. Needs xarray and
+    pandas (``pip install 'jaxpriv[tidy]'``); netCDF through SciPy's writer.
+
+    Args:
+      res: what ``run_study`` returned.
+
+    Returns:
+      Name (``"nc"``, ``"long"``) -> path written.
+
+    Raises:
+      ImportError: xarray or pandas is not installed (naming the extra).
+    """
+    from jaxpriv import tidy
+
+    ds = tidy.to_xarray(res)
+    files = {"nc": res.out / "results.nc"}
+    tidy.write_netcdf(ds, files["nc"])
+    table = tidy.to_dataframe(ds)
+    try:
+        import pyarrow  # noqa: F401
+
+        files["long"] = res.out / "summary_long.parquet"
+        table.to_parquet(files["long"], index=False)
+    except ImportError:
+        files["long"] = res.out / "summary_long.csv"
+        table.to_csv(files["long"], index=False)
+    return files

@@ -38,6 +38,61 @@ values (each component's ``check``, and the checks its ``init`` / ``reset`` make
 traced on abstract values) and bad grids raise ``ValueError`` naming the file and
 the key (``"<file>: [learner.params.epsilon] ..."``).
 
+A learner that takes a prefix-sum mechanism (PFTAL, regularized PFTAL, private experts,
+private bandit FTAL, DP-FTRL, DP-UCB) may name one of ``registry.MECHANISMS``:
+``mechanism = "honaker_tree"`` or ``mechanism = { name = "blt", noise = "gaussian", buffers = 4 }``
+(the table's other keys are the mechanism's keyword arguments). It is built for the file's
+horizon, the dimension the learner needs (its ``mechanism_dim``: the set's, the number of
+experts, 1 for DP-UCB's arms) and ``neighbouring = "replace"``; its noise family is the
+learner's ``noise`` when the table gives none, and the learner's budget field follows it.
+
+**Comparison studies.** Several learners on the same environment, horizon, grid and seed keys: ``[[learners]]``
+entries instead of the one ``[learner]`` table, and the swept values in a top-level ``[grid]``
+of *shared axes*::
+
+    reference = "FTAL"         # optional: paired differences against this label
+
+    [grid]                     # the shared axes: every learner runs at every grid point
+    epsilon = [0.3, 1.0, 3.0, inf]
+
+    [[learners]]
+    name = "pftal"
+    label = "PFTAL"            # its name in the outputs (default: name); labels are unique
+    [learners.params]
+    lipschitz = 2.0            # a learner's params hold single values only
+
+    [[learners]]
+    name = "dp_ftrl"
+    label = "DP-FTRL (zCDP)"
+    noise = "gaussian"
+    axes = { epsilon = "rho" } # the shared axis epsilon sets this learner's rho (the same numbers)
+
+    [[learners]]
+    name = "ftal"              # no field epsilon: it runs once, the same at every grid point
+    label = "FTAL"
+
+How a shared axis reaches a learner: the axis ``a`` of ``[grid]`` sets the field that the
+learner's ``axes = { a = "<field>" }`` names; without that, the field named ``a`` when the
+learner's params class has one and the file does not set it in its ``[learners.params]``
+(a value written there wins: ``epsilon = inf`` gives a non-private copy of a private
+learner); otherwise the learner does not depend on ``a``. A learner that depends on no
+swept value (neither a shared axis nor a list in ``[env.params]``) runs once and its
+numbers are repeated at every grid point. ``[env.params]`` lists sweep the environment as in
+the single form (the environment is shared, so every learner follows them), and ``zip``
+may name shared axes (``"epsilon"`` or ``"grid.epsilon"``) and ``env.params`` keys. The grid
+is the product of the shared axes and the environment's, flattened row-major as above.
+
+Every learner gets the same seed keys (common random numbers): the differences between
+learners at one grid point come from the learners, not from luck, and their standard error
+is the paired one (``reference``; ``jaxpriv.experiments.study``).
+
+Refused, naming the key: ``[learner]`` beside ``[[learners]]``; ``[grid]`` or ``reference``
+without ``[[learners]]``; a list of values in a ``[learners.params]`` table (``"put the
+values in [grid]"``: a learner's own axis would give the learners different grids); a field
+set both by an ``axes`` entry and in ``[learners.params]``; two axes onto one field; an
+``axes`` entry naming no axis of ``[grid]`` or no field; an axis of ``[grid]`` that no learner
+takes; a missing, empty or repeated label; a ``reference`` that is no label.
+
 ``parse_study(text, source)`` builds a ``Study`` from TOML text; ``load_study(path)``
 reads the file first (refusing a folder, a missing or unreadable file).
 """
@@ -56,23 +111,61 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import _resume, envs, sim
+from jaxpriv import _resume, envs, mechanisms, sim
 from jaxpriv._base import check_horizon
 from jaxpriv.experiments import registry
-from jaxpriv.experiments.registry import Component
+from jaxpriv.experiments.registry import Bound, Component
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["BUDGET_FIELDS", "TABLES", "TOP_KEYS", "Grid", "Study", "build_grid", "load_study", "parse_study"]
+__all__ = [
+    "BUDGET_FIELDS",
+    "COMPARE_KEYS",
+    "TABLES",
+    "TOP_KEYS",
+    "Grid",
+    "Study",
+    "StudyLearner",
+    "build_grid",
+    "load_study",
+    "parse_study",
+]
 
 TOP_KEYS = ("name", "description", "horizon", "seeds", "seed", "chunk", "grid_chunk", "checkpoints", "zip")
 TABLES = ("set", "learner", "env")
+# The keys of a comparison study: the learners, the shared axes, the reference learner's label.
+COMPARE_KEYS = ("learners", "grid", "reference")
 
 # The budget field each noise family's guarantee is stated in (a learner built with ``noise=``).
 BUDGET_FIELDS = {"gamma": ("epsilon", "ε-DP"), "laplace": ("epsilon", "ε-DP"), "gaussian": ("rho", "ρ-zCDP")}
+
+
+class StudyLearner(NamedTuple):
+    """One learner of a study: a ``[learner]`` table, or one ``[[learners]]`` entry of a comparison.
+
+    Attributes:
+      label: its name in the outputs (a comparison's ``label``, default its ``name``; the single form's name).
+      name: the registry name.
+      learner: the built learner.
+      static: its static kwargs (with ``mechanism``, the built ``Mechanism``, and ``noise``, its family).
+      bound: its regret bound function or ``None``.
+      params: ``SimParams`` whose swept leaves carry the ``G`` grid points (``swept``), else one point.
+      swept: whether it depends on a swept value; if not, it runs once and is repeated at every grid point.
+      axes: the grid keys it takes -> the params field each sets (``{"learner.params.epsilon": "epsilon"}``
+        in the single form).
+    """
+
+    label: str
+    name: str
+    learner: Any
+    static: dict[str, Any]
+    bound: Bound | None
+    params: Any
+    swept: bool
+    axes: dict[str, str]
 
 
 class Study(NamedTuple):
@@ -91,6 +184,9 @@ class Study(NamedTuple):
       grid: file key of each swept leaf -> its ``[G, ...]`` values at the flattened grid points.
       axes: the product's axes, each a tuple of the file keys swept together, with ``shape`` their lengths.
       shape: the grid's shape (one length per axis); ``G = prod(shape)``.
+      learners: every learner (one in the single form); ``learner``, ``learner_name``, ``learner_static``,
+        ``learner_bound`` and ``params`` are the first one's.
+      reference: a comparison's reference label (paired differences against it), or ``None``.
     """
 
     name: str
@@ -113,11 +209,23 @@ class Study(NamedTuple):
     grid: dict[str, np.ndarray]
     axes: list[tuple[str, ...]]
     shape: tuple[int, ...]
+    learners: tuple[StudyLearner, ...] = ()
+    reference: str | None = None
 
     @property
     def size(self) -> int:
         """``G``, the number of grid points."""
         return int(np.prod(self.shape)) if self.shape else 1
+
+    @property
+    def compare(self) -> bool:
+        """Whether this is a comparison study (``[[learners]]``)."""
+        return "learners" in self.raw
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The learners' labels, in the file's order."""
+        return tuple(arm.label for arm in self.learners)
 
 
 class Grid(NamedTuple):
@@ -253,12 +361,15 @@ def parse_study(text: str, source: str | Path = "<string>") -> Study:
     constraint = _constraint_set(source, raw)
 
     supplied = {"horizon": run.horizon, "constraint": constraint}
+    if "learners" in raw:
+        return _parse_comparison(source, raw, run, constraint, supplied)
     learner = _build(source, "learner", raw["learner"], registry.LEARNERS, supplied)
     env = _build(source, "env", raw["env"], registry.ENVS, supplied)
     env = env._replace(component=_with_feedback(source, raw["env"], env.component))
 
     l_fixed, l_swept = _params(source, "learner", raw["learner"], learner.entry.params)
-    _check_budget_family(source, raw["learner"], learner.static, learner.entry)
+    given = {field: f"learner.params.{field}" for field in raw["learner"].get("params", {})}
+    _check_budget_family(source, "learner", given, learner.static, learner.entry)
     e_fixed, e_swept = _params(source, "env", raw["env"], env.entry.params)
     swept = {f"learner.params.{k}": v for k, v in l_swept.items()} | {f"env.params.{k}": v for k, v in e_swept.items()}
     grid = build_grid(swept, raw.get("zip", []), source)
@@ -269,24 +380,186 @@ def parse_study(text: str, source: str | Path = "<string>") -> Study:
         _params_at(env.entry.params, e_fixed, grid.values, "env.params."),
     )
     _check_values(source, learner.component, env.component, params, run.horizon)
+    arm = StudyLearner(
+        learner.name, learner.name, learner.component, learner.static, learner.entry.bound, params,
+        bool(grid.values), {k: k[len("learner.params.") :] for k in grid.values if k.startswith("learner.params.")},
+    )  # fmt: skip
     return Study(
         run.name, source, raw, run.horizon, run.seeds, run.seed, run.chunk, min(grid_chunk, grid.size),
         run.checkpoints, learner.component, env.component, constraint, learner.name, env.name, learner.static,
-        learner.entry.bound, params, grid.values, grid.axes, grid.shape,
+        learner.entry.bound, params, grid.values, grid.axes, grid.shape, (arm,), None,
     )  # fmt: skip
+
+
+def _parse_comparison(
+    source: Path, raw: dict[str, Any], run: _RunKeys, constraint: Any, supplied: dict[str, Any]
+) -> Study:
+    """The comparison form: ``[[learners]]`` on the shared ``[grid]`` axes (see the module's docstring)."""
+    tables = raw["learners"]
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        raise _fail(source, "learners", "must be an array of tables ([[learners]] entries), at least one")
+    labels = _labels(source, tables)
+    env = _build(source, "env", raw["env"], registry.ENVS, supplied)
+    env = env._replace(component=_with_feedback(source, raw["env"], env.component))
+    e_fixed, e_swept = _params(source, "env", raw["env"], env.entry.params)
+
+    shared = _shared_axes(source, raw.get("grid", {}))
+    swept = shared | {f"env.params.{k}": v for k, v in e_swept.items()}
+    grid = build_grid(swept, _shared_zip(raw.get("zip", []), shared), source)
+    grid_chunk = _int_key(source, raw, "grid_chunk", grid.size, 1)
+
+    arms = []
+    used: set[str] = set()
+    for table, label in zip(tables, labels, strict=True):
+        section = f"learners.{label}"
+        built = _build(source, section, table, registry.LEARNERS, supplied, "learner", ("label", "axes"))
+        fixed, own = _params(source, section, table, built.entry.params)
+        if own:
+            field = next(iter(own))
+            raise _fail(
+                source, f"{section}.params.{field}",
+                "is a list of values: in a comparison every learner runs on the same grid, so swept values "
+                f"go in [grid] (a shared axis, e.g. [grid] {field} = [...]) and a learner's params hold single values",
+            )  # fmt: skip
+        axes = _axis_map(source, section, table, shared, built.entry.params, fixed)
+        used |= set(axes)
+        explicit = table.get("axes", {})
+        given = {f: f"{section}.params.{f}" for f in fixed} | {
+            f: f"{section}.axes.{k[5:]}" if k[5:] in explicit else k for k, f in axes.items()
+        }
+        _check_budget_family(source, section, given, built.static, built.entry)
+        is_swept = bool(axes) or bool(e_swept)
+        values = {f"learner.params.{f}": grid.values[k] for k, f in axes.items()}
+        env_values = {k: v for k, v in grid.values.items() if k.startswith("env.params.")}
+        params = sim.SimParams(
+            _params_at(built.entry.params, fixed, values, "learner.params."),
+            _params_at(env.entry.params, e_fixed, env_values, "env.params."),
+        )
+        _check_values(source, built.component, env.component, params, run.horizon, section)
+        arms.append(StudyLearner(label, built.name, built.component, built.static, built.entry.bound, params,
+                                 is_swept, axes))  # fmt: skip
+    for key in shared:
+        if key not in used:
+            axis = key[len("grid.") :]
+            raise _fail(
+                source, key,
+                f"no learner takes this axis: no [[learners]] params class has a field {axis!r} left unset; map it "
+                f'onto a field with axes = {{ {axis} = "<field>" }} in a [[learners]] entry, or remove it',
+            )  # fmt: skip
+    reference = raw.get("reference")
+    if reference is not None and reference not in labels:
+        raise _fail(source, "reference", f"must be the label of a learner, one of {labels}, got {reference!r}")
+    first = arms[0]
+    return Study(
+        run.name, source, raw, run.horizon, run.seeds, run.seed, run.chunk, min(grid_chunk, grid.size),
+        run.checkpoints, first.learner, env.component, constraint, first.name, env.name, first.static,
+        first.bound, first.params, grid.values, grid.axes, grid.shape, tuple(arms), reference,
+    )  # fmt: skip
+
+
+def _labels(source: Path, tables: list[dict[str, Any]]) -> list[str]:
+    """Each learner's label (default its name): non-empty strings, all different."""
+    labels: list[str] = []
+    for i, table in enumerate(tables, 1):
+        label = table.get("label", table.get("name"))
+        key = f"learners[{i}].label"
+        if not isinstance(label, str) or not label.strip():
+            raise _fail(source, key, f"must be a non-empty string (the learner's name in the outputs), got {label!r}")
+        if label in labels:
+            raise _fail(
+                source, key,
+                f"{label!r} is also the label of learners[{labels.index(label) + 1}]: every learner needs its own "
+                "label (add label = \"...\" to tell them apart)",
+            )  # fmt: skip
+        labels.append(label)
+    return labels
+
+
+def _shared_zip(zips: Any, shared: dict[str, np.ndarray]) -> Any:
+    """The file's ``zip`` with each bare shared-axis name (``"epsilon"``) written as its key (``"grid.epsilon"``)."""
+    if not isinstance(zips, list):
+        return zips  # build_grid refuses it, naming [zip]
+    bare = {key[len("grid.") :]: key for key in shared}
+    return [[bare.get(k, k) if isinstance(k, str) else k for k in g] if isinstance(g, list) else g for g in zips]
+
+
+def _shared_axes(source: Path, table: Any) -> dict[str, np.ndarray]:
+    """The ``[grid]`` table's shared axes: ``"grid.<axis>"`` -> its values (a non-empty list)."""
+    if not isinstance(table, dict):
+        raise _fail(source, "grid", f"must be a table of shared axes (name = [values]), got {table!r}")
+    shared = {}
+    for axis, value in table.items():
+        key = f"grid.{axis}"
+        if isinstance(value, (dict, str, bool)) or not isinstance(value, list):
+            raise _fail(source, key, f"must be a list of values (a shared axis), got {value!r}")
+        try:
+            arr = np.asarray(value, np.float64)
+        except (ValueError, TypeError):
+            raise _fail(source, key, f"must be a list of numbers (or of equal-length lists), got {value!r}") from None
+        if arr.shape[0] == 0:
+            raise _fail(source, key, "is an empty grid")
+        shared[key] = arr
+    return shared
+
+
+def _axis_map(
+    source: Path, section: str, table: dict[str, Any], shared: dict[str, np.ndarray], cls: type,
+    fixed: dict[str, np.ndarray],
+) -> dict[str, str]:  # fmt: skip
+    """The shared axes a learner takes: grid key -> the field it sets (``axes``, else the same-named field)."""
+    explicit = table.get("axes", {})
+    if not isinstance(explicit, dict):
+        raise _fail(source, f"{section}.axes", f"must be a table (axis = \"field\"), got {explicit!r}")
+    axes: dict[str, str] = {}
+    for axis, field in explicit.items():
+        key, where = f"grid.{axis}", f"{section}.axes.{axis}"
+        if key not in shared:
+            raise _fail(source, where, f"is not an axis of [grid]; its axes: {[k[5:] for k in shared]}")
+        if not isinstance(field, str) or field not in cls._fields:
+            raise _fail(source, where, f"must name a field of {cls.__name__} {list(cls._fields)}, got {field!r}")
+        if field in fixed:
+            raise _fail(
+                source, f"{section}.params.{field}",
+                f"is set here and by the shared axis grid.{axis} ({section}.axes.{axis}): remove one",
+            )  # fmt: skip
+        if field in axes.values():
+            raise _fail(source, f"{section}.axes", f"two shared axes set the field {field!r}")
+        axes[key] = field
+    for key in shared:
+        field = key[len("grid.") :]
+        if key not in axes and field in cls._fields and field not in fixed and field not in axes.values():
+            axes[key] = field
+    return axes
 
 
 # --- the top-level keys --------------------------------------------------------------------------------------
 
 
 def _check_keys(source: Path, raw: dict[str, Any]) -> None:
-    """Unknown top-level keys are refused (with the closest known one); ``[learner]`` and ``[env]`` are required."""
-    known = TOP_KEYS + TABLES
+    """Unknown top-level keys are refused (with the closest known one); ``[env]`` and one learner form are required.
+
+    The learner form: one ``[learner]`` table, or ``[[learners]]`` entries (a comparison, which alone
+    may have ``[grid]`` and ``reference``).
+    """
+    known = TOP_KEYS + TABLES + COMPARE_KEYS
     for key in raw:
         if key not in known:
             raise _fail(source, key, f"unknown key{_suggest(key, list(known))}; known: {known}")
+    if "learner" in raw and "learners" in raw:
+        raise _fail(
+            source, "learners",
+            "a study file has either one [learner] table or [[learners]] entries (a comparison), not both",
+        )  # fmt: skip
+    if "learners" not in raw:
+        for key in ("grid", "reference"):
+            if key in raw:
+                raise _fail(
+                    source, key,
+                    "belongs to a comparison study ([[learners]] entries); a single [learner] sweeps the lists "
+                    "in its own [learner.params]",
+                )  # fmt: skip
     for key in ("learner", "env"):
-        if key not in raw:
+        if key not in raw and not (key == "learner" and "learners" in raw):
             raise _fail(source, key, "is required")
 
 
@@ -343,19 +616,24 @@ def _constraint_set(source: Path, raw: dict[str, Any]) -> Any:
 
 
 def _build(
-    source: Path, section: str, table: Any, components: dict[str, Component], supplied: dict[str, Any]
-) -> _Built:
-    """Build ``table``'s component from the registry ``components``; ``supplied`` are the file-wide arguments."""
+    source: Path, section: str, table: Any, components: dict[str, Component], supplied: dict[str, Any],
+    what: str | None = None, reserved: tuple[str, ...] = (),
+) -> _Built:  # fmt: skip
+    """Build ``table``'s component from the registry ``components``; ``supplied`` are the file-wide arguments.
+
+    ``what`` names the kind in messages (default ``section``); ``reserved`` are further keys of the table
+    that are not static arguments. A learner's ``mechanism`` is built here (``_mechanism``).
+    """
+    what = section if what is None else what
     if not isinstance(table, dict):
         raise _fail(source, section, f"must be a table, got {table!r}")
     name = table.get("name")
     if name not in components:
         known = sorted(components)
-        raise _fail(
-            source, f"{section}.name", f"unknown {section} {name!r}{_suggest(str(name), known)}; known: {known}"
-        )
+        raise _fail(source, f"{section}.name", f"unknown {what} {name!r}{_suggest(str(name), known)}; known: {known}")
     entry = components[name]
-    static = {k: v for k, v in table.items() if k not in ("name", "params", "bandit_feedback")}
+    skip = ("name", "params", "bandit_feedback", "mechanism", *reserved)
+    static = {k: v for k, v in table.items() if k not in skip}
     signature = inspect.signature(entry.factory).parameters
     for key in static:
         if key not in signature or key in supplied:
@@ -372,11 +650,50 @@ def _build(
     ]
     if missing:
         raise _fail(source, section, f"{name} needs the static argument(s) {missing}")
+    if "mechanism" in table:
+        if entry.mechanism_dim is None or "mechanism" not in signature:
+            raise _fail(source, f"{section}.mechanism", f"{name} takes no prefix-sum mechanism")
+        mech = _mechanism(source, f"{section}.mechanism", table["mechanism"], entry, static, supplied)
+        kwargs["mechanism"] = mech
+        static = {**static, "mechanism": mech, "noise": mechanisms.describe(mech).noise}
     try:
         component = entry.factory(**kwargs)
     except (ValueError, TypeError) as err:
         raise _fail(source, section, f"{name}: {err}") from None
     return _Built(component, name, static, entry)
+
+
+def _mechanism(
+    source: Path, key: str, value: Any, entry: Component, static: dict[str, Any], supplied: dict[str, Any]
+) -> Any:
+    """The prefix-sum mechanism a learner's ``mechanism`` names (a name, or a table with ``name`` and kwargs)."""
+    if isinstance(value, str):
+        table = {"name": value}
+    elif isinstance(value, dict):
+        table = dict(value)
+    else:
+        raise _fail(source, key, f"must be a mechanism name or a table with a name, got {value!r}")
+    name = table.pop("name", None)
+    if name not in registry.MECHANISMS:
+        known = sorted(registry.MECHANISMS)
+        raise _fail(source, key, f"unknown mechanism {name!r}{_suggest(str(name), known)}; known: {known}")
+    factory = registry.MECHANISMS[name]
+    signature = inspect.signature(factory).parameters
+    for arg in table:
+        if arg not in signature or arg in ("horizon", "dim", "dtype"):
+            allowed = sorted(k for k in signature if k not in ("horizon", "dim", "dtype"))
+            raise _fail(source, f"{key}.{arg}", f"{name} takes no argument {arg!r}; it takes {allowed}")
+    dim = entry.mechanism_dim(static, supplied["constraint"])
+    kwargs: dict[str, Any] = {"horizon": supplied["horizon"], "dim": dim}
+    if "neighbouring" in signature:
+        kwargs["neighbouring"] = "replace"
+    if "noise" in signature and static.get("noise") is not None:
+        kwargs["noise"] = static["noise"]
+    kwargs.update(table)
+    try:
+        return factory(**kwargs)
+    except (ValueError, TypeError) as err:
+        raise _fail(source, key, f"{name}: {err}") from None
 
 
 def _with_feedback(source: Path, table: dict[str, Any], env: Any) -> Any:
@@ -425,11 +742,14 @@ def _params(
     return fixed, swept
 
 
-def _check_budget_family(source: Path, table: dict[str, Any], static: dict[str, Any], entry: Component) -> None:
+def _check_budget_family(
+    source: Path, section: str, given: dict[str, str], static: dict[str, Any], entry: Component
+) -> None:
     """A learner with a noise family takes the budget of that family only, and needs it.
 
     ``noise = "gaussian"`` with an ``epsilon`` grid would run the Gaussian tree with the
-    ε of another guarantee (or with no budget at all); refused naming the key.
+    ε of another guarantee (or with no budget at all); refused naming the key. ``given``:
+    each params field the file sets -> the file key that sets it.
     """
     fields = getattr(entry.params, "_fields", ())
     signature = inspect.signature(entry.factory).parameters
@@ -440,21 +760,20 @@ def _check_budget_family(source: Path, table: dict[str, Any], static: dict[str, 
     if noise not in BUDGET_FIELDS:
         return  # the factory has refused it already
     needed, guarantee = BUDGET_FIELDS[noise]
-    given = table.get("params", {})
     for other in ("epsilon", "rho"):
         if other != needed and other in given:
             families = sorted(f for f, (b, _) in BUDGET_FIELDS.items() if b == other)
             raise _fail(
                 source,
-                f"learner.params.{other}",
+                given[other],
                 f"is the budget of another noise family: noise = {noise!r} is {guarantee} and takes "
-                f"learner.params.{needed}, not {other} (the budget of noise = {' or '.join(map(repr, families))})",
+                f"{section}.params.{needed}, not {other} (the budget of noise = {' or '.join(map(repr, families))})",
             )
     if needed not in given:
         raise _fail(
             source,
-            "learner.params",
-            f"noise = {noise!r} is {guarantee} and needs learner.params.{needed} (inf for the non-private limit)",
+            f"{section}.params",
+            f"noise = {noise!r} is {guarantee} and needs {section}.params.{needed} (inf for the non-private limit)",
         )
 
 
@@ -513,15 +832,18 @@ def _params_at(cls: type, fixed: dict[str, np.ndarray], grid: dict[str, np.ndarr
 # --- the values ----------------------------------------------------------------------------------------------
 
 
-def _check_values(source: Path, learner: Any, env: Any, params: Any, horizon: int) -> None:
-    """The components' checks on every grid point, those made when traced, and the horizon each accepts."""
-    for section, component, sub in (("learner.params", learner, params.learner), ("env.params", env, params.env)):
+def _check_values(source: Path, learner: Any, env: Any, params: Any, horizon: int, section: str = "learner") -> None:
+    """The components' checks on every grid point, those made when traced, and the horizon each accepts.
+
+    ``section`` is the learner's table in messages (``"learner"``, or ``"learners.<label>"``).
+    """
+    for where, component, sub in ((f"{section}.params", learner, params.learner), ("env.params", env, params.env)):
         if component.check is not None:
             try:
                 component.check(sub)
             except ValueError as err:
-                raise _fail(source, section, str(err)) from None
-    _check_traces(source, learner, env, params)
+                raise _fail(source, where, str(err)) from None
+    _check_traces(source, learner, env, params, section)
     for what, component in (("learner", learner), ("env", env)):
         try:
             check_horizon(horizon, component, what)
@@ -529,7 +851,7 @@ def _check_values(source: Path, learner: Any, env: Any, params: Any, horizon: in
             raise _fail(source, "horizon", str(err)) from None
 
 
-def _check_traces(source: Path, learner: Any, env: Any, params: Any) -> None:
+def _check_traces(source: Path, learner: Any, env: Any, params: Any, section: str = "learner") -> None:
     """Trace ``learner.init`` and ``env.reset`` on abstract params (nothing runs): the checks made at trace time.
 
     A component refuses a missing or wrong-family budget when it is initialised; this
@@ -539,8 +861,8 @@ def _check_traces(source: Path, learner: Any, env: Any, params: Any) -> None:
     axes, _ = sim.grid_axes(params, allow_grid=True)
     point = _resume.abstract_point(params, axes)
     key = jax.eval_shape(lambda: jax.random.key(0))
-    for section, fn, sub in (("learner.params", learner.init, point.learner), ("env.params", env.reset, point.env)):
+    for where, fn, sub in ((f"{section}.params", learner.init, point.learner), ("env.params", env.reset, point.env)):
         try:
             jax.eval_shape(fn, key, sub)
         except (ValueError, TypeError) as err:
-            raise _fail(source, section, str(err).splitlines()[0] if str(err) else type(err).__name__) from None
+            raise _fail(source, where, str(err).splitlines()[0] if str(err) else type(err).__name__) from None

@@ -162,3 +162,28 @@ def test_the_cli_reports_a_bad_file_cleanly(tmp_path, capsys):
 def test_example_study_files_are_valid(example):
     s = study.load_study(EXAMPLES / example)
     assert s.size >= 4 and s.seeds % s.chunk == 0
+
+
+def test_the_cli_writes_tidy_results_beside_the_npz_or_says_why_not(full_run, monkeypatch, capsys):
+    import argparse
+
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("pandas")
+    res, _ = full_run
+    monkeypatch.setattr(study, "run_study", lambda *a, **k: res)
+    args = argparse.Namespace(study="small.toml", out=str(res.out), no_progress=True)
+    assert cli.sweep(args) == 0
+    assert f"{res.out / 'results.nc'}" in capsys.readouterr().out
+    with xr.open_dataset(res.out / "results.nc", engine="scipy") as ds:
+        assert ds.regret.dims == ("epsilon", "lipschitz", "seed", "step")
+        np.testing.assert_array_equal(ds.epsilon.values, [1.0, 10.0, np.inf])
+        np.testing.assert_array_equal(jp.tidy.from_xarray(ds.load()).regret, res.regret)
+    long = (res.out / "summary_long.csv").read_text().splitlines()
+    assert len(long) == 1 + 6 * 3 and long[0].startswith("variable,epsilon,lipschitz,step,mean,se,n,q0.1")
+
+    def missing(_):
+        raise ImportError("jaxpriv.tidy needs xarray and pandas: pip install 'jaxpriv[tidy]'")
+
+    monkeypatch.setattr(study, "write_tidy", missing)
+    assert cli.sweep(args) == 0
+    assert "not written: they need xarray and pandas" in capsys.readouterr().out

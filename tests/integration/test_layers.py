@@ -29,6 +29,7 @@ LAYERS = {
     "tune": 4,
     "audit": 4,
     "plot": 4,
+    "tidy": 4,
     "testing": 4,
     "jaxpriv": 5,  # the package's __init__: the public API, re-exported
     "experiments": 6,
