@@ -70,7 +70,8 @@ def prefix_sum_mechanism(
     """The learner's prefix-sum mechanism and its noise family: the paper's tree, or a checked ``mechanism``.
 
     Raises:
-      ValueError: ``mechanism`` is not a prefix-sum mechanism of ``jaxpriv.mechanisms``, has
+      ValueError: ``mechanism`` is not a prefix-sum mechanism of ``jaxpriv.mechanisms``, is the
+        window tree (window privacy, not the learner's guarantee over the whole stream), has
         another dimension, a horizon shorter than ``horizon``, add/remove neighbours, or
         a noise family other than ``noise``.
     """
@@ -78,6 +79,11 @@ def prefix_sum_mechanism(
         noise = "gamma" if noise is None else noise
         return binary_tree(horizon, dim, noise, neighbouring="replace"), noise
     info = describe(mechanism)
+    if info.name == "window_tree":
+        raise ValueError(
+            "mechanism='window_tree' protects a window of W consecutive losses, not the whole stream: the "
+            "learner's event-level guarantee would not hold. Use the window learners (oco.wdp_cocop, oco.wdp_cocol)"
+        )
     if info.dim != dim:
         raise ValueError(f"mechanism must be built for dim={dim} (the constraint's dimension), got dim={info.dim}")
     if info.horizon < horizon:

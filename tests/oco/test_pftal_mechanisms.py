@@ -75,6 +75,10 @@ def test_a_mechanism_that_does_not_fit_the_learner_is_refused():
         oco.pftal(64, BALL, "gamma", mechanism=sqrt(64, D, neighbouring="replace"))
     with pytest.raises(ValueError, match="prefix-sum Mechanism"):
         oco.pftal(64, BALL, mechanism=oco.ftal(BALL))
+    window = mechanisms.window_tree(64, D, 8, neighbouring="replace")  # window privacy, not the whole stream's
+    for factory in (oco.pftal, oco.dp_ftrl):
+        with pytest.raises(ValueError, match="window of W consecutive losses"):
+            factory(64, BALL, mechanism=window)
 
 
 def test_private_bandit_ftal_takes_a_blt_and_is_bandit_ftal_at_infinite_rho():
