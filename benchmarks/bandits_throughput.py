@@ -18,7 +18,11 @@ plus the non-private baseline, 100 runs, T = 10⁷.
 With ``--policies`` it also times every finite-armed policy at step level (the baselines AdaP-UCB,
 AdaP-KLUCB, DP-UCB, LDP-UCB, DP-SE and non-private UCB) beside AdaC-UCB, on the same instance.
 
-Usage: python benchmarks/bandits_throughput.py [--quick] [--full-scale] [--policies]
+With ``--episodic`` it times the exact episode-level simulators of the baselines beside AdaC-UCB's
+(``simulate_ucb_episodes`` for AdaP-UCB / AdaP-KLUCB, ``simulate_dp_se_epochs`` for DP-SE, at
+T = 10⁷) and AdaC-GOPE-Var's beside AdaC-GOPE's (``simulate_gope_phases``, K = 10, d = 3, T = 10⁶).
+
+Usage: python benchmarks/bandits_throughput.py [--quick] [--full-scale] [--policies] [--episodic]
 """
 
 from __future__ import annotations
@@ -158,12 +162,66 @@ def bench_policies(seeds: int, horizon: int, reps: int = 3) -> list[tuple[str, f
     return rows
 
 
+def _episodic_runs(seeds: int, horizon: int, linear_seeds: int, linear_horizon: int) -> dict[str, tuple[Any, int, int]]:
+    """Each episode-level simulator as ``name -> (go(key), seeds, horizon)``, at ε = 1 (ρ = ε²/2 = 0.5)."""
+    from jaxpriv.bandits.episodic import simulate_gope_phases
+    from jaxpriv.envs.linear_bandits import sample_linear_instance
+
+    def ucb_like(params):
+        return lambda key: bandits.simulate_ucb_episodes(params, MEANS, jax.random.key(key), horizon, seeds, [horizon])
+
+    def dp_se(key):
+        params = bandits.DPSEParams(epsilon=1.0)
+        return bandits.simulate_dp_se_epochs(params, MEANS, jax.random.key(key), horizon, seeds, [horizon])
+
+    inst = sample_linear_instance(jax.random.key(0), 10, 3)
+
+    def gope_like(cls):
+        def go(key):
+            params = cls(inst.actions, 0.5)
+            return simulate_gope_phases(
+                params, inst, jax.random.key(key), linear_horizon, linear_seeds, [linear_horizon], instance="random"
+            )
+
+        return go
+
+    return {
+        "adac_ucb (rho = 0.5)": (ucb_like(AdaCUCBParams(rho=0.5)), seeds, horizon),
+        "adap_ucb": (ucb_like(bandits.AdaPUCBParams(epsilon=1.0)), seeds, horizon),
+        "adap_klucb": (ucb_like(bandits.AdaPKLUCBParams(epsilon=1.0)), seeds, horizon),
+        "dp_se (epochs)": (dp_se, seeds, horizon),
+        "adac_gope (rho = 0.5)": (gope_like(bandits.AdaCGOPEParams), linear_seeds, linear_horizon),
+        "adac_gope_var (rho = 0.5)": (gope_like(bandits.AdaCGOPEVarParams), linear_seeds, linear_horizon),
+    }
+
+
+def bench_episodic(quick: bool, reps: int = 3) -> list[tuple[str, int, int, float, float]]:
+    """Episode-level simulators: ``(name, seeds, T, compile s, steady-state seed-rounds/s)``, medians of ``reps``."""
+    sizes = (200, 10**6, 20, 10**5) if quick else (1000, 10**7, 100, 10**6)
+    rows = []
+    for name, (go, seeds, horizon) in _episodic_runs(*sizes).items():
+        t0 = time.perf_counter()
+        jax.block_until_ready(go(0).regret)
+        first = time.perf_counter() - t0
+        times = []
+        for rep in range(reps):
+            t0 = time.perf_counter()
+            jax.block_until_ready(go(1 + rep).regret)
+            times.append(time.perf_counter() - t0)
+        steady = float(np.median(times))
+        rows.append((name, seeds, horizon, first - steady, seeds * horizon / steady))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     parser.add_argument("--full-scale", action="store_true", help="also time the full-scale reproduction")
     parser.add_argument(
         "--policies", action="store_true", help="also time every finite-armed policy (the baselines) beside AdaC-UCB"
+    )
+    parser.add_argument(
+        "--episodic", action="store_true", help="also time the episode-level simulators of the baselines"
     )
     parser.add_argument(
         "--cpu-devices", type=int, default=None, help="JAX CPU devices to shard the seeds over (default: JAX's, one)"
@@ -186,6 +244,13 @@ def main() -> None:
         print(f"\n{'policy (step level, eps = 1)':<30}{'compile (s)':>12}{'seed-rounds/s':>16}{'x AdaC-UCB':>12}")
         for name, compile_s, rate in rows:
             print(f"{name:<30}{compile_s:>12.2f}{rate:>16.3g}{rate / base:>12.2f}")
+    if args.episodic:
+        rows = bench_episodic(args.quick)
+        head = f"{'seeds':>7}{'T':>10}{'compile (s)':>12}{'seed-rounds/s':>16}{'x ref':>8}"
+        print(f"\n{'episode-level simulator':<28}{head}")
+        for name, n_seeds, T, compile_s, rate in rows:
+            ref = rows[0][4] if "gope" not in name else rows[-2][4]  # AdaC-UCB's, or AdaC-GOPE's
+            print(f"{name:<28}{n_seeds:>7}{T:>10.0e}{compile_s:>12.2f}{rate:>16.3g}{rate / ref:>8.2f}")
     if args.full_scale:
         total, sim = bench_full_scale()
         print(

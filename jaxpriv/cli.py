@@ -80,12 +80,35 @@ def bandits(args: argparse.Namespace) -> int:
     return 0
 
 
+def _baselines_other(args: argparse.Namespace, out: Path) -> int:
+    """``baselines --experiment epsilon | gope | oco``: run it and print its table."""
+    from jaxpriv.experiments import baselines_epsilon, baselines_gope, baselines_oco
+
+    run = {
+        "epsilon": baselines_epsilon.sweep_epsilon,
+        "gope": baselines_gope.compare_gope,
+        "oco": baselines_oco.compare_oco,
+    }[args.experiment]
+    t0 = time.perf_counter()
+    res = run(out, args.full_scale, args.seeds, args.seed, horizon=args.horizon, verbose=True)
+    cols = list(res.table[0])
+    print(" ".join(f"{c:>14}" for c in cols))
+    for row in res.table:
+        print(" ".join(f"{v:>14.4g}" if isinstance(v, float) else f"{v!s:>14}" for v in row.values()))
+    if args.experiment == "epsilon":
+        print("knee: " + ", ".join(f"{k} {v:.3g}" for k, v in res.knee.items()))
+    print(f"{time.perf_counter() - t0:.1f} s; wrote {', '.join(str(p) for p in res.files.values())}")
+    return 0
+
+
 def baselines(args: argparse.Namespace) -> int:
-    """The pure-DP baselines of [N22] Figure 2 side by side: figure, raw results, settings and table."""
+    """The private baselines' experiments: [N22] Fig. 2 (default), Fig. 3, AdaC-GOPE-Var, DP-FTRL vs PFTAL."""
     from jaxpriv.experiments.baselines import compare
 
     out = Path(args.out) if args.out else Path("jaxpriv-out") / time.strftime("baselines-%Y%m%d-%H%M%S")
-    print(f"baselines ({'full' if args.full_scale else 'reduced'} scale) ...", flush=True)
+    print(f"baselines {args.experiment} ({'full' if args.full_scale else 'reduced'} scale) ...", flush=True)
+    if args.experiment != "pure-dp":
+        return _baselines_other(args, out)
     t0 = time.perf_counter()
     res = compare(out, args.full_scale, args.seeds, args.seed, horizon=args.horizon, verbose=True)
     print(f"{'algorithm':<24} {'T':>9} {'regret':>22} {'ratio to ' + res.table[0]['algorithm']:>22}")
@@ -103,13 +126,26 @@ def sweep(args: argparse.Namespace) -> int:
     from jaxpriv.experiments.study import run_study
 
     res = run_study(args.study, args.out, progress=not args.no_progress)  # a ValueError: main's one-line error
-    print(f"{res.study.name}: {res.study.size} grid points x {res.study.seeds} seeds x T={res.study.horizon}")
+    learners = f"{len(res.study.learners)} learners x " if res.study.compare else ""
+    print(f"{res.study.name}: {learners}{res.study.size} grid points x {res.study.seeds} seeds x T={res.study.horizon}")
     print(f"{'grid point':<40} {'final regret':>24} {'bound':>12}")
     for row in res.summary:
         label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row.items() if "." in k) or res.study.learner_name
+        label = f"{row['learner']}: {label}" if "learner" in row else label
         bound = f"{row['bound']:.4g}" if row["bound"] != "" else ""
         print(f"{label:<40} {row['final_regret_mean']:>12.4g} +- {row['final_regret_se']:<8.2g} {bound:>12}")
-    print(f"wrote {', '.join(str(p) for p in res.files.values())}")
+    for row in res.paired or []:  # a comparison's paired differences against its reference (shared seeds)
+        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row.items() if "." in k)
+        label = f"{row['learner']} - {row['reference']}" + (f": {label}" if label else "")
+        print(f"{label:<40} {row['difference_mean']:>12.4g} +- {row['difference_se']:<8.2g} (paired SE)")
+    files = list(res.files.values())
+    try:
+        from jaxpriv.experiments.study import write_tidy
+
+        files += list(write_tidy(res).values())
+    except ImportError:
+        print("results.nc and summary_long.csv not written: they need xarray and pandas (pip install 'jaxpriv[tidy]')")
+    print(f"wrote {', '.join(str(p) for p in files)}")
     return 0
 
 
@@ -188,6 +224,13 @@ def main(argv: list[str] | None = None) -> int:
         "baselines",
         parents=[common],
         help="pure-DP bandit baselines ([N22] Fig. 2): AdaP-(KL)UCB, DP-UCB, DP-SE, LDP-UCB, AdaC-UCB",
+    )
+    c.add_argument(
+        "--experiment",
+        choices=["pure-dp", "epsilon", "gope", "oco"],
+        default="pure-dp",
+        help="pure-dp: [N22] Fig. 2 (default); epsilon: AdaP-KLUCB against eps with the lower bound ([N22] Fig. 3); "
+        "gope: AdaC-GOPE against AdaC-GOPE-Var; oco: DP-FTRL against PFTAL (tree and BLT)",
     )
     c.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/baselines-<time>)")
     c.add_argument("--full-scale", action="store_true", help="T = 1e7, 20 runs (DP-UCB / LDP-UCB capped at 1e6)")

@@ -15,9 +15,9 @@ __all__ = ["AdaCGOPEVarParams", "GOPEState", "adac_gope_var"]
 class AdaCGOPEVarParams(NamedTuple):
     """Params of ``adac_gope_var`` (the fields of ``AdaCGOPEParams``).
 
-    A class of its own, so that a consumer that dispatches on the params type (the
-    episode-level ``bandits.episodic.simulate_gope_phases``, which simulates the whitened
-    noise only) refuses it instead of simulating AdaC-GOPE in its place.
+    A class of its own, so that a consumer that dispatches on the params type tells the two
+    placements apart: the phase-level ``bandits.episodic.simulate_gope_phases`` runs
+    AdaC-GOPE-Var (noise on the sums) for these params and AdaC-GOPE for ``AdaCGOPEParams``.
 
     Attributes:
       actions: ``[K, d]``, the (public) action set; must span ``R^d``.

@@ -192,6 +192,10 @@ def test_static_options_and_params_are_checked():
         learner.check(AdaCGOPEVarParams(INSTANCE.actions, 0.0))
     with pytest.raises(ValueError, match="delta"):
         learner.check(AdaCGOPEVarParams(INSTANCE.actions, 1.0, delta=1.5))
-    # the episode-level simulator (whitened noise only) refuses the Var params instead of simulating AdaC-GOPE
-    with pytest.raises(ValueError, match="AdaCGOPEParams or GOPEParams"):
-        simulate_gope_phases(AdaCGOPEVarParams(INSTANCE.actions, 1.0), INSTANCE, jax.random.key(0), 100, 2)
+    # the episode-level simulator takes the Var params (noise on the sums) but not AdaC-GOPE's ablations
+    with pytest.raises(ValueError, match="ablation"):
+        simulate_gope_phases(
+            AdaCGOPEVarParams(INSTANCE.actions, 1.0), INSTANCE, jax.random.key(0), 100, 2, ablation="noise"
+        )
+    with pytest.raises(ValueError, match="AdaCGOPEVarParams"):
+        simulate_gope_phases(INSTANCE, INSTANCE, jax.random.key(0), 100, 2)

@@ -248,3 +248,24 @@ def test_budgets_refused_when_missing_or_of_another_family():
         dp_ftrl(32, BALL, mechanism=mechanisms.sqrt_factorization(32, D))
     with pytest.raises(ValueError, match="noise must be None or 'gaussian'"):
         dp_ftrl(32, BALL, "gamma", mechanism=mechanisms.sqrt_factorization(32, D, neighbouring="replace"))
+
+
+def test_regret_slope_in_log_t_is_at_most_the_bounds():
+    # The bound D sqrt(T L² + 2 L S), S = Σ_t sqrt(d Var_t): exponent 1/2 in T times the tree's log factors.
+    # The per-seed slope of log regret against log T (λ is tuned per T, so one run per horizon, on the same
+    # seed keys) is at most the bound's slope between the same horizons, and positive.
+    horizons, seeds = (2**8, 2**10, 2**12), 20
+    params = DPFTRLParams(epsilon=1.0, lipschitz=LIP)
+    finals = []
+    for T in horizons:
+        res = jp.sweep(dp_ftrl(T, BALL), QUAD, jp.SimParams(params, QUAD_P), jax.random.key(5), T, seeds, [T])
+        finals.append(_final(res))
+    x = np.log(np.asarray(horizons, np.float64))
+    x = x - x.mean()
+    y = np.log(np.maximum(np.stack(finals, axis=1), 1e-9))
+    slopes = (y - y.mean(axis=1, keepdims=True)) @ x / (x @ x)
+    m, se = mean_with_stderr(slopes)
+    bounds = np.log([dp_ftrl_learner_bound(T, BALL, params) for T in horizons])
+    bound_slope = float((bounds - bounds.mean()) @ x / (x @ x))
+    assert 0.5 < bound_slope < 0.8, bound_slope  # sqrt(T) and the Gamma tree's log^{1.5} T noise factor
+    assert 0 < m - 3 * se and m + 3 * se < bound_slope, (m, se, bound_slope)  # 0.37 ± 0.02 against 0.60

@@ -2,9 +2,10 @@
 
 Where a policy's decisions change only at episode or phase boundaries, the whole
 episode is advanced at once, its sufficient statistics drawn from their exact
-distribution: ``simulate_ucb_episodes`` (AdaC-UCB and episodic UCB, ``ucb``) and
-``simulate_gope_phases`` (AdaC-GOPE and GOPE, ``gope``), both run over seeds and a
-params grid by ``episode_sweep``. They share their index, calibration and phase
+distribution: ``simulate_ucb_episodes`` (AdaC-UCB, AdaP-UCB, AdaP-KLUCB and episodic UCB,
+``ucb``), ``simulate_gope_phases`` (AdaC-GOPE, AdaC-GOPE-Var and GOPE, ``gope``) and
+``simulate_dp_se_epochs`` (DP-SE, ``dp_se``), all run over seeds and a params grid by
+``episode_sweep``. They share their index, calibration and phase
 arithmetic with the step-level policies of ``jaxpriv.bandits``, which remain the reference.
 """
 

@@ -1,4 +1,4 @@
-"""Episode-level simulator of GOPE / AdaC-GOPE: one scan step per phase.
+"""Episode-level simulator of GOPE / AdaC-GOPE / AdaC-GOPE-Var: one scan step per phase.
 
 Within a phase of (AdaC-)GOPE the actions do not depend on the phase's rewards
 (Step 2 of Algorithm 8 fixes ``T_ℓ(a)`` before the phase starts), and the phase
@@ -20,7 +20,10 @@ phase is truncated at ``T``. ``T = 10^7`` costs ``O(log T)`` scan steps.
 
 The phase arithmetic (design, ``c_ℓ``, ``T_ℓ(a)``, least squares, noise,
 elimination) is the one of the step-level policies (``_gope_core``): same
-algorithm, two simulators. The step-level policies are the reference.
+algorithm, two simulators. The step-level policies are the reference. AdaC-GOPE-Var
+(``AdaCGOPEVarParams``) differs from AdaC-GOPE only in ``close_phase``'s
+``noise_placement="sums"`` (one ``N(0, 2/ρ)`` per support action's reward sum),
+which this simulator calls with the same per-arm sums, so it is exact for it too.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey, check_horizon
 from jaxpriv.bandits import _gope_core as core
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
+from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams, adac_gope_var
 from jaxpriv.bandits.episodic._sweep import EpisodeResult, episode_sweep
 from jaxpriv.bandits.gope import GOPEParams, gope
 from jaxpriv.envs.linear_bandits import LinearBanditParams, linear_bandit, unit_sphere
@@ -110,6 +114,7 @@ def _gope_simulator(
     reward_sums: RewardSums,
     ablation: str | None = None,
     phase_length: str = "joint",
+    noise_placement: str = "whitened",
 ) -> Callable[[PRNGKey, SimParams], tuple[jax.Array, jax.Array, jax.Array]]:
     ckpts = jnp.asarray(checkpoints, jnp.int32)
     num_scan = core.max_phases(horizon) + 1
@@ -171,6 +176,7 @@ def _gope_simulator(
                 rho=rho,
                 private=noisy,
                 calibration=calibration,
+                noise_placement=noise_placement,
             )
             active = jnp.where(complete, rel.active, active)
             return (active, t_used + jnp.sum(n), pulls_at, phases_at), None
@@ -191,7 +197,7 @@ def _gope_simulator(
 
 
 def simulate_gope_phases(
-    params: AdaCGOPEParams | GOPEParams,
+    params: AdaCGOPEParams | AdaCGOPEVarParams | GOPEParams,
     env_params: LinearBanditParams,
     key: PRNGKey,
     horizon: int,
@@ -210,23 +216,24 @@ def simulate_gope_phases(
     ablation: str | None = None,
     phase_length: str = "joint",
 ) -> EpisodeResult:
-    """AdaC-GOPE (``AdaCGOPEParams``) or GOPE (``GOPEParams``) on a linear bandit, phase by phase.
+    """AdaC-GOPE (``AdaCGOPEParams``), AdaC-GOPE-Var (``AdaCGOPEVarParams``) or GOPE (``GOPEParams``), phase by phase.
 
     One scan step per phase (``O(log T)`` steps), vmapped over seeds and over a
     params grid with common random numbers (``episode_sweep``). The algorithm
-    is that of ``adac_gope`` / ``gope`` with the same static options; each
+    is that of ``adac_gope`` / ``adac_gope_var`` / ``gope`` with the same static options; each
     support arm's reward sum is drawn from its distribution (module docstring:
     exact without ``clip``) and the regret is exact.
 
     Args:
-      params: ``AdaCGOPEParams`` (private) or ``GOPEParams``; a leaf with a
+      params: ``AdaCGOPEParams`` / ``AdaCGOPEVarParams`` (private) or ``GOPEParams``; a leaf with a
         leading grid axis (e.g. ``rho=[G]``) is swept.
       env_params: ``LinearBanditParams`` (the true actions, θ*, noise σ).
       key: the base key; seed ``i`` uses ``split(key, seeds)[i]``.
       horizon: ``T >= K``.
       seeds: the number of runs.
       checkpoints: ``None``, ``"log"`` or a sequence of steps; ``T`` is always included.
-      clip, calibration, design_tol, design_iters: as in ``adac_gope``.
+      clip, calibration, design_tol, design_iters: as in ``adac_gope`` (``calibration`` is unused by
+        AdaC-GOPE-Var, whose calibration is exact).
       instance: ``"fixed"`` (the params' actions and θ*), ``"random_theta"``
         (θ* per run on the sphere, as ``linear_bandit(random_theta=True)``) or
         ``"random"`` (actions and θ* per run on the sphere, the paper's §VII;
@@ -235,12 +242,12 @@ def simulate_gope_phases(
       chunk: run the seeds in batches of this size.
       reward_sums: ``(key, means[K], stddev, pulls[K]) -> sums[K]`` (a test hook;
         default ``gaussian_reward_sums``).
-      policy: optional, the step-level ``adac_gope`` / ``gope`` these phases stand
+      policy: optional, the step-level ``adac_gope`` / ``adac_gope_var`` / ``gope`` these phases stand
         in for; a ``horizon`` past the one it was built for raises ``ValueError``
         naming both (its phase lengths are capped at its own horizon).
       phase_length: AdaC-GOPE's phase-length rule, ``"joint"`` (default) or ``"paper"`` (see ``adac_gope``).
       ablation: ``None``, or, with ``AdaCGOPEParams``, ``"noise"`` / ``"exploration"``
-        (diagnostics, not private; see ``adac_gope``).
+        (diagnostics, not private; see ``adac_gope``); AdaC-GOPE-Var refuses it.
 
     Returns:
       An ``EpisodeResult``: ``regret[..., m]``, ``episodes[..., m]`` (phases
@@ -252,16 +259,24 @@ def simulate_gope_phases(
     instance = _validate.choice("instance", instance, INSTANCES)
     exact_pulls = _validate.positive_int("exact_pulls", exact_pulls)
     core.ablation_parts(isinstance(params, AdaCGOPEParams), ablation)
+    placement = "whitened"
     if isinstance(params, AdaCGOPEParams):
         private = True
         adac_gope(
             num_actions, dim, horizon, clip, calibration, design_tol, design_iters, phase_length=phase_length
         ).check(params)
+    elif isinstance(params, AdaCGOPEVarParams):
+        private, placement = True, "sums"
+        adac_gope_var(num_actions, dim, horizon, clip, design_tol, design_iters, phase_length=phase_length).check(
+            params
+        )
     elif isinstance(params, GOPEParams):
         private = False
         gope(num_actions, dim, horizon, clip, design_tol, design_iters).check(params)
     else:
-        raise ValueError(f"params must be AdaCGOPEParams or GOPEParams, got {type(params).__name__}")
+        raise ValueError(
+            f"params must be AdaCGOPEParams, AdaCGOPEVarParams or GOPEParams, got {type(params).__name__}"
+        )
     linear_bandit(num_actions, dim, random_theta=instance != "fixed").check(env_params)
     if reward_sums is None:
         reward_sums = _default_sums(clip, exact_pulls)
@@ -280,6 +295,7 @@ def simulate_gope_phases(
         reward_sums,
         ablation,
         _validate.choice("phase_length", phase_length, core.PHASE_LENGTHS),
+        placement,
     )
     regret, episodes, pulls = episode_sweep(one, SimParams(params, env_params), key, seeds, chunk)
     return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, episodes, pulls)
