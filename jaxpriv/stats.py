@@ -229,3 +229,29 @@ def finalize(stats: Stats, acc: Accumulator, steps: np.ndarray) -> SweepStats:
         acc.nonfinite_inputs,
         acc.nonfinite_steps,
     )
+
+
+def paired_difference(
+    x: np.typing.ArrayLike, reference: np.typing.ArrayLike, axis: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and paired standard error of ``x − reference`` along the seed ``axis``.
+
+    For two arms run on shared seed keys (common random numbers), the standard error of the
+    difference of the means is the standard error of the per-seed differences,
+    ``std(x_i − r_i, ddof=1) / sqrt(n)``. The unpaired ``sqrt(SE(x)² + SE(r)²)`` treats the arms as
+    independent; shared seeds make them correlated (often strongly: the same environment draws and
+    noise), so it can overstate the error by orders of magnitude.
+
+    Args:
+      x: per-seed values of one arm (the seed axis is ``axis``).
+      reference: the other arm's, on the same seeds (broadcastable to ``x``).
+      axis: the seed axis.
+
+    Returns:
+      ``(mean, se)`` of the difference, with ``axis`` removed.
+    """
+    d = np.asarray(x, np.float64) - np.asarray(reference, np.float64)
+    n = d.shape[axis]
+    mean = d.mean(axis)
+    se = d.std(axis, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)  # one seed: no spread to measure
+    return mean, se

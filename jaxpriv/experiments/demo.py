@@ -237,8 +237,17 @@ def _write(
     np.savez_compressed(out / "results.npz", steps=steps, epsilon=eps, **arrays)
     write_table(out, "summary.csv", rows)
     write_settings(out, settings)
-    curves = {"OGD": (steps, regret[OGD][0]), "FTAL": (steps, regret[FTAL][0])}
+    curves = {"OGD": regret[OGD][0], "FTAL": regret[FTAL][0]}
     for g, e in enumerate(eps):
-        curves[f"PFTAL eps={fmt_eps(e)}"] = (steps, regret[PFTAL][g])
-    plot.regret_curves(curves, out / "regret.png", title=title)
+        curves[f"PFTAL eps={fmt_eps(e)}"] = regret[PFTAL][g]
+    from matplotlib.figure import Figure  # no pyplot: no backend is selected
+
+    fig = Figure(figsize=(6.4, 4.4), dpi=120)
+    ax = fig.add_subplot()
+    plot.regret_vs_t(steps, curves, ax=ax)
+    ax.get_lines()[0].set_linestyle("--")  # OGD: it can coincide exactly with FTAL
+    ax.legend(fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(out / "regret.png")
     print(f"\nwrote {out}/results.npz, {out}/settings.json, {out}/summary.csv, {out}/regret.png")

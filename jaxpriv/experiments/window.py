@@ -27,7 +27,7 @@ import jax
 import numpy as np
 
 import jaxpriv as jp
-from jaxpriv import envs, oco, sets
+from jaxpriv import envs, oco, plot, sets
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 
 
@@ -124,35 +124,23 @@ def _figure(
     noise: str,
     seeds: int,
 ) -> None:
-    """``window.png``: mean final regret against ``W`` (left) and mean regret against ``t`` (right)."""
-    import matplotlib
+    """``window.png``: mean final regret against ``W`` (left) and mean regret against ``t`` (right), 95% bands."""
+    from matplotlib.figure import Figure  # no pyplot: no backend is selected
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.4), dpi=120)
-    for name, marker in (("WDP-COCOP", "o"), ("WDP-COCOL", "s")):
-        means = np.array([results[f"{name} W={w}"][:, -1].mean() for w in windows])
-        ses = np.array([mean_se(results[f"{name} W={w}"], axis=-2)[1][-1] for w in windows])
-        left.errorbar(windows, means, yerr=1.96 * ses, marker=marker, label=name, capsize=3)
-    for name, style in (("PFTAL (W=T)", "--"), ("FTAL", ":"), ("Garber-Hazan", "-."), ("online Frank-Wolfe", ":")):
-        left.axhline(results[name][:, -1].mean(), ls=style, color="gray" if name != "PFTAL (W=T)" else "k", lw=1)
-        left.annotate(name, (windows[0], results[name][:, -1].mean()), fontsize=7, va="bottom")
+    fig = Figure(figsize=(11, 4.4), dpi=120)
+    left, right = fig.subplots(1, 2)
+    finals = {name: np.stack([results[f"{name} W={w}"][:, -1] for w in windows]) for name in ("WDP-COCOP", "WDP-COCOL")}
+    plot.final_vs_budget(np.asarray(windows, np.float64), finals, ax=left, xlabel="window W")
+    for name in ("PFTAL (W=T)", "FTAL", "Garber-Hazan", "online Frank-Wolfe"):  # no window: horizontal lines
+        plot.final_vs_budget([np.inf], {name: results[name][None, :, -1]}, ax=left, xlabel="window W")
     left.set_xscale("log", base=2)
-    left.set_yscale("log")
-    left.set_xlabel("window W")
     left.set_ylabel(f"mean regret at T={horizon}")
     left.set_title(f"simplex d={dim}, {noise} noise, eps={epsilon:g}, {seeds} seeds", fontsize=9)
-    left.legend(fontsize=8)
-    left.grid(True, which="both", alpha=0.3)
-    for name, regret in results.items():
-        style = "-" if name.startswith("WDP-COCOP") else "--" if name.startswith("WDP-COCOL") else ":"
-        right.plot(steps, regret.mean(0), style, label=name, lw=1.3)
-    right.set_xscale("log")
+    left.legend(fontsize=7)
+    plot.regret_vs_t(steps, results, ax=right, logy=False, ylabel="mean regret")
+    for line, name in zip(right.get_lines(), results, strict=True):
+        line.set_linestyle("-" if name.startswith("WDP-COCOP") else "--" if name.startswith("WDP-COCOL") else ":")
     right.set_xlabel("t (log scale: a straight line is ln t growth)")
-    right.set_ylabel("mean regret")
-    right.grid(True, which="both", alpha=0.3)
     right.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(path)
-    plt.close(fig)

@@ -33,12 +33,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxpriv import plot, stats
 from jaxpriv._base import PRNGKey
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams
 from jaxpriv.bandits.episodic import simulate_ucb_episodes
 from jaxpriv.bandits.ucb import UCBParams
 from jaxpriv.envs.bandits import PAPER_MEANS
-from jaxpriv.experiments._outputs import mean_se, write_settings
+from jaxpriv.experiments._outputs import write_settings
 from jaxpriv.experiments._zcdp_common import SETTINGS, Scale, Setting, SettingRuns, Simulator, register_setting
 from jaxpriv.sim import log_checkpoints
 
@@ -77,34 +78,29 @@ def _plot(
     scale: Scale,
     rhos: np.ndarray,
     steps: np.ndarray,
-    gap: np.ndarray,
-    gap_se: np.ndarray,
+    gap_runs: np.ndarray,
     pop: np.ndarray,
 ) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # no pyplot: no global backend state
-    from matplotlib.figure import Figure
+    """The gap against ρ (one line per horizon, ±2 paired SE) and the price of privacy against ``t`` (per ρ).
+
+    ``gap_runs``: ``[G, S, m]`` per-seed ``Reg_priv - Reg_nonpriv`` (shared seeds): its standard error over the
+    seeds is the paired one.
+    """
+    from matplotlib.figure import Figure  # no pyplot: no backend is selected
 
     fig = Figure(figsize=(5.2, 3.8), dpi=120)
-    FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     left = np.array([np.argmin(np.abs(rhos - r)) for r in scale.rhos])
-    for T in scale.horizons:
-        j = int(np.searchsorted(steps, T))
-        ax.errorbar(
-            rhos[left], gap[left, j], yerr=2 * gap_se[left, j], marker="o", ms=3, capsize=2, label=f"T = {T:.0e}"
-        )
+    gaps = {f"T = {T:.0e}": gap_runs[left, :, int(np.searchsorted(steps, T))] for T in scale.horizons}
+    plot.final_vs_budget(rhos[left], gaps, ax=ax, band=2.0, xlabel="ρ (zCDP budget)", logy=False)
     ax.axhline(0.0, color="0.6", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_xlabel("ρ (zCDP budget)")
-    ax.set_ylabel("Reg_priv(T) − Reg_nonpriv(T)")
+    ax.set_ylabel("Reg_priv(T) − Reg_nonpriv(T) (±2 paired SE)")
     ax.set_title(f"{setting.private_name} − {setting.nonprivate_name}", fontsize=9)
-    ax.legend(fontsize=8)
     fig.suptitle(setting.title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path_gap)
 
     fig = Figure(figsize=(5.2, 3.8), dpi=120)
-    FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     cols = steps <= scale.pop_horizon
     for r in scale.pop_rhos:
@@ -171,7 +167,8 @@ def reproduce(
     # The private and non-private runs share their seed keys (common random numbers): the gap's
     # standard error is that of the paired differences, not of two independent means (which, with
     # regrets far larger than their gap, gave error bars of +-13,000 around gaps of tens).
-    gap, gap_se = mean_se(priv - base[None], axis=1)
+    gap_runs = priv - base[None]  # [G, S, m]
+    gap, gap_se = stats.paired_difference(priv, base[None], axis=1)
     base_mean = base.mean(0)
     with np.errstate(divide="ignore", invalid="ignore"):
         pop = np.where(base_mean[None] > 0, gap / base_mean[None], np.nan)
@@ -182,7 +179,7 @@ def reproduce(
         "npz": out / f"{setting}_results.npz",
         "json": out / f"{setting}_settings.json",
     }
-    _plot(files["regret_gap"], files["pop"], spec, scale, rhos, steps, gap, gap_se, pop)
+    _plot(files["regret_gap"], files["pop"], spec, scale, rhos, steps, gap_runs, pop)
     np.savez_compressed(
         files["npz"],
         steps=steps,

@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxpriv import plot, stats
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams
 from jaxpriv.bandits.adac_oful import AdaCOFULParams, adac_oful
 from jaxpriv.bandits.episodic import simulate_gope_phases
@@ -46,7 +47,7 @@ from jaxpriv.bandits.gope import GOPEParams
 from jaxpriv.bandits.oful import RSOFULParams, rs_oful
 from jaxpriv.envs.linear_bandits import ContextualBanditParams, contextual_linear_bandit, sample_linear_instance
 from jaxpriv.experiments import _zcdp_common as common
-from jaxpriv.experiments._outputs import mean_se, write_settings
+from jaxpriv.experiments._outputs import write_settings
 from jaxpriv.sim import SimParams, log_checkpoints, sweep
 
 __all__ = ["SETTINGS", "SettingConfig", "SettingResult", "contextual_config", "linear_config", "run_setting"]
@@ -120,6 +121,8 @@ class SettingResult(NamedTuple):
       curves_private: ``[G, seeds, m]``, private regret at the checkpoints (longest run).
       curves_nonprivate: ``[seeds, m]``, non-private regret at the checkpoints (longest run).
       seconds: wall-clock seconds of the simulations (compilation included).
+      gap_runs: ``[H, G, seeds]``, per-run ``Reg_priv(T) - Reg_nonpriv(T)`` (shared seeds: ``gap`` and
+        ``gap_stderr`` are its mean and standard error over the runs).
     """
 
     config: SettingConfig
@@ -132,18 +135,24 @@ class SettingResult(NamedTuple):
     curves_private: np.ndarray
     curves_nonprivate: np.ndarray
     seconds: float
+    gap_runs: np.ndarray | None = None
 
 
 def _summaries(cfg: SettingConfig, at_h: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, ...]:
-    """Gap mean/stderr and mean regrets from per-horizon ``(private [G, S], nonprivate [S])``."""
-    gap, err, priv, nonpriv = [], [], [], []
+    """Gap mean/SE, mean regrets and per-run gaps ``[H, G, S]`` from per-horizon ``(private [G, S], nonprivate [S])``.
+
+    Both arms share the seed keys (common random numbers): the gap's standard error is the paired one, that of
+    the per-run differences (``stats.paired_difference``), not ``sqrt(SE_priv² + SE_nonpriv²)``.
+    """
+    gap, err, priv, nonpriv, runs = [], [], [], [], []
     for p, n in at_h:
-        g, e = mean_se(p - n[None, :], axis=-1)  # paired: both arms share the seed keys
+        g, e = stats.paired_difference(p, n[None, :], axis=-1)
         gap.append(g)
         err.append(e)
         priv.append(p.mean(-1))
         nonpriv.append(n.mean())
-    return np.array(gap), np.array(err), np.array(priv), np.array(nonpriv)
+        runs.append(p - n[None, :])
+    return np.array(gap), np.array(err), np.array(priv), np.array(nonpriv), np.array(runs)
 
 
 def _pop(cfg: SettingConfig, curves_p: np.ndarray, curves_n: np.ndarray) -> np.ndarray:
@@ -177,9 +186,10 @@ def _run_linear(cfg: SettingConfig, key: jax.Array) -> SettingResult:
     seconds = time.perf_counter() - t0
     steps = np.asarray(priv.steps)
     at_h = [(rp[..., steps.tolist().index(h)], rn[..., steps.tolist().index(h)]) for h in cfg.horizons]
-    gap, err, mp, mn = _summaries(cfg, at_h)
+    gap, err, mp, mn, runs = _summaries(cfg, at_h)
     keep = steps <= cfg.pop_horizon
-    return SettingResult(cfg, gap, err, mp, mn, steps[keep], _pop(cfg, rp[..., keep], rn[..., keep]), rp, rn, seconds)
+    pop = _pop(cfg, rp[..., keep], rn[..., keep])
+    return SettingResult(cfg, gap, err, mp, mn, steps[keep], pop, rp, rn, seconds, runs)
 
 
 def _run_contextual(cfg: SettingConfig, key: jax.Array) -> SettingResult:
@@ -217,37 +227,40 @@ def _run_contextual(cfg: SettingConfig, key: jax.Array) -> SettingResult:
         if horizon == max(horizons):
             curves = (np.asarray(priv.steps), rp, rn)
     seconds = time.perf_counter() - t0
-    gap, err, mp, mn = _summaries(cfg, at_h)
+    gap, err, mp, mn, runs = _summaries(cfg, at_h)
     steps, rp, rn = curves
     keep = steps <= cfg.pop_horizon
-    return SettingResult(cfg, gap, err, mp, mn, steps[keep], _pop(cfg, rp[..., keep], rn[..., keep]), rp, rn, seconds)
+    pop = _pop(cfg, rp[..., keep], rn[..., keep])
+    return SettingResult(cfg, gap, err, mp, mn, steps[keep], pop, rp, rn, seconds, runs)
 
 
 def _figures(res: SettingResult, out: Path) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """``{name}_gap_vs_rho.png`` (the gap against ρ per horizon, ±2 paired SE) and ``{name}_pop_vs_t.png``."""
+    from matplotlib.figure import Figure  # no pyplot: no backend is selected
 
     cfg = res.config
     paths = []
-    fig, ax = plt.subplots(figsize=(5, 3.6))
-    for i, h in enumerate(cfg.horizons):
-        ax.errorbar(cfg.rhos, res.gap[i], yerr=2 * res.gap_stderr[i], marker="o", capsize=2, label=f"T = {h:.0e}")
-    ax.set_xscale("log")
+    fig = Figure(figsize=(5, 3.6))
+    ax = fig.add_subplot()
+    if res.gap_runs is not None:
+        gaps = {f"T = {h:.0e}": res.gap_runs[i] for i, h in enumerate(cfg.horizons)}
+        plot.final_vs_budget(cfg.rhos, gaps, ax=ax, band=2.0, xlabel="ρ (zCDP budget)", logy=False)
+    else:  # a SettingResult built by hand, without the runs: the summaries' paired SE
+        for i, h in enumerate(cfg.horizons):
+            ax.errorbar(cfg.rhos, res.gap[i], yerr=2 * res.gap_stderr[i], marker="o", capsize=2, label=f"T = {h:.0e}")
+        ax.set_xscale("log")
+        ax.legend()
     ax.set_yscale("symlog", linthresh=max(1.0, float(np.abs(res.gap).min())))
     ax.axhline(0.0, color="k", lw=0.5)
-    ax.set_xlabel("ρ (zCDP budget)")
     ax.set_ylabel("Reg_private − Reg_non-private")
-    ax.set_title(f"{cfg.name}: regret gap vs ρ ({cfg.seeds} runs, ±2 s.e.)")
-    ax.legend()
+    ax.set_title(f"{cfg.name}: regret gap vs ρ ({cfg.seeds} runs, ±2 paired s.e.)")
     fig.tight_layout()
     path = out / f"{cfg.name}_gap_vs_rho.png"
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     paths.append(str(path))
 
-    fig, ax = plt.subplots(figsize=(5, 3.6))
+    fig = Figure(figsize=(5, 3.6))
+    ax = fig.add_subplot()
     for i, rho in enumerate(cfg.pop_rhos):
         ax.plot(res.steps, res.pop[i], label=f"ρ = {rho:g}")
     ax.set_xscale("log")
@@ -259,7 +272,6 @@ def _figures(res: SettingResult, out: Path) -> list[str]:
     fig.tight_layout()
     path = out / f"{cfg.name}_pop_vs_t.png"
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     paths.append(str(path))
     return paths
 

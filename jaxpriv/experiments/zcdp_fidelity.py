@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxpriv import stats
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams
 from jaxpriv.bandits.adac_oful import AdaCOFULParams, adac_oful
 from jaxpriv.bandits.episodic import simulate_gope_phases
@@ -59,9 +60,8 @@ LINEAR_ROWS = (
 
 
 def _gaps(private: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``[G, H]`` paired mean and standard error from ``private [G, S, H]`` and ``base [S, H]``."""
-    diff = np.asarray(private, np.float64) - np.asarray(base, np.float64)[None]
-    return diff.mean(1), diff.std(1, ddof=1) / np.sqrt(diff.shape[1])
+    """``[G, H]`` paired mean and standard error from ``private [G, S, H]`` and ``base [S, H]`` (shared seeds)."""
+    return stats.paired_difference(private, np.asarray(base)[None], axis=1)
 
 
 def decompose_contextual(
