@@ -179,7 +179,9 @@ def _gope_simulator(
                 noise_placement=noise_placement,
             )
             active = jnp.where(complete, rel.active, active)
-            return (active, t_used + jnp.sum(n), pulls_at, phases_at), None
+            # Sums of int32 counts are int64 under JAX_ENABLE_X64: keep the carry's dtypes.
+            t_used = (t_used + jnp.sum(n)).astype(jnp.int32)
+            return (active, t_used, pulls_at.astype(jnp.int32), phases_at), None
 
         m = ckpts.shape[0]
         init = (
