@@ -437,7 +437,8 @@ _REPRO = textwrap.dedent(
     """
 )
 
-# The bound stated in docs/guide/sweeps.md for driver runs with different chunk sizes (measured: at most 7.3e-7 at T = 4096).
+# The bound stated in docs/guide/sweeps.md for driver runs with different chunk sizes
+# (measured: at most 7.3e-7 at T = 4096).
 CHUNK_RTOL = 1e-6
 
 
