@@ -15,12 +15,17 @@ The window-private learners (WDP-COCOP with a projection, WDP-COCOL with one loc
 call, and their non-private versions) get rows at d in {10, 100} on the simplex, against PFTAL with
 a projection on the same simplex in the same run, plus the oracle calls traced per step and a
 micro-benchmark of one projection against one local-linear-oracle call as d grows.
-The CPU table (--cpu-table) times PFTAL at d in {3, 10, 100}, OGD, FTAL and MI-OGD against NumPy
-vectorised over seeds, the two sides alternated in one process (median of 3 each).
+The CPU table (--cpu-table; issue 25) times every learner against float32 NumPy vectorised over seeds,
+1024 seeds and T = 4096 by default, the sides alternated in one process (median of 3 each): PFTAL at
+d in {3, 10, 100} with each noise family (gamma, laplace, gaussian), FTAL, OGD, MI-OGD, DP-FTRL, the
+bandit-feedback learners, AdaC-UCB at step level (K = 10; NumPy: benchmarks/bandits_throughput.py)
+and the window learners WDP-COCOP / WDP-COCOL (simplex, W = 16; their NumPy does the same work per
+step, not the same numbers). --layouts adds a column per engine layout (sweep(..., layout=...)), its
+time against the first's, timed in the same alternation. Pin it to one core: taskset -c 0 python ...
 With --numpy-procs N the NumPy side splits its seeds over N worker processes (the multi-core NumPy
 baseline against --cpu-devices N).
 Usage: python benchmarks/throughput.py [--quick] [--no-bandit] [--no-window] [--cpu-table] [--cpu-devices N]
-       [--numpy-procs N]
+       [--numpy-procs N] [--seeds S] [--horizon T] [--reps R] [--layouts a,b] [--rows name,name:d]
 """
 
 from __future__ import annotations
@@ -368,20 +373,174 @@ def window_rows(seeds: int, horizon: int, dims=(10, 100), window: int = 16) -> N
 
 # --- the CPU table: each learner against NumPy vectorised over seeds, interleaved in one run -------------
 
-OCO_ROWS = (("pftal", 3), ("pftal", 10), ("pftal", 100), ("ogd", 10), ("ftal", 10), ("mi_ogd", 10))
+#: The CPU table's rows (issue 25): ``(name, d)``; a ``pftal-<noise>`` name picks PFTAL's tree noise family.
+CPU_ROWS = (
+    *((f"pftal-{noise}", d) for noise in ("gamma", "laplace", "gaussian") for d in (3, 10, 100)),
+    ("ftal", 10), ("ogd", 10), ("mi_ogd", 10), ("dp_ftrl", 10),
+    *((name, 10) for name in BANDIT_LEARNERS),
+    ("adac_ucb", 10), ("wdp_cocop", 10), ("wdp_cocol", 10),
+)  # fmt: skip
+OCO_ROWS = (("pftal", 3), ("pftal", 10), ("pftal", 100), ("ogd", 10), ("ftal", 10), ("mi_ogd", 10))  # --cpu-table-short
 
 
 def _oco_setup(name: str, horizon: int, dim: int):
-    """The learner, its params and ``vary(rep)`` (new traced values for each timed run: no recompile)."""
+    """``(learner, env, env params, vary)``: ``vary(rep)`` gives new traced learner params (no recompile)."""
     ball = sets.l2_ball(dim)
-    if name == "pftal":
-        lp = oco.PFTALParams(epsilon=1.0, lipschitz=2.0)
-        return oco.pftal(horizon, ball), lambda rep: lp._replace(epsilon=2.0 + rep)
+    env, ep = envs.quadratic_stream(ball), envs.QuadraticParams(1.0, np.full(dim, 0.1, np.float32), 0.3)
+    noise = name.split("-")[1] if name.startswith("pftal-") else "gamma"
+    if name.startswith("pftal"):
+        if noise == "gaussian":
+            return oco.pftal(horizon, ball, noise), env, ep, lambda rep: oco.PFTALParams(rho=2.0 + rep, lipschitz=2.0)
+        return oco.pftal(horizon, ball, noise), env, ep, lambda rep: oco.PFTALParams(epsilon=2.0 + rep, lipschitz=2.0)
     if name == "ogd":
-        return oco.ogd(ball), lambda rep: oco.OGDParams(1.0 + 0.01 * rep)
+        return oco.ogd(ball), env, ep, lambda rep: oco.OGDParams(1.0 + 0.01 * rep)
     if name == "ftal":
-        return oco.ftal(ball, horizon), lambda rep: oco.FTALParams(1.0 + 0.01 * rep)
-    return oco.mi_ogd(ball, horizon), lambda rep: oco.MIOGDParams(2.0 + rep, lipschitz=2.0)
+        return oco.ftal(ball, horizon), env, ep, lambda rep: oco.FTALParams(1.0 + 0.01 * rep)
+    if name == "mi_ogd":
+        return oco.mi_ogd(ball, horizon), env, ep, lambda rep: oco.MIOGDParams(2.0 + rep, lipschitz=2.0)
+    if name == "dp_ftrl":
+        return oco.dp_ftrl(horizon, ball), env, ep, lambda rep: oco.DPFTRLParams(2.0 + rep, lipschitz=2.0)
+    if name in BANDIT_LEARNERS:
+        learner, _, vary = _bandit_setup(name, horizon, dim)
+        return learner, envs.bandit_feedback(env), ep, vary
+    if name == "adac_ucb":
+        from bandits_throughput import MEANS, K  # a sibling script: only this row needs it
+
+        from jaxpriv.bandits import AdaCUCBParams, adac_ucb
+        from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
+
+        bandit_env = bernoulli_bandit(K)
+        return adac_ucb(K, horizon), bandit_env, BernoulliParams(MEANS), lambda rep: AdaCUCBParams(rho=2.0 + rep)
+    simplex = sets.simplex(dim)
+    env, ep = envs.quadratic_stream(simplex), envs.QuadraticParams(1.0, np.full(dim, 1.0 / dim, np.float32), 0.3)
+    make = oco.wdp_cocop if name == "wdp_cocop" else oco.wdp_cocol
+    return make(horizon, simplex, WINDOW), env, ep, lambda rep: oco.WDPParams(2.0 + rep, lipschitz=2.0)
+
+
+WINDOW = 16
+
+
+def _project_simplex(v):
+    """Euclidean projection of each row onto the simplex (the sort-based algorithm, as ``sets.simplex``)."""
+    u = -np.sort(-v, axis=1)
+    css = np.cumsum(u, axis=1) - 1.0
+    k = np.arange(1, v.shape[1] + 1, dtype=F)
+    rho = np.sum(u - css / k > 0, axis=1, keepdims=True)
+    theta = np.take_along_axis(css, rho - 1, axis=1) / rho
+    return np.maximum(v - theta, 0.0)
+
+
+def _lloo_simplex(x, r, g):
+    """Garber & Hazan's simplex local linear oracle: move mass ``min(sqrt(d) r / 2, 1)`` to ``argmin g``."""
+    dim = x.shape[1]
+    delta = min(float(np.sqrt(dim) * r / 2.0), 1.0)
+    order = np.argsort(-g, axis=1)  # the largest gradients give their mass first
+    xs = np.take_along_axis(x, order, axis=1)
+    before = np.cumsum(xs, axis=1) - xs
+    take = np.clip(delta - before, 0.0, xs)
+    p = x.copy()
+    np.put_along_axis(p, order, xs - take, axis=1)
+    p[np.arange(x.shape[0]), np.argmin(g, axis=1)] += take.sum(1)
+    return p
+
+
+def _numpy_window(rng, seeds, horizon, dim, name):
+    """WDP-COCOP / -COCOL's work on the simplex in NumPy: the sum of the last ``W`` clipped gradients with a dyadic
+    Gamma-norm noise tree over the window (one draw per step), the exact sum of the points, then the simplex
+    projection (COCOP) or one local-linear-oracle step (COCOL). The same work per step, not the same numbers."""
+    mu, lip, eps = 1.0, 2.0, 1.0
+    levels = int(np.log2(WINDOW)) + 1
+    scale = levels * 2 * lip / eps
+    center = np.full(dim, 1.0 / dim, F)
+    ring = np.zeros((WINDOW, seeds, dim), F)
+    noisy = np.zeros((levels, seeds, dim), F)
+    window_sum = np.zeros((seeds, dim), F)
+    x = np.full((seeds, dim), 1.0 / dim, F)
+    x1 = x.copy()
+    sum_x = np.zeros((seeds, dim), F)
+    cum_loss = np.zeros(seeds, F)
+    for t in range(1, horizon + 1):
+        z = center + 0.3 * rng.standard_normal((seeds, dim), F)
+        g = mu * (x - z)
+        cum_loss += 0.5 * mu * np.sum((x - z) ** 2, axis=1)
+        g *= np.minimum(1.0, lip / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-30))
+        window_sum += g - ring[t % WINDOW]
+        ring[t % WINDOW] = g
+        low = min((t & -t).bit_length() - 1, levels - 1)
+        direction = rng.standard_normal((seeds, dim), F)
+        direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+        noisy[low] = scale * rng.standard_exponential((seeds, dim), F).sum(1, keepdims=True) * direction
+        g_hat = window_sum + sum(noisy[i] for i in range(levels) if ((t % WINDOW) >> i) & 1)
+        sum_x += x
+        if name == "wdp_cocop":
+            x = _project_simplex(sum_x / t - g_hat / (mu * t))
+        else:
+            direction = g_hat + mu * (t * x - sum_x) + mu * (x - x1)
+            x = 0.5 * x + 0.5 * _lloo_simplex(x, 1.0 / t, direction)
+    return cum_loss.sum()
+
+
+def _numpy_pftal_noise(rng, seeds, horizon, dim, noise, dp_ftrl=False):
+    """PFTAL (or DP-FTRL, ``w = Π(-v/λ)``) with the ``noise`` tree, vectorised over seeds; gamma: ``_numpy_pftal``."""
+    if noise == "gamma" and not dp_ftrl:
+        return _numpy_pftal(rng, seeds, horizon, dim, True)
+    depth = mechanisms.tree_depth(horizon)
+    H, L, R, budget, lam = 1.0, 2.0, 1.0, 1.0, float(np.sqrt(horizon))
+    bound = L * (np.sqrt(dim) if noise == "laplace" else 1.0)
+    scale = depth * 2 * bound / budget if noise != "gaussian" else float(np.sqrt(depth * (2 * L) ** 2 / (2 * budget)))
+    center = np.full(dim, 0.1, F)
+    exact = np.zeros((depth, seeds, dim), F)
+    noisy = np.zeros((depth, seeds, dim), F)
+    w = np.zeros((seeds, dim), F)
+    mean_w = np.zeros((seeds, dim), F)
+    cum_loss = np.zeros(seeds, F)
+    zsum = np.zeros((seeds, dim), F)
+    for t in range(1, horizon + 1):
+        z = center + 0.3 * rng.standard_normal((seeds, dim), F)
+        z *= np.minimum(1.0, 1.0 / np.linalg.norm(z, axis=1, keepdims=True))
+        g = H * (w - z)
+        cum_loss += 0.5 * H * np.sum((w - z) ** 2, axis=1)
+        zsum += z
+        norm = np.abs(g).sum(1, keepdims=True) if noise == "laplace" else np.linalg.norm(g, axis=1, keepdims=True)
+        g *= np.minimum(1.0, bound / np.maximum(norm, 1e-30))
+        low = (t & -t).bit_length() - 1
+        node = g + exact[:low].sum(0)
+        if noise == "laplace":
+            draw = rng.laplace(size=(seeds, dim)).astype(F)
+        elif noise == "gaussian":
+            draw = rng.standard_normal((seeds, dim), F)
+        else:
+            draw = rng.standard_normal((seeds, dim), F)
+            draw *= rng.standard_exponential((seeds, dim), F).sum(1, keepdims=True) / np.linalg.norm(
+                draw, axis=1, keepdims=True
+            )
+        exact[low] = node
+        noisy[low] = node + scale * draw
+        v = sum(noisy[i] for i in range(depth) if (t >> i) & 1)
+        if dp_ftrl:
+            w = -v / lam
+        else:
+            mean_w += (w - mean_w) / t
+            w = mean_w - v / (H * t)
+        w *= np.minimum(1.0, R / np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-30))
+    return cum_loss.sum()
+
+
+def _numpy_row(rng, seeds, horizon, dim, name):
+    """The NumPy reference of one CPU-table row, vectorised over seeds (float32)."""
+    if name.startswith("pftal"):
+        return _numpy_pftal_noise(rng, seeds, horizon, dim, name.split("-")[1] if "-" in name else "gamma")
+    if name == "dp_ftrl":
+        return _numpy_pftal_noise(rng, seeds, horizon, dim, "gamma", dp_ftrl=True)
+    if name in BANDIT_LEARNERS:
+        return _numpy_bandit(rng, seeds, horizon, dim, True, name)
+    if name == "adac_ucb":
+        from bandits_throughput import adac_ucb_numpy
+
+        return float(adac_ucb_numpy(seeds, horizon, rho=2.0, seed=int(rng.integers(1 << 30))).sum())
+    if name in ("wdp_cocop", "wdp_cocol"):
+        return _numpy_window(rng, seeds, horizon, dim, name)
+    return _numpy_oco(rng, seeds, horizon, dim, name)
 
 
 def _numpy_oco(rng, seeds, horizon, dim, name):
@@ -421,16 +580,26 @@ def _numpy_oco(rng, seeds, horizon, dim, name):
 
 
 def _numpy_oco_part(args: tuple[int, int, int, int, str]) -> float:
-    """One worker's share of ``_numpy_oco`` (``--numpy-procs``): ``(seed, seeds, horizon, dim, name)``."""
+    """One worker's share of ``_numpy_row`` (``--numpy-procs``): ``(seed, seeds, horizon, dim, name)``."""
     seed, seeds, horizon, dim, name = args
-    return float(_numpy_oco(np.random.default_rng(seed), seeds, horizon, dim, name))
+    return float(_numpy_row(np.random.default_rng(seed), seeds, horizon, dim, name))
 
 
-def oco_rows(seeds: int, horizon: int, reps: int = 3, numpy_procs: int = 1) -> None:
+def oco_rows(
+    seeds: int,
+    horizon: int,
+    reps: int = 3,
+    numpy_procs: int = 1,
+    rows: tuple[tuple[str, int], ...] = CPU_ROWS,
+    layouts: tuple[str, ...] = ("vmap_scan",),
+) -> None:
     """Each learner's sweep against NumPy vectorised over seeds: timed alternately, median of ``reps`` each.
 
-    ``numpy_procs > 1`` splits NumPy's seeds over that many worker processes (started before
-    the timing), the multi-core NumPy a user could write with ``multiprocessing``.
+    The first of ``layouts`` is the engine's batching the ratio is taken for (``"vmap_scan"``:
+    the engine before issue 25, and ``"auto"``'s choice); each further layout adds a column, its
+    time over the first's (> 1: faster), timed in the same alternation. ``numpy_procs > 1``
+    splits NumPy's seeds over that many worker processes (started before the timing), the
+    multi-core NumPy a user could write with ``multiprocessing``.
     """
     pool = None
     if numpy_procs > 1:
@@ -439,44 +608,52 @@ def oco_rows(seeds: int, horizon: int, reps: int = 3, numpy_procs: int = 1) -> N
         pool = multiprocessing.get_context("spawn").Pool(numpy_procs)  # no fork of a process running JAX
         pool.map(_numpy_oco_part, [(i, 8, 8, 3, "ogd") for i in range(numpy_procs)])  # workers up and warm
     share = -(-seeds // numpy_procs)
+    extra = "".join(f" {'x ' + lay:>13}" for lay in layouts[1:])
     print(
-        f"\n{'learner':>8} {'seeds':>6} {'T':>6} {'d':>4} | {'compile s':>9} {'sweep s':>8} {'NumPy s':>8} "
-        f"{'seed-steps/s':>12} | {'x NumPy vec':>11}"
+        f"\n{'learner':>19} {'seeds':>6} {'T':>6} {'d':>4} | {'compile s':>9} {'sweep s':>8} {'NumPy s':>8} "
+        f"{'seed-steps/s':>12} | {'x NumPy vec':>11} |{extra}"
     )
-    for name, dim in OCO_ROWS:
-        env = envs.quadratic_stream(sets.l2_ball(dim))
-        ep = envs.QuadraticParams(1.0, np.full(dim, 0.1, np.float32), 0.3)
-        learner, vary = _oco_setup(name, horizon, dim)
+    for name, dim in rows:
+        learner, env, ep, vary = _oco_setup(name, horizon, dim)
 
-        def go(lp, key, learner=learner, env=env, ep=ep):
-            r = jp.sweep(learner, env, jp.SimParams(lp, ep), key, horizon, seeds=seeds, checkpoints="log")
+        def go(lp, key, layout, learner=learner, env=env, ep=ep):
+            params = jp.SimParams(lp, ep)
+            r = jp.sweep(learner, env, params, key, horizon, seeds=seeds, checkpoints="log", layout=layout)
             jax.block_until_ready(r.regret)
 
-        t0 = time.perf_counter()
-        go(vary(-1), jax.random.key(0))
-        first = time.perf_counter() - t0
-        jt, nt = [], []
-        for rep in range(reps):  # alternate the two sides: a shared machine's load hits both alike
+        first = {}
+        for layout in layouts:
             t0 = time.perf_counter()
-            go(vary(rep), jax.random.key(1 + rep))
-            jt.append(time.perf_counter() - t0)
+            go(vary(-1), jax.random.key(0), layout)
+            first[layout] = time.perf_counter() - t0
+        jt: dict[str, list[float]] = {layout: [] for layout in layouts}
+        nt = []
+        for rep in range(reps):  # alternate the sides: a shared machine's load hits them alike
+            for layout in layouts:
+                t0 = time.perf_counter()
+                go(vary(rep), jax.random.key(1 + rep), layout)
+                jt[layout].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             if pool is None:
-                _numpy_oco(np.random.default_rng(rep), seeds, horizon, dim, name)
+                _numpy_row(np.random.default_rng(rep), seeds, horizon, dim, name)
             else:
                 pool.map(
                     _numpy_oco_part, [(rep * numpy_procs + i, share, horizon, dim, name) for i in range(numpy_procs)]
                 )
             nt.append(time.perf_counter() - t0)
-        j, n = float(np.median(jt)), float(np.median(nt))
+        med = {layout: float(np.median(v)) for layout, v in jt.items()}
+        j, n = med[layouts[0]], float(np.median(nt))
+        cols = "".join(f" {j / med[lay]:>12.2f}x" for lay in layouts[1:])
         print(
-            f"{name:>8} {seeds:>6} {horizon:>6} {dim:>4} | {first - j:>9.2f} {j:>8.3f} {n:>8.3f} "
-            f"{seeds * horizon / j:>12.3g} | {n / j:>10.2f}x"
+            f"{name:>19} {seeds:>6} {horizon:>6} {dim:>4} | {first[layouts[0]] - j:>9.2f} {j:>8.3f} {n:>8.3f} "
+            f"{seeds * horizon / j:>12.3g} | {n / j:>10.2f}x |{cols}",
+            flush=True,
         )
     print(
-        f"x NumPy vec: NumPy time / sweep time, each the median of {reps} runs taken alternately in this process;\n"
-        f"jaxpriv on {len(jax.devices())} {jax.default_backend()} device(s), NumPy (float32) in "
-        f"{numpy_procs} single-threaded process(es)."
+        f"x NumPy vec: NumPy time / sweep time ({layouts[0]}), each the median of {reps} runs taken alternately in "
+        f"this process;\nx <layout>: the {layouts[0]} sweep's time / that layout's (> 1: faster), same alternation; "
+        f"jaxpriv on {len(jax.devices())} {jax.default_backend()} device(s), NumPy (float32) in {numpy_procs} "
+        "single-threaded process(es). adac_ucb: K = 10 arms (d unused); wdp_*: the simplex, W = 16."
     )
     if pool is not None:
         pool.close()
@@ -494,12 +671,26 @@ def main() -> None:
     parser.add_argument(
         "--numpy-procs", type=int, default=1, help="CPU table: split NumPy's seeds over this many processes"
     )
+    parser.add_argument("--seeds", type=int, default=1024, help="CPU table: seeds (default 1024)")
+    parser.add_argument("--horizon", type=int, default=4096, help="CPU table: T (default 4096)")
+    parser.add_argument("--reps", type=int, default=3, help="CPU table: timed runs of each side (median)")
+    parser.add_argument(
+        "--layouts",
+        default="vmap_scan,seeds_first,seeds_last",
+        help="CPU table: engine layouts, the first gives the ratio, the others a column each",
+    )
+    parser.add_argument("--rows", default=None, help="CPU table: only these learners (comma-separated names)")
     args = parser.parse_args()
     if args.cpu_devices is not None:  # before any JAX operation
         jp.use_cpu_cores(args.cpu_devices)
     if args.cpu_table:
         print(f"jaxpriv {jp.__version__}, jax {jax.__version__}, backend {jax.default_backend()}, {jax.devices()}")
-        oco_rows(*((256, 512) if args.quick else (1024, 1024)), numpy_procs=args.numpy_procs)
+        rows = CPU_ROWS
+        if args.rows:
+            wanted = args.rows.split(",")
+            rows = tuple(r for r in CPU_ROWS if r[0] in wanted or f"{r[0]}:{r[1]}" in wanted)
+        size = (256, 512) if args.quick else (args.seeds, args.horizon)
+        oco_rows(*size, reps=args.reps, numpy_procs=args.numpy_procs, rows=rows, layouts=tuple(args.layouts.split(",")))
         return
     configs = [(1024, 4096, 10), (100, 16384, 3), (4096, 1024, 10)]
     if args.quick:
