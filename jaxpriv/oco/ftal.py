@@ -36,7 +36,10 @@ def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     update of PFTAL (Smith & Thakurta, Algorithm 1, eq. (4)) with the exact
     gradient sum. ``S_t`` (and ``W_t``) are kept as the tree's exact dyadic node sums
     (``dyadic_prefix_sum``), so PFTAL with an infinite budget (no noise) and
-    gradients within its clipping bound ``L + H||C||`` reproduces FTAL bit for bit.
+    gradients within its clipping bound ``L + H||C||`` reproduces FTAL bit for bit. Kept for that
+    equality: two Kahan-compensated running sums instead of the two dyadic structures measured only
+    1.05x faster (one core, 1024 seeds, T = 2048, d = 10; the environment's normal draws and the
+    projection dominate the step).
 
     Regret: ``<= 2(L + H||C||)²(1 + ln T)/H`` (Smith & Thakurta, Fact 9 and
     Claim 10; ``jaxpriv.theory.ftal_regret_bound``); Hazan, Agarwal & Kale 2007
