@@ -676,8 +676,8 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3, help="CPU table: timed runs of each side (median)")
     parser.add_argument(
         "--layouts",
-        default="vmap_scan,seeds_first,seeds_last",
-        help="CPU table: engine layouts, the first gives the ratio, the others a column each",
+        default="vmap_scan",
+        help="CPU table: engine layouts, the first gives the ratio, the others a column each (seeds_last: slow)",
     )
     parser.add_argument("--rows", default=None, help="CPU table: only these learners (comma-separated names)")
     args = parser.parse_args()
