@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 
@@ -28,6 +31,15 @@ def mean_with_stderr(samples: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np
 def ks_critical_value(n: int, alpha: float = 1e-3) -> float:
     """Asymptotic one-sample Kolmogorov–Smirnov critical value ``sqrt(-ln(alpha/2)/2) / sqrt(n)``."""
     return float(np.sqrt(-np.log(alpha / 2) / 2) / np.sqrt(n))
+
+
+def ks_one_sample(samples: np.ndarray, cdf: Callable[[np.ndarray], Any]) -> float:
+    """One-sample Kolmogorov–Smirnov statistic ``sup |F_n - F|`` of ``samples`` against ``cdf`` (compare with
+    ``ks_critical_value``)."""
+    x = np.sort(np.asarray(samples, np.float64).ravel())
+    n = x.size
+    f = np.asarray(cdf(x), np.float64)
+    return float(max(np.max(np.arange(1, n + 1) / n - f), np.max(f - np.arange(n) / n)))
 
 
 def ks_two_sample(a: np.ndarray, b: np.ndarray, alpha: float = 1e-3) -> tuple[float, float]:

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import jax.scipy.stats as jss
 import numpy as np
 import pytest
+from _episodes import closing_state
 
 import jaxpriv as jp
 from jaxpriv.bandits import AdaCUCBParams, _sampling
@@ -29,32 +30,12 @@ from jaxpriv.bandits.adap_ucb import (
 )
 from jaxpriv.bandits.episodic import simulate_ucb_episodes
 from jaxpriv.envs.bandits import PAPER_MEANS, BernoulliParams, bernoulli_bandit
-from jaxpriv.testing import ks_critical_value, ks_two_sample, mean_with_stderr, variance_with_stderr
+from jaxpriv.testing import ks_critical_value, ks_one_sample, ks_two_sample, mean_with_stderr, variance_with_stderr
 
 K = len(PAPER_MEANS)
 ENV = bernoulli_bandit(K)
 POLICIES = [(adap_ucb, AdaPUCBParams), (adap_klucb, AdaPKLUCBParams)]
 IDS = ["adap_ucb", "adap_klucb"]
-
-
-def _closing_state(learner, params, counts, length, played, total):
-    """A state whose current episode (arm 0) closes at the next update."""
-    state = learner.init(jax.random.key(0), params)
-    return state._replace(
-        counts=jnp.asarray(counts, jnp.int32),
-        lengths=jnp.ones(2, jnp.int32),
-        arm=jnp.int32(0),
-        length=jnp.int32(length),
-        played=jnp.int32(played),
-        total=jnp.float32(total),
-    )
-
-
-def _ks(samples, cdf):
-    x = np.sort(np.asarray(samples, np.float64))
-    n = x.size
-    f = np.asarray(cdf(jnp.asarray(x)), np.float64)
-    return max(np.max(np.arange(1, n + 1) / n - f), np.max(f - np.arange(n) / n))
 
 
 def _laplace_cdf(loc, scale):
@@ -70,7 +51,7 @@ def test_released_mean_has_the_calibrated_laplace_noise(factory, params_cls, eps
     # Arm 0's episode of length 4 closes with rewards summing to 3: the released statistic is
     # 3/4 + Lap(1/(ε n)) with n = ½ N_a = 4 ([N22] §4: Lap(2/(ε N_a(t_ℓ - 1))) with N_a = 8).
     learner = factory(2)
-    state = _closing_state(learner, params_cls(epsilon=epsilon), [7, 1], 4, 3, 2.0)
+    state = closing_state(learner, params_cls(epsilon=epsilon), [7, 1], 4, 3, 2.0)
     keys = jax.random.split(jax.random.key(1), 20_000)
     update = jax.vmap(learner.update, in_axes=(0, None, None, None, None))
     out = update(keys, state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))
@@ -85,11 +66,11 @@ def test_released_mean_has_the_calibrated_laplace_noise(factory, params_cls, eps
     assert abs(var - 2 * b * b) < 5 * var_se
     assert abs(var - 2 * (0.8 * b) ** 2) > 5 * var_se  # a 20% smaller scale is detected
     crit = ks_critical_value(released.size)
-    assert _ks(released, _laplace_cdf(0.75, b)) < crit
+    assert ks_one_sample(released, _laplace_cdf(0.75, b)) < crit
     for wrong in (0.8, 1.2):  # ±20% in the scale is rejected
-        assert _ks(released, _laplace_cdf(0.75, wrong * b)) > crit
+        assert ks_one_sample(released, _laplace_cdf(0.75, wrong * b)) > crit
     # The family: a Gaussian of the same variance is rejected.
-    assert _ks(released, lambda v: jss.norm.cdf(v, 0.75, math.sqrt(2) * b)) > crit
+    assert ks_one_sample(released, lambda v: jss.norm.cdf(v, 0.75, math.sqrt(2) * b)) > crit
 
 
 def test_initial_pull_noise_and_the_half_count_convention():
@@ -104,18 +85,18 @@ def test_initial_pull_noise_and_the_half_count_convention():
         )
         released = np.asarray(out.means[:, 0])
         crit = ks_critical_value(released.size)
-        assert _ks(released, _laplace_cdf(1.0, 1.0 / (epsilon * n))) < crit, init_count
-        assert _ks(released, _laplace_cdf(1.0, 0.8 / (epsilon * n))) > crit, init_count
+        assert ks_one_sample(released, _laplace_cdf(1.0, 1.0 / (epsilon * n))) < crit, init_count
+        assert ks_one_sample(released, _laplace_cdf(1.0, 0.8 / (epsilon * n))) > crit, init_count
 
 
 def test_infinite_epsilon_releases_the_exact_mean_and_noise_is_drawn_once_per_episode():
     for factory, params_cls in POLICIES:
         learner = factory(2)
-        state = _closing_state(learner, params_cls(epsilon=jnp.inf), [7, 1], 4, 3, 2.0)
+        state = closing_state(learner, params_cls(epsilon=jnp.inf), [7, 1], 4, 3, 2.0)
         out = learner.update(jax.random.key(3), state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))
         assert float(out.means[0]) == 0.75
         # Mid-episode updates leave the released statistics unchanged (no redraw).
-        state = _closing_state(learner, params_cls(epsilon=0.1), [7, 1], 4, 1, 1.0)
+        state = closing_state(learner, params_cls(epsilon=0.1), [7, 1], 4, 1, 1.0)
         state = state._replace(means=jnp.array([0.3, 0.6], jnp.float32))
         out = learner.update(jax.random.key(4), state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))
         np.testing.assert_array_equal(np.asarray(out.means), np.asarray(state.means))

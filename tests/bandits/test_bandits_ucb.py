@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import jax.scipy.stats as jss
 import numpy as np
 import pytest
+from _episodes import closing_state
 
 import jaxpriv as jp
 from jaxpriv.bandits import (
@@ -22,30 +23,10 @@ from jaxpriv.bandits import (
 )
 from jaxpriv.bandits.episodic import simulate_ucb_episodes
 from jaxpriv.envs.bandits import PAPER_MEANS, BernoulliParams, bernoulli_bandit
-from jaxpriv.testing import ks_critical_value, mean_with_stderr, variance_with_stderr
+from jaxpriv.testing import ks_critical_value, ks_one_sample, mean_with_stderr, variance_with_stderr
 
 K = len(PAPER_MEANS)
 ENV = bernoulli_bandit(K)
-
-
-def _closing_state(learner, params, counts, length, played, total):
-    """A state whose current episode (arm 0) closes at the next update."""
-    state = learner.init(jax.random.key(0), params)
-    return state._replace(
-        counts=jnp.asarray(counts, jnp.int32),
-        lengths=jnp.ones(2, jnp.int32),
-        arm=jnp.int32(0),
-        length=jnp.int32(length),
-        played=jnp.int32(played),
-        total=jnp.float32(total),
-    )
-
-
-def _ks(samples, cdf):
-    x = np.sort(np.asarray(samples, np.float64))
-    n = x.size
-    f = np.asarray(cdf(jnp.asarray(x)), np.float64)
-    return max(np.max(np.arange(1, n + 1) / n - f), np.max(f - np.arange(n) / n))
 
 
 # --- the released statistic: one Gaussian draw of the spec's variance per closed episode -----------
@@ -56,7 +37,7 @@ def test_released_mean_has_the_spec_variance(rho):
     # Arm 0's episode of length 4 closes with rewards summing to 3: the released
     # statistic is 3/4 + N(0, 1/(2 rho n^2)) with n = 4 (spec eq. (5.4)).
     learner = adac_ucb(2)
-    state = _closing_state(learner, AdaCUCBParams(rho=rho), [7, 1], 4, 3, 2.0)
+    state = closing_state(learner, AdaCUCBParams(rho=rho), [7, 1], 4, 3, 2.0)
     keys = jax.random.split(jax.random.key(1), 20_000)
     update = jax.vmap(learner.update, in_axes=(0, None, None, None, None))
     out = update(keys, state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))
@@ -73,9 +54,9 @@ def test_released_mean_has_the_spec_variance(rho):
         assert abs(var - wrong * sigma2) > 5 * var_se
     crit = ks_critical_value(released.size)
     sd = math.sqrt(sigma2)
-    assert _ks(released, lambda v: jss.norm.cdf(v, 0.75, sd)) < crit
+    assert ks_one_sample(released, lambda v: jss.norm.cdf(v, 0.75, sd)) < crit
     for wrong in (0.9, 1.1):
-        assert _ks(released, lambda v, w=wrong: jss.norm.cdf(v, 0.75, w * sd)) > crit
+        assert ks_one_sample(released, lambda v, w=wrong: jss.norm.cdf(v, 0.75, w * sd)) > crit
 
 
 def test_initial_pull_noise_and_the_half_count_convention():
@@ -94,7 +75,7 @@ def test_initial_pull_noise_and_the_half_count_convention():
 
 def test_infinite_rho_and_nonprivate_release_the_exact_mean():
     for learner, params in ((adac_ucb(2), AdaCUCBParams(rho=jnp.inf)), (ucb(2), UCBParams())):
-        state = _closing_state(learner, params, [7, 1], 4, 3, 2.0)
+        state = closing_state(learner, params, [7, 1], 4, 3, 2.0)
         out = learner.update(jax.random.key(3), state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))
         assert float(out.means[0]) == 0.75
 
@@ -102,7 +83,7 @@ def test_infinite_rho_and_nonprivate_release_the_exact_mean():
 def test_noise_is_drawn_once_per_closed_episode():
     # Mid-episode updates leave the released statistics unchanged (no redraw).
     learner = adac_ucb(2)
-    state = _closing_state(learner, AdaCUCBParams(rho=0.1), [7, 1], 4, 1, 1.0)
+    state = closing_state(learner, AdaCUCBParams(rho=0.1), [7, 1], 4, 1, 1.0)
     state = state._replace(means=jnp.array([0.3, 0.6], jnp.float32))
     out = learner.update(jax.random.key(4), state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))
     np.testing.assert_array_equal(np.asarray(out.means), np.asarray(state.means))
