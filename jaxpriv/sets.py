@@ -185,6 +185,51 @@ def box(dim: int, low: float = -1.0, high: float = 1.0) -> ConstraintSet:
     )
 
 
+#: Up to this many coordinates, a sort is done by a sorting network (``_sort_ascending``).
+NETWORK_SORT_MAX = 32
+
+
+def _batcher_pairs(n: int) -> tuple[tuple[int, int], ...]:
+    """The compare-exchanges ``(i, j)``, ``i < j``, of Batcher's odd-even merge sort for ``n`` wires.
+
+    Built for the next power of two and restricted to wires ``< n``: the dropped wires would
+    hold ``+inf`` (the largest values, already in place), so what is left sorts ``n`` wires.
+    Knuth, TAOCP vol. 3, 5.3.4, Algorithm M.
+    """
+    size = 1 << max(0, (n - 1).bit_length())
+    pairs = []
+    p = 1
+    while p < size:
+        k = p
+        while k >= 1:
+            for j in range(k % p, size - k, 2 * k):
+                for i in range(min(k, size - j - k)):
+                    a, b = i + j, i + j + k
+                    if (a // (2 * p)) == (b // (2 * p)) and b < n:
+                        pairs.append((a, b))
+            k //= 2
+        p *= 2
+    return tuple(pairs)
+
+
+def _sort_ascending(x: jax.Array) -> jax.Array:
+    """``jnp.sort(x, axis=-1)`` for finite or infinite entries; a sorting network up to ``NETWORK_SORT_MAX``.
+
+    The same values in the same order (a sort is exact; zeros may trade signs), computed by
+    ``min``/``max`` compare-exchanges on the columns: elementwise work that XLA fuses and
+    vectorises over the leading (seed) axes, where its CPU ``sort`` handles one short row at a
+    time (measured 1.6 us per row of 10, about a third of a WDP-COCOP step). Longer rows keep
+    ``jnp.sort``. NaN entries are the caller's to replace (``min``/``max`` would spread them).
+    """
+    d = x.shape[-1]
+    if d > NETWORK_SORT_MAX or d < 2:
+        return jnp.sort(x, axis=-1)
+    cols = [x[..., i] for i in range(d)]
+    for i, j in _batcher_pairs(d):
+        cols[i], cols[j] = jnp.minimum(cols[i], cols[j]), jnp.maximum(cols[i], cols[j])
+    return jnp.stack(cols, axis=-1)
+
+
 def _project_simplex(v: jax.Array, total: float) -> jax.Array:
     """Exact projection of ``v`` (last axis) onto ``{w >= 0, sum w = total}``, sort-based.
 
@@ -200,7 +245,10 @@ def _project_simplex(v: jax.Array, total: float) -> jax.Array:
     formula above bit for bit; larger ones differ from it by rounding only, and are more accurate.
     """
     d = v.shape[-1]
-    u = -jnp.sort(-v, axis=-1)
+    # -sort(-v): a NaN entry (last in jnp.sort's order) becomes +inf in -v, last too; u is then -inf there
+    # rather than NaN, which the prefix condition below excludes alike (the output keeps v's NaN).
+    neg = -v
+    u = -_sort_ascending(jnp.where(jnp.isnan(neg), jnp.inf, neg))
     top = u[..., :1]
     shift = jnp.where(jnp.abs(top) <= total, jnp.zeros_like(top), top)  # the sort order is unchanged
     u = u - shift

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxpriv import _rng
 from jaxpriv._base import Learner, Mechanism, as_key, engine_jit
 from jaxpriv.mechanisms._variance import describe
 
@@ -68,7 +69,7 @@ def _tree_batch(mechanism: Mechanism, params: Any, streams: jax.Array, keys: jax
         state = mechanism.init(k_init, params)
 
         def body(state, t):
-            return mechanism.step(jax.random.fold_in(k_steps, t), state, xs[t - 1], t)
+            return mechanism.step(_rng.fold_in(k_steps, t), state, xs[t - 1], t)
 
         return jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))[1]
 
@@ -126,7 +127,7 @@ def _learner_batch(
         state = learner.init(k_init, params)
 
         def body(state, t):
-            k_act, k_upd = jax.random.split(jax.random.fold_in(k_run, t))
+            k_act, k_upd = _rng.split(_rng.fold_in(k_run, t))
             a = learner.act(k_act, state, t)
             pulled = a if queries is None else jnp.where(queries[t - 1] >= 0, queries[t - 1], a).astype(a.dtype)
             fb = table[t - 1, pulled] if bandit else table[t - 1]
@@ -190,7 +191,7 @@ def _state_batch(
         state = learner.init(k_init, params)
 
         def body(state, t):
-            k_act, k_upd = jax.random.split(jax.random.fold_in(k_run, t))
+            k_act, k_upd = _rng.split(_rng.fold_in(k_run, t))
             a = learner.act(k_act, state, t)
             pulled = a if queries is None else jnp.where(queries[t - 1] >= 0, queries[t - 1], a).astype(a.dtype)
             fb = table[t - 1, pulled] if bandit else table[t - 1]

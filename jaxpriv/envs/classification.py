@@ -16,7 +16,7 @@ import numpy as np
 import optax
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _rng, _validate
 from jaxpriv._base import Env, EnvInfo, PRNGKey, declare
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
@@ -284,11 +284,11 @@ def classification_stream(
         )
 
     def example(state: ClassificationState, t: jax.Array) -> tuple[jax.Array, jax.Array]:
-        key = jax.random.fold_in(state.data_key, t)
+        key = _rng.fold_in(state.data_key, t)  # jax.random's keys, the hash written out (jaxpriv._rng)
         if data == "breast_cancer":
             i = jax.random.randint(key, (), 0, feats_j.shape[0])
             return feats_j[i], labels_j[i]
-        k_x, k_flip = jax.random.split(key)
+        k_x, k_flip = _rng.split(key)
         x = radius * clip_l2(jax.random.normal(k_x, (dim,), jnp.float32) / float(np.sqrt(dim)), 1.0)
         y = jnp.where(jnp.dot(state.direction, x) >= 0, 1.0, -1.0)
         flip = jax.random.bernoulli(k_flip, state.label_noise)

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _rng, _validate
 from jaxpriv._base import (
     Mechanism,
     PrefixSumInfo,
@@ -310,7 +310,7 @@ def _prefix_sums(mechanism: Mechanism, params: TreeParams, xs: jax.Array, key: P
     state = mechanism.init(k_init, params)
 
     def body(state, t):
-        return mechanism.step(jax.random.fold_in(k_steps, t), state, xs[t - 1], t)
+        return mechanism.step(_rng.fold_in(k_steps, t), state, xs[t - 1], t)
 
     state, releases = jax.lax.scan(body, state, jnp.arange(1, xs.shape[0] + 1, dtype=jnp.int32))
     return releases, nonfinite_inputs(mechanism, state)

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.optimize
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _rng, _validate
 from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, nonfinite_field, poison_past_horizon
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.mechanisms import _accounting, _noise
@@ -305,7 +305,7 @@ def check_window(window: int, horizon: int, round_window: bool) -> int:
 
 def _node_noise(key: PRNGKey, level: jax.Array, index: jax.Array, dim: int, noise: str, dtype) -> jax.Array:
     """Unit-scale noise of the node ``(level, index)``: the same vector whenever it is asked for."""
-    k = jax.random.fold_in(jax.random.fold_in(key, level), index)
+    k = _rng.fold_in(_rng.fold_in(key, level), index)  # jax.random.fold_in's keys, the hash written out
     return _noise.SAMPLERS[noise](k, (dim,), dtype)
 
 
