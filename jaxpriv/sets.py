@@ -386,11 +386,23 @@ def _move_mass(z: jax.Array, c: jax.Array, mass: jax.Array) -> jax.Array:
     ``c``: the vertex direction the linear oracle returns. One sort of ``c``.
     """
     d = z.shape[-1]
-    neg_c, zs, order = jax.lax.sort((-c, z, jnp.arange(d)), num_keys=1)  # decreasing c
-    del neg_c
+    if d > NETWORK_SORT_MAX:
+        neg_c, zs, order = jax.lax.sort((-c, z, jnp.arange(d)), num_keys=1)  # decreasing c
+        del neg_c
+        before = jnp.cumsum(zs) - zs
+        take = jnp.clip(mass - before, 0.0, zs)
+        return z - jnp.zeros_like(z).at[order].set(take) + mass * jax.nn.one_hot(jnp.argmin(c), d, dtype=z.dtype)
+    # Short rows: the permutation as a one-hot matrix from pairwise ranks (decreasing c, ties in
+    # coordinate order, as the sort above orders them), no sort. Moving values through it adds
+    # zeros only, so the numbers are the sort's.
+    idx = jnp.arange(d)
+    ahead = (c[None, :] > c[:, None]) | ((c[None, :] == c[:, None]) & (idx[None, :] < idx[:, None]))
+    rank = jnp.sum(ahead, axis=1)  # rank[i]: the position of coordinate i in the order
+    onehot = rank[:, None] == idx[None, :]  # onehot[i, p]: coordinate i is at position p
+    zs = jnp.sum(jnp.where(onehot, z[:, None], 0.0), axis=0)
     before = jnp.cumsum(zs) - zs
     take = jnp.clip(mass - before, 0.0, zs)
-    removed = jnp.zeros_like(z).at[order].set(take)
+    removed = jnp.sum(jnp.where(onehot, take[None, :], 0.0), axis=1)
     gain = mass * jax.nn.one_hot(jnp.argmin(c), d, dtype=z.dtype)
     return z - removed + gain
 
