@@ -151,31 +151,19 @@ def test_require_projection_rejects_a_set_known_only_by_its_linear_oracle():
     assert sets.require_projection(SETS["box"]) is SETS["box"]
 
 
-# --- the sorting network behind the simplex projection ------------------------------------------------------
-
-
-@pytest.mark.parametrize("n", range(1, 14))
-def test_batcher_network_sorts_every_zero_one_input(n):
-    # The 0-1 principle: a comparator network sorts every input iff it sorts every 0/1 input.
-    from jaxpriv.sets import _batcher_pairs
-
-    x = (np.arange(1 << n)[:, None] >> np.arange(n)) & 1
-    for i, j in _batcher_pairs(n):
-        lo, hi = np.minimum(x[:, i], x[:, j]), np.maximum(x[:, i], x[:, j])
-        x[:, i], x[:, j] = lo, hi
-    assert np.all(np.diff(x, axis=1) >= 0)
+# --- the rank sort behind the simplex projection ------------------------------------------------------
 
 
 @pytest.mark.parametrize("n", [2, 3, 10, 17, 31, 32, 33])
-def test_network_sort_equals_sort_and_projection_keeps_its_numbers(n):
-    from jaxpriv.sets import NETWORK_SORT_MAX, _project_simplex, _sort_ascending
+def test_rank_sort_equals_sort_and_projection_keeps_its_numbers(n):
+    from jaxpriv.sets import RANK_SORT_MAX, _project_simplex, _sort_ascending
 
     rng = np.random.default_rng(n)
     x = (rng.normal(size=(4000, n)) * rng.choice([1e-3, 1.0, 1e8], size=(4000, 1))).astype(np.float32)
     x[::3, -1] = x[::3, 0]  # ties
     x[::7, 0] = np.inf
     assert np.array_equal(np.asarray(_sort_ascending(jnp.asarray(x))), np.sort(x, axis=-1))
-    # The projection with the network is the projection with jnp.sort, NaN entries included.
+    # The projection with the rank sort is the projection with jnp.sort, NaN entries included.
     x[::11, n // 2] = np.nan
     ours = np.asarray(jax.jit(lambda v: _project_simplex(v, 1.0))(x))
     neg = -x
@@ -190,4 +178,4 @@ def test_network_sort_equals_sort_and_projection_keeps_its_numbers(n):
         ref = np.maximum(x - shift - theta, 0.0)
     np.testing.assert_allclose(ours, ref, rtol=2e-6, atol=1e-6 * np.abs(x[np.isfinite(x)]).max())
     assert np.array_equal(np.isnan(ours), np.isnan(ref))
-    assert (n <= NETWORK_SORT_MAX) == (n < 33)
+    assert (n <= RANK_SORT_MAX) == (n < 33)
