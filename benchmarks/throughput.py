@@ -585,6 +585,20 @@ def _numpy_oco_part(args: tuple[int, int, int, int, str]) -> float:
     return float(_numpy_row(np.random.default_rng(seed), seeds, horizon, dim, name))
 
 
+def carry_bytes(learner, env, ep, lp, horizon: int) -> int:
+    """Bytes of one seed's sweep state: the learner's and environment's state, the engine's sums and
+    checkpoint rows (``checkpoints="log"``), from shapes only (``jax.eval_shape``; a key counts 8 bytes)."""
+    checkpoints = jp.sim.normalize_checkpoints(horizon, "log")
+    shapes = jax.eval_shape(
+        lambda k: jp.sim._init_carry(learner, env, checkpoints, k, jp.SimParams(lp, ep)), jax.random.key(0)
+    )
+    total = 0
+    for leaf in jax.tree.leaves(shapes):
+        size = 8 if jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key) else leaf.dtype.itemsize
+        total += int(np.prod(leaf.shape)) * size
+    return total
+
+
 def oco_rows(
     seeds: int,
     horizon: int,
@@ -611,7 +625,7 @@ def oco_rows(
     extra = "".join(f" {'x ' + lay:>13}" for lay in layouts[1:])
     print(
         f"\n{'learner':>19} {'seeds':>6} {'T':>6} {'d':>4} | {'compile s':>9} {'sweep s':>8} {'NumPy s':>8} "
-        f"{'seed-steps/s':>12} | {'x NumPy vec':>11} |{extra}"
+        f"{'seed-steps/s':>12} {'state B/seed':>12} | {'x NumPy vec':>11} |{extra}"
     )
     for name, dim in rows:
         learner, env, ep, vary = _oco_setup(name, horizon, dim)
@@ -644,16 +658,18 @@ def oco_rows(
         med = {layout: float(np.median(v)) for layout, v in jt.items()}
         j, n = med[layouts[0]], float(np.median(nt))
         cols = "".join(f" {j / med[lay]:>12.2f}x" for lay in layouts[1:])
+        state = carry_bytes(learner, env, ep, vary(0), horizon)
         print(
             f"{name:>19} {seeds:>6} {horizon:>6} {dim:>4} | {first[layouts[0]] - j:>9.2f} {j:>8.3f} {n:>8.3f} "
-            f"{seeds * horizon / j:>12.3g} | {n / j:>10.2f}x |{cols}",
+            f"{seeds * horizon / j:>12.3g} {state:>12} | {n / j:>10.2f}x |{cols}",
             flush=True,
         )
     print(
         f"x NumPy vec: NumPy time / sweep time ({layouts[0]}), each the median of {reps} runs taken alternately in "
         f"this process;\nx <layout>: the {layouts[0]} sweep's time / that layout's (> 1: faster), same alternation; "
         f"jaxpriv on {len(jax.devices())} {jax.default_backend()} device(s), NumPy (float32) in {numpy_procs} "
-        "single-threaded process(es). adac_ucb: K = 10 arms (d unused); wdp_*: the simplex, W = 16."
+        "single-threaded process(es). adac_ucb: K = 10 arms (d unused); wdp_*: the simplex, W = 16.\n"
+        "state B/seed: one seed's carry (learner, environment, the engine's sums and its ~100 checkpoint rows)."
     )
     if pool is not None:
         pool.close()

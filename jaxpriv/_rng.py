@@ -87,6 +87,12 @@ def bits(key: PRNGKey, n: int) -> jax.Array:
     # whether a kernel is vectorised depends on its shape and fusion: a PFTAL sweep then differed in the
     # last bit between segment = 1 and segment = 256 (tests/integration/test_trust_resume.py). The
     # concatenate's per-element branch keeps every transform of these words scalar, in every program.
+    # Measured again on 2026-11-26 (Intel Xeon, AVX-512): with the branch-free words and a log written in
+    # plain arithmetic (Cephes' logf, < 0.82 ulp, the same bits in scalar and vector code; the reproducibility
+    # tests passed), whole sweeps ran 0.75-1.01x as fast: with nothing "expensive" left in a draw, XLA's fusion
+    # duplicates the whole hash into every consumer of the numbers (three to five kernels per draw). Forcing one
+    # materialisation (an identity division x / (1 + 0x), which XLA counts as expensive) gave FTAL 1.14x and
+    # PFTAL (Gaussian, d = 10) 1.04x only, for a change of every normal draw's last bits: not taken.
     a, b = _hash(key, jnp.arange(-(-n // 2), dtype=jnp.uint32))
     return jnp.concatenate([a, b])[:n]
 
