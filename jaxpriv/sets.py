@@ -201,13 +201,21 @@ def _sort_ascending(x: jax.Array) -> jax.Array:
     network (Batcher's, min/max on columns) ran about 1.2x faster still but added 4 s to a
     window learner's compile time. NaN entries are the caller's to replace.
     """
-    d = x.shape[-1]
-    if d > RANK_SORT_MAX or d < 2:
+    if x.shape[-1] > RANK_SORT_MAX or x.shape[-1] < 2:
         return jnp.sort(x, axis=-1)
-    idx = jnp.arange(d)
-    before = (x[..., None, :] < x[..., :, None]) | ((x[..., None, :] == x[..., :, None]) & (idx < idx[:, None]))
-    onehot = jnp.sum(before, axis=-1)[..., :, None] == idx  # onehot[..., i, p]: entry i goes to slot p
-    return jnp.sum(jnp.where(onehot, x[..., :, None], 0.0), axis=-2)
+    return jnp.sum(jnp.where(_rank_onehot(x), x[..., :, None], 0.0), axis=-2)
+
+
+def _rank_onehot(key: jax.Array) -> jax.Array:
+    """``onehot[..., i, p]``: entry ``i`` of ``key`` is at position ``p`` of its increasing order, ties by position.
+
+    The rank of ``i`` is the number of entries before it (smaller, or equal at a lower position):
+    the order of a stable sort, as a permutation matrix to move values through (adding zeros: exact).
+    """
+    idx = jnp.arange(key.shape[-1])
+    ki, kj = key[..., :, None], key[..., None, :]
+    before = (kj < ki) | ((kj == ki) & (idx < idx[:, None]))
+    return jnp.sum(before, axis=-1)[..., :, None] == idx
 
 
 def _project_simplex(v: jax.Array, total: float) -> jax.Array:
@@ -370,20 +378,20 @@ def _move_mass(z: jax.Array, c: jax.Array, mass: jax.Array) -> jax.Array:
     if d > RANK_SORT_MAX:
         neg_c, zs, order = jax.lax.sort((-c, z, jnp.arange(d)), num_keys=1)  # decreasing c
         del neg_c
-        before = jnp.cumsum(zs) - zs
-        take = jnp.clip(mass - before, 0.0, zs)
-        return z - jnp.zeros_like(z).at[order].set(take) + mass * jax.nn.one_hot(jnp.argmin(c), d, dtype=z.dtype)
-    # Short rows: the permutation as a one-hot matrix from pairwise ranks (decreasing c, ties in
-    # coordinate order, as the sort above orders them), no sort. Moving values through it adds
-    # zeros only, so the numbers are the sort's.
-    idx = jnp.arange(d)
-    ahead = (c[None, :] > c[:, None]) | ((c[None, :] == c[:, None]) & (idx[None, :] < idx[:, None]))
-    rank = jnp.sum(ahead, axis=1)  # rank[i]: the position of coordinate i in the order
-    onehot = rank[:, None] == idx[None, :]  # onehot[i, p]: coordinate i is at position p
-    zs = jnp.sum(jnp.where(onehot, z[:, None], 0.0), axis=0)
+
+        def unsort(v: jax.Array) -> jax.Array:
+            return jnp.zeros_like(z).at[order].set(v)
+
+    else:  # short rows: the same order (decreasing c, ties by coordinate) by pairwise ranks, no sort
+        onehot = _rank_onehot(-c)
+        zs = jnp.sum(jnp.where(onehot, z[:, None], 0.0), axis=0)
+
+        def unsort(v: jax.Array) -> jax.Array:
+            return jnp.sum(jnp.where(onehot, v[None, :], 0.0), axis=1)
+
     before = jnp.cumsum(zs) - zs
     take = jnp.clip(mass - before, 0.0, zs)
-    removed = jnp.sum(jnp.where(onehot, take[None, :], 0.0), axis=1)
+    removed = unsort(take)
     gain = mass * jax.nn.one_hot(jnp.argmin(c), d, dtype=z.dtype)
     return z - removed + gain
 
