@@ -625,7 +625,7 @@ def oco_rows(
     extra = "".join(f" {'x ' + lay:>13}" for lay in layouts[1:])
     print(
         f"\n{'learner':>19} {'seeds':>6} {'T':>6} {'d':>4} | {'compile s':>9} {'sweep s':>8} {'NumPy s':>8} "
-        f"{'seed-steps/s':>12} {'state B/seed':>12} | {'x NumPy vec':>11} |{extra}"
+        f"{'seed-steps/s':>12} {'state B/seed':>12} | {'x NumPy vec':>11} {'paired':>15} |{extra}"
     )
     for name, dim in rows:
         learner, env, ep, vary = _oco_setup(name, horizon, dim)
@@ -657,16 +657,20 @@ def oco_rows(
             nt.append(time.perf_counter() - t0)
         med = {layout: float(np.median(v)) for layout, v in jt.items()}
         j, n = med[layouts[0]], float(np.median(nt))
+        paired = np.array(nt) / np.array(jt[layouts[0]])  # each rep's NumPy run over the sweep run next to it
         cols = "".join(f" {j / med[lay]:>12.2f}x" for lay in layouts[1:])
         state = carry_bytes(learner, env, ep, vary(0), horizon)
+        spread = f"{np.median(paired):.2f} [{paired.min():.2f}-{paired.max():.2f}]"
         print(
             f"{name:>19} {seeds:>6} {horizon:>6} {dim:>4} | {first[layouts[0]] - j:>9.2f} {j:>8.3f} {n:>8.3f} "
-            f"{seeds * horizon / j:>12.3g} {state:>12} | {n / j:>10.2f}x |{cols}",
+            f"{seeds * horizon / j:>12.3g} {state:>12} | {n / j:>10.2f}x {spread:>15} |{cols}",
             flush=True,
         )
     print(
         f"x NumPy vec: NumPy time / sweep time ({layouts[0]}), each the median of {reps} runs taken alternately in "
-        f"this process;\nx <layout>: the {layouts[0]} sweep's time / that layout's (> 1: faster), same alternation; "
+        "this process;\npaired: the median [min-max] over the reps of each rep's NumPy time over the sweep time "
+        "timed next to it (the spread is the machine's noise);\n"
+        f"x <layout>: the {layouts[0]} sweep's time / that layout's (> 1: faster), same alternation; "
         f"jaxpriv on {len(jax.devices())} {jax.default_backend()} device(s), NumPy (float32) in {numpy_procs} "
         "single-threaded process(es). adac_ucb: K = 10 arms (d unused); wdp_*: the simplex, W = 16.\n"
         "state B/seed: one seed's carry (learner, environment, the engine's sums and its ~100 checkpoint rows)."
