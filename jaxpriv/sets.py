@@ -201,9 +201,10 @@ def _sort_ascending(x: jax.Array) -> jax.Array:
     network (Batcher's, min/max on columns) ran about 1.2x faster still but added 4 s to a
     window learner's compile time. NaN entries are the caller's to replace.
     """
-    if x.shape[-1] > RANK_SORT_MAX or x.shape[-1] < 2:
+    d = x.shape[-1]
+    if d > RANK_SORT_MAX or d < 2:
         return jnp.sort(x, axis=-1)
-    return jnp.sum(jnp.where(_rank_onehot(x), x[..., :, None], 0.0), axis=-2)
+    return _to_order(_rank_onehot(x), x)
 
 
 def _rank_onehot(key: jax.Array) -> jax.Array:
@@ -216,6 +217,11 @@ def _rank_onehot(key: jax.Array) -> jax.Array:
     ki, kj = key[..., :, None], key[..., None, :]
     before = (kj < ki) | ((kj == ki) & (idx < idx[:, None]))
     return jnp.sum(before, axis=-1)[..., :, None] == idx
+
+
+def _to_order(onehot: jax.Array, v: jax.Array) -> jax.Array:
+    """``v`` (last axis) in the order of ``onehot`` (``_rank_onehot``): slot ``p`` gets ``v_i`` if ``onehot[i, p]``."""
+    return jnp.sum(jnp.where(onehot, v[..., :, None], 0.0), axis=-2)
 
 
 def _project_simplex(v: jax.Array, total: float) -> jax.Array:
@@ -384,7 +390,7 @@ def _move_mass(z: jax.Array, c: jax.Array, mass: jax.Array) -> jax.Array:
 
     else:  # short rows: the same order (decreasing c, ties by coordinate) by pairwise ranks, no sort
         onehot = _rank_onehot(-c)
-        zs = jnp.sum(jnp.where(onehot, z[:, None], 0.0), axis=0)
+        zs = _to_order(onehot, z)
 
         def unsort(v: jax.Array) -> jax.Array:
             return jnp.sum(jnp.where(onehot, v[None, :], 0.0), axis=1)
