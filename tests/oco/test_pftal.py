@@ -1,5 +1,11 @@
 """OGD, FTAL and PFTAL on the strongly convex quadratic stream, end to end."""
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -15,6 +21,7 @@ ENV = envs.quadratic_stream(BALL)
 H, CENTER, SPREAD = 1.0, np.array([0.3, 0.2]), 0.15  # ||z|| > 1 is a 4-sigma event: no clipping in practice
 ENV_P = envs.QuadraticParams(H, CENTER, SPREAD)
 POWERS = [2**k for k in range(6, 15)]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def exact_mean_regret(horizon):
@@ -123,3 +130,51 @@ def test_pftal_clips_gradients_at_l_and_calibrates_to_replace_one_sensitivity(no
     new = learner.update(jax.random.key(1), free, free.w, jnp.asarray(g, jnp.float32), jnp.int32(1))
     norm = np.abs(g).sum() if noise == "laplace" else np.linalg.norm(g)
     np.testing.assert_allclose(np.asarray(new.w), -g * (clip / norm) / h, rtol=1e-5)
+
+
+
+
+# PFTAL at an infinite budget against FTAL (``run`` and a small ``sweep``), at XLA's default optimisation
+# level, as users run it: under the suite's ``--xla_backend_optimization_level=0`` multiply-adds are not
+# contracted, and FTAL without its clip would pass. ``H = 0.7``, not 1: a product with 1 is exact.
+_FTAL_IS_PFTAL = textwrap.dedent(
+    """
+    import jax, jax.numpy as jnp, numpy as np
+    import jaxpriv as jp
+    from jaxpriv import envs, mechanisms, oco, sets
+
+    T, h = 256, 0.7
+    cases = [
+        (sets.l2_ball(3, 1.3), "gamma", "alternating", 0),
+        (sets.l2_ball(10, 1.3), "gaussian", "drift", 4),
+        (sets.simplex(5), "laplace", "drift", 0),
+    ]
+    for constraint, noise, z_dist, seeds in cases:
+        env = envs.quadratic_stream(constraint, z_dist=z_dist)
+        env_p = envs.QuadraticParams(h, np.full(constraint.dim, 0.2, np.float32), 0.5)
+        budget = {mechanisms.budget_field(noise): jnp.inf}
+        # ||h(w - z)|| <= h (||C|| + ||z||) <= 2.6 h: never clipped
+        pf = jp.SimParams(oco.PFTALParams(**budget, lipschitz=3.0 * h, strong_convexity=h), env_p)
+        ft = jp.SimParams(oco.FTALParams(h), env_p)
+        pftal, ftal = oco.pftal(T, constraint, noise), oco.ftal(constraint, T)
+        if seeds:
+            a = jp.sweep(pftal, env, pf, jax.random.key(1), T, seeds=seeds).regret
+            b = jp.sweep(ftal, env, ft, jax.random.key(1), T, seeds=seeds).regret
+        else:
+            a, b = jp.run(pftal, env, pf, 3, T).loss, jp.run(ftal, env, ft, 3, T).loss
+        a, b = np.asarray(a), np.asarray(b)
+        print(constraint.dim, noise, z_dist, np.array_equal(a, b), float(np.abs(a - b).max()))
+    """
+)
+
+
+def test_pftal_at_infinite_budget_is_ftal_bit_for_bit():
+    """FTAL's docstring: PFTAL without noise and within its clip reproduces FTAL bit for bit (the same
+    dyadic sums and the same clip, so XLA contracts the same multiply-adds). Without FTAL's clip the
+    losses differ by 1e-6 to 8e-6 in each of these cases."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}  # XLA's defaults, as users run it
+    env |= {"PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
+    res = subprocess.run([sys.executable, "-c", _FTAL_IS_PFTAL], env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    lines = res.stdout.strip().splitlines()
+    assert len(lines) == 3 and all(" True 0.0" in line for line in lines), res.stdout
