@@ -19,9 +19,10 @@ The CPU table (--cpu-table; issue 25) times every learner against float32 NumPy 
 1024 seeds and T = 4096 by default, the sides alternated in one process (median of 3 each): PFTAL at
 d in {3, 10, 100} with each noise family (gamma, laplace, gaussian), FTAL, OGD, MI-OGD, DP-FTRL, the
 bandit-feedback learners, AdaC-UCB at step level (K = 10; NumPy: benchmarks/bandits_throughput.py)
-and the window learners WDP-COCOP / WDP-COCOL (simplex, W = 16; their NumPy does the same work per
-step, not the same numbers). --layouts adds a column per engine layout (sweep(..., layout=...)), its
-time against the first's, timed in the same alternation. Pin it to one core: taskset -c 0 python ...
+and the window learners WDP-COCOP / WDP-COCOL (simplex, W = 16; their NumPy runs the window tree
+mechanism as the library does, about 2 node draws per step: the same work per step, not the same
+numbers). --layouts adds a column per engine layout (sweep(..., layout=...)), its time against the
+first's, timed in the same alternation. Pin it to one core: taskset -c 0 python ...
 With --numpy-procs N the NumPy side splits its seeds over N worker processes (the multi-core NumPy
 baseline against --cpu-devices N).
 Usage: python benchmarks/throughput.py [--quick] [--no-bandit] [--no-window] [--cpu-table] [--cpu-devices N]
@@ -445,32 +446,49 @@ def _lloo_simplex(x, r, g):
 
 
 def _numpy_window(rng, seeds, horizon, dim, name):
-    """WDP-COCOP / -COCOL's work on the simplex in NumPy: the sum of the last ``W`` clipped gradients with a dyadic
-    Gamma-norm noise tree over the window (one draw per step), the exact sum of the points, then the simplex
-    projection (COCOP) or one local-linear-oracle step (COCOL). The same work per step, not the same numbers."""
+    """WDP-COCOP / -COCOL's work on the simplex in NumPy, vectorised over seeds.
+
+    The window tree mechanism of spec §2 (``mechanisms.window_tree``): blocks of ``W`` steps; at each step the
+    prefix node closing at ``t`` and the previous block's new suffix nodes are drawn once each (Gamma-norm noise,
+    ``2 - 1/W`` node draws per step on average), the release is the exact sum of the clipped gradients plus the
+    noise of the prefix and suffix nodes covering the window. Then the exact sum of the points and the simplex
+    projection (COCOP) or one local-linear-oracle step (COCOL). The same work per step, not the same numbers.
+    (Before 2026-11-27 this reference drew one node per step, about half the tree's noise.)
+    """
     mu, lip, eps = 1.0, 2.0, 1.0
-    levels = int(np.log2(WINDOW)) + 1
-    scale = levels * 2 * lip / eps
+    m = int(np.log2(WINDOW))
+    scale = (m + 1) * 2 * lip / eps  # k_W s / eps, s = 2L (replace-one)
     center = np.full(dim, 1.0 / dim, F)
-    ring = np.zeros((WINDOW, seeds, dim), F)
-    noisy = np.zeros((levels, seeds, dim), F)
-    window_sum = np.zeros((seeds, dim), F)
+    prefix = np.zeros((m + 2, seeds, dim), F)  # row h: the noise of the prefix nodes at levels >= h
+    suffix = np.zeros((m + 2, seeds, dim), F)  # the same for the previous block's suffix; row m + 1 stays 0
+    total = np.zeros((seeds, dim), F)
     x = np.full((seeds, dim), 1.0 / dim, F)
     x1 = x.copy()
     sum_x = np.zeros((seeds, dim), F)
     cum_loss = np.zeros(seeds, F)
+
+    def node():
+        direction = rng.standard_normal((seeds, dim), F)
+        direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+        return scale * rng.standard_exponential((seeds, dim), F).sum(1, keepdims=True) * direction
+
     for t in range(1, horizon + 1):
         z = center + 0.3 * rng.standard_normal((seeds, dim), F)
         g = mu * (x - z)
         cum_loss += 0.5 * mu * np.sum((x - z) ** 2, axis=1)
         g *= np.minimum(1.0, lip / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-30))
-        window_sum += g - ring[t % WINDOW]
-        ring[t % WINDOW] = g
-        low = min((t & -t).bit_length() - 1, levels - 1)
-        direction = rng.standard_normal((seeds, dim), F)
-        direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-        noisy[low] = scale * rng.standard_exponential((seeds, dim), F).sum(1, keepdims=True) * direction
-        g_hat = window_sum + sum(noisy[i] for i in range(levels) if ((t % WINDOW) >> i) & 1)
+        total += g
+        j = (t - 1) % WINDOW + 1
+        level = (j & -j).bit_length() - 1
+        if j == 1:
+            prefix[:] = 0.0
+        prefix[: level + 1] = prefix[level + 1] + node()
+        rest = WINDOW - j + 1  # the previous block's suffix shrinks to length W - j: new nodes below tz(rest)
+        c = (rest & -rest).bit_length() - 1
+        suffix[c] = suffix[c + 1]
+        for h in range(c - 1, -1, -1):
+            suffix[h] = suffix[h + 1] + node()
+        g_hat = total + prefix[0] + (suffix[0] if t > WINDOW else 0.0)
         sum_x += x
         if name == "wdp_cocop":
             x = _project_simplex(sum_x / t - g_hat / (mu * t))
