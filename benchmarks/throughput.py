@@ -80,6 +80,18 @@ def bench_bulk_noise(seeds: int, horizon: int, dim: int) -> float:
     return float(np.median(times))
 
 
+def _tz(n: int) -> int:
+    """The number of trailing zero bits of ``n >= 1``: the tree level of the node that closes at step ``n``."""
+    return (n & -n).bit_length() - 1
+
+
+def _gamma_norm(rng, rows: int, dim: int):
+    """Unit-scale Gamma-norm noise, one row per seed: a uniform direction times a sum of ``dim`` unit exponentials."""
+    direction = rng.standard_normal((rows, dim), F)
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    return rng.standard_exponential((rows, dim), F).sum(1, keepdims=True) * direction
+
+
 def _numpy_pftal(rng, seeds, horizon, dim, vectorised):
     """PFTAL (Gamma-norm tree) on the quadratic stream, in NumPy; returns the final cumulative loss."""
     depth = mechanisms.tree_depth(horizon)
@@ -104,13 +116,10 @@ def _numpy_pftal(rng, seeds, horizon, dim, vectorised):
             cum_loss += 0.5 * H * np.sum((w - z) ** 2, axis=1)
             zsum += z
             g *= np.minimum(1.0, sens / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-30))
-            low = (t & -t).bit_length() - 1
+            low = _tz(t)
             node = g + exact[:low].sum(0)
-            direction = rng.standard_normal((S, dim), F)
-            direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-            radius = rng.standard_exponential((S, dim), F).sum(1, keepdims=True)
             exact[low] = node
-            noisy[low] = node + scale * radius * direction
+            noisy[low] = node + scale * _gamma_norm(rng, S, dim)
             v = sum(noisy[i] for i in range(depth) if (t >> i) & 1)
             mean_w += (w - mean_w) / t
             w = mean_w - v / (H * t)
@@ -227,13 +236,10 @@ def _numpy_bandit(rng, seeds, horizon, dim, vectorised, name):
                 v = sum_g
             else:
                 g *= np.minimum(1.0, est_bound / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-30))
-                low = (t & -t).bit_length() - 1
+                low = _tz(t)
                 node = g + exact[:low].sum(0)
-                direction = rng.standard_normal((S, dim), F)
-                direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-                radius = rng.standard_exponential((S, dim), F).sum(1, keepdims=True)
                 exact[low] = node
-                noisy[low] = node + scale * radius * direction
+                noisy[low] = node + scale * _gamma_norm(rng, S, dim)
                 v = sum(noisy[i] for i in range(depth) if (t >> i) & 1)
             w = project((sum_w - v / H) / t)
         total += cum_loss.sum()
@@ -467,11 +473,6 @@ def _numpy_window(rng, seeds, horizon, dim, name):
     sum_x = np.zeros((seeds, dim), F)
     cum_loss = np.zeros(seeds, F)
 
-    def node():
-        direction = rng.standard_normal((seeds, dim), F)
-        direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-        return scale * rng.standard_exponential((seeds, dim), F).sum(1, keepdims=True) * direction
-
     for t in range(1, horizon + 1):
         z = center + 0.3 * rng.standard_normal((seeds, dim), F)
         g = mu * (x - z)
@@ -479,15 +480,15 @@ def _numpy_window(rng, seeds, horizon, dim, name):
         g *= np.minimum(1.0, lip / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-30))
         total += g
         j = (t - 1) % WINDOW + 1
-        level = (j & -j).bit_length() - 1
+        level = _tz(j)
         if j == 1:
             prefix[:] = 0.0
-        prefix[: level + 1] = prefix[level + 1] + node()
+        prefix[: level + 1] = prefix[level + 1] + scale * _gamma_norm(rng, seeds, dim)
         rest = WINDOW - j + 1  # the previous block's suffix shrinks to length W - j: new nodes below tz(rest)
-        c = (rest & -rest).bit_length() - 1
+        c = _tz(rest)
         suffix[c] = suffix[c + 1]
         for h in range(c - 1, -1, -1):
-            suffix[h] = suffix[h + 1] + node()
+            suffix[h] = suffix[h + 1] + scale * _gamma_norm(rng, seeds, dim)
         g_hat = total + prefix[0] + (suffix[0] if t > WINDOW else 0.0)
         sum_x += x
         if name == "wdp_cocop":
@@ -521,17 +522,14 @@ def _numpy_pftal_noise(rng, seeds, horizon, dim, noise, dp_ftrl=False):
         zsum += z
         norm = np.abs(g).sum(1, keepdims=True) if noise == "laplace" else np.linalg.norm(g, axis=1, keepdims=True)
         g *= np.minimum(1.0, bound / np.maximum(norm, 1e-30))
-        low = (t & -t).bit_length() - 1
+        low = _tz(t)
         node = g + exact[:low].sum(0)
         if noise == "laplace":
             draw = rng.laplace(size=(seeds, dim)).astype(F)
         elif noise == "gaussian":
             draw = rng.standard_normal((seeds, dim), F)
         else:
-            draw = rng.standard_normal((seeds, dim), F)
-            draw *= rng.standard_exponential((seeds, dim), F).sum(1, keepdims=True) / np.linalg.norm(
-                draw, axis=1, keepdims=True
-            )
+            draw = _gamma_norm(rng, seeds, dim)
         exact[low] = node
         noisy[low] = node + scale * draw
         v = sum(noisy[i] for i in range(depth) if (t >> i) & 1)
