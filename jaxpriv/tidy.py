@@ -7,10 +7,14 @@ checkpoint): which leaf was swept, and over which values, is known only to the c
 * one dimension per grid axis, named after the swept leaf (``"epsilon"`` for
   ``"learner.params.epsilon"``, the full key where two leaves share a last part), with the
   grid values as its coordinate; leaves swept together (zipped) share one dimension and are
-  coordinates along it;
+  coordinates along it; a vector value (``"center"`` swept over ``[G, 3]``) is labelled by its text,
+  ``"[1.0 0.0 0.0]"`` (so ``ds.sel(center="[1.0 0.0 0.0]")`` and the long table's column name the
+  vector, never its position), with the numbers as ``center_values``;
 * ``seed`` and ``step`` (the checkpoints ``t``, a coordinate);
 * ``learner`` for several learners on the same grid (a mapping of label -> ``Result``, or a
-  comparison study's result), with the labels as its coordinate;
+  comparison study's result), with the labels as its coordinate and each learner's number of
+  seeds as ``n_seeds``: learners with fewer seeds than the most are padded with NaN on ``seed``,
+  and ``to_dataframe`` / ``from_xarray`` use each learner's own seeds only;
 
 and holds the variables ``regret``, ``loss``, ``best`` and ``gap`` (where present), plus the
 per-run ``nonfinite_inputs`` / ``nonfinite_steps`` counts. ``from_xarray`` gives the
@@ -87,7 +91,12 @@ def _layout(grid: Any, axes: Any, size: int) -> tuple[list[str], tuple[int, ...]
         axes = grid.axes if axes is None else axes
         shape = list(getattr(grid, "shape", ())) or None
         grid = grid.values
-    values = {k: np.asarray(v) for k, v in dict(grid).items()}
+    if not isinstance(grid, Mapping):
+        raise ValueError(
+            "grid must be a mapping key -> [G, ...] values (e.g. {'learner.params.epsilon': eps}) or a study's "
+            f"Grid, got {type(grid).__name__}"
+        )
+    values = {k: np.asarray(v) for k, v in grid.items()}
     if not values:
         raise ValueError("grid must name at least one swept key")
     for key, v in values.items():
@@ -113,10 +122,11 @@ def _layout(grid: Any, axes: Any, size: int) -> tuple[list[str], tuple[int, ...]
             name = names[key]
             if along.ndim == 1:
                 coords[name] = (dims[a], along)
-            else:
-                name = f"{name}_values" if name == dims[a] else name
-                names[key] = name
-                coords[name] = ((dims[a], *[f"{name}_dim{i}" for i in range(along.ndim - 1)]), along)
+            else:  # a vector value: the numbers as ``<name>_values``, labelled by their text (``"[1 0 0]"``)
+                numbers = f"{name}_values"
+                names[key] = numbers
+                coords[numbers] = ((dims[a], *[f"{numbers}_dim{i}" for i in range(along.ndim - 1)]), along)
+                coords[name] = (dims[a], np.asarray(_vector_labels(along), dtype=str))
     attr = json.dumps({"axes": [list(a) for a in axes], "names": names, "dims": dims})
     return dims, tuple(shape), coords, {_GRID_ATTR: attr}
 
@@ -177,10 +187,19 @@ def _is_stats(obj: Any) -> bool:
     return hasattr(obj, "regret_mean") and hasattr(obj, "regret_quantiles")
 
 
-def _dataset(result: Any, grid: Any, axes: Any, attrs: Mapping[str, Any] | None) -> Any:
+def _is_result(obj: Any) -> bool:
+    return all(hasattr(obj, f) for f in ("steps", "regret", "loss", "best"))
+
+
+def _dataset(result: Any, grid: Any, axes: Any, attrs: Mapping[str, Any] | None, what: str = "result") -> Any:
     """One learner's dataset (a ``Result`` or a ``SweepStats``)."""
     xr = _xarray()
     stats = _is_stats(result)
+    if not stats and not _is_result(result):
+        raise ValueError(
+            f"{what} must be a jaxpriv.Result, a jaxpriv.SweepStats, a mapping label -> either, or what "
+            f"jaxpriv.experiments.study.run_study returned; got {type(result).__name__}"
+        )
     reference = np.asarray(result.regret_mean if stats else result.regret)
     inner = 1 if stats else 2  # [..., m] for stats; [..., S, m] for a Result
     lead = reference.ndim - inner
@@ -207,7 +226,7 @@ def _dataset(result: Any, grid: Any, axes: Any, attrs: Mapping[str, Any] | None)
         if value is None:
             return
         v = np.asarray(value)
-        data[name] = ([*dims, *tail], v.reshape(*shape, *(v.shape[1:] if dims else v.shape)))
+        data[name] = ([*dims, *tail], v.reshape((*shape, *(v.shape[1:] if dims else v.shape))))
 
     if stats:
         for name in STATS:
@@ -241,8 +260,9 @@ def to_xarray(result: Any, grid: Any = None, *, axes: Any = None, attrs: Mapping
 
     Args:
       result: a ``Result`` (``[G, S, m]``, ``[S, m]`` or ``[m]`` arrays), a ``SweepStats``, a mapping of
-        label -> either (several learners on the same grid: a ``learner`` dimension), or what
-        ``jaxpriv.experiments.study.run_study`` returned (its grid and labels are used).
+        label -> either (several learners on the same grid and checkpoints: a ``learner`` dimension;
+        their seed counts may differ, see ``n_seeds``), or what ``jaxpriv.experiments.study.run_study``
+        returned (its grid and labels are used).
       grid: the swept values at the flattened grid points, key -> ``[G, ...]`` (the leaves given to
         ``jaxpriv.sweep`` with their extra leading axis), or a study's ``Grid``. ``None``: the grid
         dimension is ``grid``, without coordinates.
@@ -252,13 +272,16 @@ def to_xarray(result: Any, grid: Any = None, *, axes: Any = None, attrs: Mapping
       attrs: attributes to add (non-scalar values stored as JSON).
 
     Returns:
-      The ``Dataset``: dimensions (``learner``,) one per grid axis, ``seed``, ``step``; variables
+      The ``Dataset``: dimensions (``learner``, with the coordinate ``n_seeds``,) one per grid axis, ``seed``,
+      ``step``; variables
       ``regret``, ``loss``, ``best``, ``gap`` where present and the non-finite counts (a ``SweepStats``:
       ``regret_mean``, ``regret_var``, ``regret_min``, ``regret_max``, ``regret_quantiles``, ``loss_mean``).
 
     Raises:
       ImportError: xarray is not installed.
-      ValueError: ``grid`` does not match the result's grid axis, or is not the product ``axes`` says.
+      ValueError: ``result`` is none of these (or a mapping mixes ``Result`` and ``SweepStats``, or its
+        learners differ in checkpoints or grid); ``grid`` is not a mapping (or a ``Grid``), does not match
+        the result's grid axis, or is not the product ``axes`` says.
     """
     xr = _xarray()
     if hasattr(result, "study") and hasattr(result, "results"):
@@ -277,15 +300,53 @@ def to_xarray(result: Any, grid: Any = None, *, axes: Any = None, attrs: Mapping
     if isinstance(result, Mapping):
         if not result:
             raise ValueError("result must hold at least one learner")
-        parts = [_dataset(r, grid, axes, None) for r in result.values()]
+        parts = [_dataset(r, grid, axes, None, f"result[{k!r}]") for k, r in result.items()]
+        seeds = _check_learners(result, parts)
         ds = xr.concat(parts, dim="learner", data_vars="all", coords="minimal", compat="override",
-                       combine_attrs="override")  # fmt: skip
-        ds = ds.assign_coords(learner=("learner", np.asarray([str(k) for k in result], dtype=str)))
+                       combine_attrs="override", join="outer")  # fmt: skip
+        if len(set(seeds)) > 1:  # padded with NaN past each learner's own seeds: say how many are its own
+            for name in ds.data_vars:  # the padding may widen a dtype (int32 counts become floats): restored on
+                if name in parts[0]:  # the way back
+                    ds[name].attrs["jaxpriv_dtype"] = str(parts[0][name].dtype)
+            ds.attrs.pop("count", None)
+        ds = ds.assign_coords(
+            learner=("learner", np.asarray([str(k) for k in result], dtype=str)),
+            n_seeds=("learner", np.asarray(seeds, np.int64)),
+        )
         if attrs:
             ds.attrs.update({k: (v if isinstance(v, (str, int, float)) else json.dumps(v, default=str)) for k, v in
                              attrs.items()})  # fmt: skip
         return ds
     return _dataset(result, grid, axes, attrs)
+
+
+def _check_learners(result: Mapping[Any, Any], parts: list[Any]) -> list[int]:
+    """Each learner's number of seeds; refuse learners that are not on one grid with the same checkpoints."""
+    labels = [repr(k) for k in result]
+    kinds = [p.attrs["jaxpriv_kind"] for p in parts]
+    if len(set(kinds)) > 1:
+        raise ValueError(f"result mixes Results and SweepStats ({dict(zip(labels, kinds, strict=True))}); "
+                         "convert each kind on its own")  # fmt: skip
+    first = parts[0]
+    for label, part in zip(labels[1:], parts[1:], strict=True):
+        if not np.array_equal(part.step.values, first.step.values):
+            raise ValueError(
+                f"result[{label}] has checkpoints {part.step.values.tolist()}, result[{labels[0]}] "
+                f"{first.step.values.tolist()}: every learner must share the checkpoints"
+            )
+        if ("seed" in part.dims) != ("seed" in first.dims):
+            raise ValueError(f"result[{label}] and result[{labels[0]}] differ in having a seed axis: every learner "
+                             "must have per-seed results, or none")  # fmt: skip
+        mine = {d: n for d, n in part.sizes.items() if d != "seed"}
+        theirs = {d: n for d, n in first.sizes.items() if d != "seed"}
+        if mine != theirs:
+            raise ValueError(
+                f"result[{label}] has grid/step sizes {mine}, result[{labels[0]}] {theirs}: every learner must "
+                "be on the same grid"
+            )
+    if kinds[0] == "stats":
+        return [int(p.attrs["count"]) for p in parts]
+    return [int(p.sizes.get("seed", 1)) for p in parts]
 
 
 # --- Dataset -> Result -----------------------------------------------------------------------------------------
@@ -302,15 +363,43 @@ def from_xarray(ds: Any) -> Any:
       ds: an ``xarray.Dataset`` from ``to_xarray`` (or read back from its netCDF file).
 
     Returns:
-      A ``jaxpriv.Result`` / ``jaxpriv.SweepStats``, or a dict of them by learner label.
+      A ``jaxpriv.Result`` / ``jaxpriv.SweepStats``, or a dict of them by learner label (each with its
+      own seeds, ``n_seeds``, and dtypes).
+
+    Raises:
+      ValueError: ``ds`` is not a dataset, or holds no ``regret`` (``regret_mean``) with a ``step`` coordinate.
     """
     from jaxpriv import sim, stats
 
+    xr = _xarray()
+    if not isinstance(ds, xr.Dataset):
+        raise ValueError(f"ds must be an xarray.Dataset made by jaxpriv.tidy.to_xarray, got {type(ds).__name__}")
     if "learner" in ds.dims:
-        return {str(label): from_xarray(ds.isel(learner=i, drop=True)) for i, label in enumerate(ds.learner.values)}
+        out = {}
+        for i, label in enumerate(ds.learner.values):
+            part = ds.isel(learner=i, drop=True)
+            if "n_seeds" in ds.coords:  # each learner's own seeds (the rest is padding)
+                n = int(ds["n_seeds"].values[i])
+                if "seed" in part.dims:
+                    part = part.isel(seed=slice(0, n))
+                    for name in list(part.data_vars):
+                        if "jaxpriv_dtype" in part[name].attrs:
+                            part[name] = part[name].astype(part[name].attrs["jaxpriv_dtype"])
+                else:
+                    part.attrs["count"] = n
+            out[str(label)] = from_xarray(part)
+        return out
     is_stats = ds.attrs.get("jaxpriv_kind") == "stats" or "regret_mean" in ds
+    main_name = "regret_mean" if is_stats else "regret"
+    if main_name not in ds or "step" not in ds.coords:
+        raise ValueError(
+            f"ds holds no {main_name!r} variable with a 'step' coordinate: from_xarray needs a dataset made by "
+            f"jaxpriv.tidy.to_xarray (it holds variables {sorted(map(str, ds.data_vars))})"
+        )
+    if is_stats and "count" not in ds.attrs:
+        raise ValueError("ds has no 'count' attribute: from_xarray needs the number of seeds of its statistics")
     tail = {"seed", "step", "quantile"}
-    main = ds["regret_mean" if is_stats else "regret"]
+    main = ds[main_name]
     dims = [d for d in main.dims if d not in tail]
     if _GRID_ATTR in ds.attrs:
         dims = json.loads(ds.attrs[_GRID_ATTR])["dims"]
@@ -346,10 +435,11 @@ def to_dataframe(
     """A long ``pandas.DataFrame``: one row per variable × (learner ×) grid point × checkpoint.
 
     Columns: ``variable``, (``learner``,) the grid's coordinates (one column per swept key; a vector
-    value as text), ``step``, then ``mean``, ``se`` (the standard error of the mean over the seeds,
-    ``ddof = 1``), ``n`` (the number of seeds) and one ``q<level>`` column per quantile, all over the
-    seeds in float64 (NumPy's ``mean``, ``std``, ``quantile``). For a ``SweepStats``, its own mean,
-    variance and quantile levels (``quantiles`` is not used).
+    value as its text, ``"[1.0 0.0 0.0]"``), ``step``, then ``mean``, ``se`` (the standard error of the mean
+    over the seeds, ``ddof = 1``), ``n`` (the number of seeds: each learner's own, ``n_seeds``) and one
+    ``q<level>`` column per quantile, all over the seeds in float64 (NumPy's ``mean``, ``std``, ``quantile``).
+    For a ``SweepStats``, its own mean, variance (over its own ``count``) and quantile levels (``quantiles`` is
+    not used).
 
     Args:
       result: a dataset from ``to_xarray``, or anything ``to_xarray`` takes (converted with ``grid`` and ``axes``).
@@ -371,38 +461,43 @@ def to_dataframe(
     if any(not 0.0 <= q <= 1.0 for q in qs):
         raise ValueError(f"quantiles must lie in [0, 1], got {list(quantiles)}")
     is_stats = ds.attrs.get("jaxpriv_kind") == "stats" or "regret_mean" in ds
+    if is_stats and "regret_mean" not in ds:
+        raise ValueError(f"the dataset holds no variable 'regret_mean'; it holds {sorted(map(str, ds.data_vars))}")
+    seeds = ds["n_seeds"] if "n_seeds" in ds.coords else None  # each learner's own seeds (the rest: padding)
     frames = []
     for var in ("regret",) if is_stats else variables:
         if not is_stats and var not in ds:
-            raise ValueError(f"the dataset holds no variable {var!r}; it holds {sorted(ds.data_vars)}")
+            raise ValueError(f"the dataset holds no variable {var!r}; it holds {sorted(map(str, ds.data_vars))}")
         if is_stats:
             base = ds["regret_mean"]
             mean = base.values.astype(np.float64)
-            count = int(ds.attrs["count"])
+            if seeds is not None:
+                count = seeds.broadcast_like(base).transpose(*base.dims).values.astype(np.float64)
+            else:
+                count = np.full(mean.shape, float(ds.attrs["count"]))
             se = np.sqrt(ds["regret_var"].transpose(*base.dims).values.astype(np.float64) / count)
             qv = ds["regret_quantiles"].transpose(*base.dims, "quantile").values.astype(np.float64)
             levels = [float(q) for q in ds["quantile"].values]
             qcols = {f"q{q:g}": qv[..., i] for i, q in enumerate(levels)}
-            n = np.full(mean.shape, count)
+            n = count.astype(np.int64)
         else:
             da = ds[var]
             if "seed" not in da.dims:
                 raise ValueError(f"{var!r} has no seed axis to summarise")
             base = da.isel(seed=0, drop=True)
             x = da.transpose(*base.dims, "seed").values.astype(np.float64)
-            count = x.shape[-1]
-            mean = x.mean(-1)
-            se = x.std(-1, ddof=1 if count > 1 else 0) / np.sqrt(count)
-            qv = np.quantile(x, qs, axis=-1) if qs else np.zeros((0, *mean.shape))
+            if seeds is not None:  # one learner at a time, over its own seeds
+                at = base.dims.index("learner")
+                parts = [_seed_stats(np.take(x, i, axis=at)[..., :k], qs) for i, k in enumerate(seeds.values)]
+                mean, se, qv, n = (np.stack([p[j] for p in parts], axis=at + (j == 2)) for j in range(4))
+            else:
+                mean, se, qv, n = _seed_stats(x, qs)
             qcols = {f"q{q:g}": qv[i] for i, q in enumerate(qs)}
-            n = np.full(mean.shape, count)
         columns = {"mean": mean, "se": se, "n": n, **qcols}
-        coords = {k: c for k, c in base.coords.items() if set(c.dims) <= set(base.dims)}
+        coords = {k: c.variable for k, c in base.coords.items() if set(c.dims) <= set(base.dims) and k != "n_seeds"}
         out = xr.Dataset({k: (base.dims, v) for k, v in columns.items()}, coords=coords)
         frame = out.to_dataframe().reset_index()
-        for name, c in base.coords.items():  # vector grid values (an extra dimension): one text column
-            if not set(c.dims) <= set(base.dims):
-                frame[name] = _vector_text(c, base, frame)
+        _label_vectors(ds, frame)
         frame.insert(0, "variable", var)
         lead = ["variable", *(["learner"] if "learner" in frame else [])]
         stat_cols = list(columns)
@@ -411,15 +506,38 @@ def to_dataframe(
     return pd.concat(frames, ignore_index=True)
 
 
-def _vector_text(coord: Any, base: Any, frame: Any) -> list[str]:
-    """A vector coordinate as ``"[a b c]"`` for each row of ``frame`` (by the row's position along its dimension)."""
-    dim = coord.dims[0]
-    text = ["[" + " ".join(f"{x:g}" for x in np.ravel(v)) + "]" for v in np.asarray(coord.values)]
-    index = {v: i for i, v in enumerate(np.asarray(base[dim].values))} if dim in base.coords else None
-    positions = frame[dim] if dim in frame else None
-    if positions is None:
-        return [text[0]] * len(frame)
-    return [text[index[p]] if index is not None else text[int(p)] for p in positions]
+def _seed_stats(x: np.ndarray, qs: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(mean, se, quantiles [len(qs), ...], n)`` over the last axis (the seeds) of float64 ``x``."""
+    count = x.shape[-1]
+    mean = x.mean(-1)
+    se = x.std(-1, ddof=1 if count > 1 else 0) / np.sqrt(count)
+    qv = np.quantile(x, qs, axis=-1) if qs else np.zeros((0, *mean.shape))
+    return mean, se, qv, np.full(mean.shape, count)
+
+
+def _vector_labels(values: Any) -> list[str]:
+    """Each row of ``values [G, ...]`` as text, ``"[1.0 0.0 0.5]"`` (NumPy's shortest round-trip digits)."""
+    return ["[" + " ".join(str(x) for x in np.ravel(v)) + "]" for v in np.asarray(values)]
+
+
+def _label_vectors(ds: Any, frame: Any) -> None:
+    """Label the rows of ``frame`` by the vector grid values of ``ds`` that have no text label yet.
+
+    ``to_xarray`` labels every vector value by its text; a dataset without that label (written before it
+    did) would show the vector's position along its dimension: the text replaces it here.
+    """
+    for name, coord in ds.coords.items():
+        dim = coord.dims[0] if coord.ndim else None
+        if coord.ndim < 2 or dim not in frame.columns:
+            continue
+        label = name[: -len("_values")] if name.endswith("_values") else name
+        if label in frame.columns and label != dim:
+            continue
+        if label == dim and dim in ds.indexes:  # the dimension is already labelled by its values
+            continue
+        text = _vector_labels(coord.values)
+        positions = ds.indexes[dim].get_indexer(frame[dim]) if dim in ds.indexes else frame[dim].astype(int)
+        frame[label] = [text[p] for p in positions]
 
 
 # --- files -------------------------------------------------------------------------------------------------------
@@ -435,7 +553,25 @@ def write_netcdf(ds: Any, path: str | Path) -> Path:
     Returns:
       The path written; ``xarray.open_dataset(path)`` (``engine="scipy"``) reads it back and
       ``from_xarray`` gives the same ``Result``.
+
+    Raises:
+      ValueError: ``ds`` is not a dataset, or ``path`` is a folder or lies under a file (checked before writing).
     """
+    xr = _xarray()
+    if not isinstance(ds, xr.Dataset):
+        raise ValueError(f"ds must be an xarray.Dataset (jaxpriv.tidy.to_xarray), got {type(ds).__name__}")
     path = Path(path)
+    _check_writable("path", path)
     ds.to_netcdf(path, engine="scipy")
     return path
+
+
+def _check_writable(name: str, path: Path) -> None:
+    """Refuse a ``path`` a file cannot be written to: a folder, or a path under a file (``ValueError`` naming it)."""
+    if path.is_dir():
+        raise ValueError(f"{name} {str(path)!r} is a folder: give a file name")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ValueError(f"{name} {str(path)!r} lies under {str(parent)!r}, which is a file, not a folder")
+            break

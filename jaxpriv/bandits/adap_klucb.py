@@ -114,8 +114,8 @@ def adap_lower_bound(means: ArrayLike, horizon: int, epsilon: float) -> float:
         raise ValueError(f"epsilon must be in (0, inf], got {epsilon!r}")
     horizon = _validate.positive_int("horizon", horizon)
     mu = np.asarray(means, np.float64)
-    if np.any((mu < 0) | (mu > 1)):
-        raise ValueError(f"means must be in [0, 1] (Bernoulli arms), got {means!r}")
+    if mu.ndim != 1 or mu.size < 1 or not np.all(np.isfinite(mu)) or np.any((mu < 0) | (mu > 1)):
+        raise ValueError(f"means must be a non-empty [K] array of arm means in [0, 1] (Bernoulli arms), got {means!r}")
     best = mu.max()
     sub = mu[mu < best]
     gaps = best - sub

@@ -340,10 +340,18 @@ def prefix_sums(
     is returned with ``with_nonfinite=True``, and a ``RuntimeWarning`` says how many
     whenever there are any.
 
+    The run is in float32. A finite input of huge norm (a float64 ``1e300``, which would
+    overflow float32) is not a non-finite input: it is clipped to the sensitivity like any
+    other input (``x·Δ/||x||``), its direction kept to float32 precision. (On the host, a
+    finite row of L1 norm above ``2^125`` is first scaled in float64 down to that norm: its
+    norm still exceeds ``Δ``, so the mechanism's clip gives the same ``x·Δ/||x||``.)
+
     Raises:
       ValueError: the stream is longer than the mechanism's horizon (both numbers
         named), ``xs`` is not a non-empty numeric ``[T, d]`` array with the mechanism's
-        ``d``, or the params are invalid (a missing or wrong-family budget among them).
+        ``d``, the params are invalid (a missing or wrong-family budget among them), or
+        an input's norm exceeds ``2^125`` and ``params.sensitivity`` is not below
+        ``2^125/sqrt(d)`` (such an input cannot be clipped to it in float32).
     """
     key = as_key(key)
     if mechanism.check is not None:
@@ -360,6 +368,8 @@ def prefix_sums(
     if dim is not None and xs.shape[1] != dim:
         raise ValueError(f"xs must have shape [T, {dim}] (the mechanism's dim), got shape {xs.shape}")
     check_horizon(xs.shape[0], mechanism, "mechanism", "stream length")
+    if xs.dtype.kind == "f":
+        xs = _fit_huge_rows(xs, params)
     params = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
     releases, bad = _prefix_sums(mechanism, params, jnp.asarray(xs, jnp.float32), key)
     if isinstance(bad, jax.core.Tracer):  # called under the caller's vmap / jit: no host-side warning
@@ -368,6 +378,45 @@ def prefix_sums(
     if bad:
         warnings.warn(f"prefix_sums: {bad} input(s) had a NaN/inf entry and were replaced by zero", RuntimeWarning, 2)
     return PrefixSums(releases, bad) if with_nonfinite else releases
+
+
+_HUGE_NORM = 2.0**125  # a float32 norm above ~2^126 is clipped to 0 by XLA's CPU division (a flushed reciprocal)
+
+
+def _fit_huge_rows(xs: np.ndarray, params: Any) -> np.ndarray:
+    """``xs`` (float64) with each finite row of L1 norm above ``2^125`` scaled down to that norm, direction kept.
+
+    Cast to float32 as it is, such a row would overflow to ±inf (a float64 ``1e300``) and be zeroed as a
+    non-finite input, or keep a float32 norm the mechanism's clip cannot divide by. Its norm exceeds the
+    sensitivity before and after the scaling, so the mechanism's clip gives the same ``x·Δ/||x||``. Rows
+    with a NaN / ±inf entry are left for the mechanism to zero and count. A sensitivity too large for the
+    scaled rows to still exceed it is refused (``ValueError``).
+    """
+    xs = np.asarray(xs, np.float64)
+    with np.errstate(invalid="ignore"):
+        peak = np.max(np.abs(xs), axis=1, keepdims=True)
+    finite = np.isfinite(peak) & (peak > 0)
+    safe_peak = np.where(finite, peak, 1.0)
+    with np.errstate(invalid="ignore"):
+        l1 = safe_peak * np.sum(np.abs(xs) / safe_peak, axis=1, keepdims=True)  # no float64 overflow
+    over = finite & (l1 > _HUGE_NORM)
+    if not np.all(np.isfinite(peak)):  # rows the mechanism zeroes: keep them non-finite, and castable without overflow
+        xs = np.where(~np.isfinite(peak) & np.isfinite(xs), np.clip(xs, -_HUGE_NORM, _HUGE_NORM), xs)
+    if not over.any():
+        return xs
+    rows = np.flatnonzero(over[:, 0])
+    floor = _HUGE_NORM / np.sqrt(xs.shape[1])  # the least norm (L1 or L2) of a scaled row
+    sensitivity = getattr(params, "sensitivity", None)
+    try:
+        bound = None if sensitivity is None else np.asarray(sensitivity, np.float64)
+    except Exception:  # traced under the caller's jit / vmap: not checkable here
+        bound = None
+    if bound is not None and bound.size and not np.max(bound) < floor:
+        raise ValueError(
+            f"xs rows {rows.tolist()[:8]} have norms beyond what the mechanism clips in float32 (> 2^125) and "
+            f"params.sensitivity = {sensitivity!r} is not below {floor:.3g}: they cannot be clipped to it"
+        )
+    return xs * np.where(over, _HUGE_NORM / np.where(over, l1, 1.0), 1.0)
 
 
 def _mechanism_dim(mechanism: Mechanism) -> int | None:
