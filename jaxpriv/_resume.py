@@ -20,10 +20,12 @@ beside it (``* static arguments``), so that a refusal can say ``noise: saved
 in order, no object ids), so a fingerprint is the same in every process.
 
 A save file is an ``.npz`` with a JSON ``meta`` entry (``FORMAT``, the fingerprint,
-and the writer's own fields) and a SHA-256 of every array, written to a temporary
-file beside it and renamed over it (``write``), so a crash leaves the previous
-file whole. ``read`` verifies the archive, the checksum and the format and raises
-``ValueError`` naming the file and how to start over.
+and the writer's own fields: where to resume, how many chunks are done) and a SHA-256
+of everything the file holds (every metadata field and every array, names, shapes,
+dtypes and bytes), written to a temporary file beside it and renamed over it
+(``write``), so a crash leaves the previous file whole. ``read`` verifies the archive,
+the format and the checksum and raises ``ValueError`` naming the file and how to start
+over: an edited field (``segment``, ``chunk``, ``done``, ...) is damage like a flipped byte.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend import core as jax_core
 
-FORMAT = 2  # the version of the save file layout; 1 was jaxpriv's files without a checksum
+FORMAT = 3  # the save file layout: 1 had no checksum, 2 checksummed the arrays only, 3 the metadata too
 
 _SCALARS = (bool, int, float, str, np.integer, np.floating, np.bool_)
 
@@ -317,8 +319,11 @@ def check_writable(path: str | os.PathLike, name: str) -> Path:
     return path
 
 
-def _checksum(arrays: dict[str, np.ndarray]) -> str:
+def _checksum(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> str:
+    """A SHA-256 of everything a file holds: its metadata (less the checksum) and every array."""
     h = hashlib.sha256()
+    body = {k: v for k, v in meta.items() if k != "checksum"}
+    h.update(json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
     for k in sorted(arrays):
         h.update(k.encode())
         h.update(digest(arrays[k]).encode())
@@ -328,7 +333,8 @@ def _checksum(arrays: dict[str, np.ndarray]) -> str:
 def write(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` and ``meta`` (JSON-able) to ``path`` atomically: a temporary file, then a rename."""
     arrays = {k: np.asarray(v) for k, v in arrays.items()}
-    meta = {"format": FORMAT, **meta, "checksum": _checksum(arrays)}
+    meta = json.loads(json.dumps({"format": FORMAT, **meta}))  # as read back: tuples are lists
+    meta["checksum"] = _checksum(meta, arrays)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
@@ -380,6 +386,6 @@ def read(path: Path, remedy: str) -> tuple[dict[str, Any], dict[str, np.ndarray]
         raise OtherFormat(
             f"{path} was written in save format {version} (another jaxpriv); this one reads format {FORMAT}: {remedy}"
         )
-    if meta.get("checksum") != _checksum(arrays):
-        raise DamagedFile(f"{path} is corrupted (its arrays do not match their checksum); {remedy}")
+    if meta.get("checksum") != _checksum(meta, arrays):
+        raise DamagedFile(f"{path} is corrupted or was edited (its contents do not match their checksum); {remedy}")
     return meta, arrays

@@ -27,6 +27,37 @@ def positive_int(name: str, value: Any, minimum: int = 1) -> int:
     return int(value)
 
 
+#: Every horizon is below this: the engine's clock ``t`` and the components' step counters are int32,
+#: and some reach ``T + 1`` (the bandit factories' bound since they were written).
+HORIZON_LIMIT = 2**31 - 1
+
+
+def horizon(value: Any, name: str = "horizon") -> int:
+    """A horizon ``T``: an integer in ``[1, 2**31 - 1)`` (``HORIZON_LIMIT``; int32 clock and counters).
+
+    Every factory that takes a horizon and the engine refuse a longer one here, before
+    anything is built or traced: past it the int32 clock would wrap around inside JAX.
+    """
+    value = positive_int(name, value)
+    if value >= HORIZON_LIMIT:
+        raise ValueError(f"{name} must be < 2**31 - 1 (the clock and step counters are int32), got {value}")
+    return value
+
+
+def seed(name: str, value: Any) -> int:
+    """An integer seed in ``[0, 2**64)``, the range of ``jaxpriv._base.as_key`` (every bit counts).
+
+    A negative seed, one of ``2**64`` or more, a bool, a float or a string raises ``ValueError``
+    naming ``name``: ``jax.random.key`` would keep only the low 32 bits of a large one
+    (``2**32`` gives seed 0's numbers) and wrap a negative one around (``-1`` runs as ``2**32 - 1``).
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer seed in [0, 2**64), got {value!r}")
+    if not 0 <= int(value) < 2**64:
+        raise ValueError(f"{name} must be an integer seed in [0, 2**64), got {int(value)}")
+    return int(value)
+
+
 def choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     """A static string argument among ``allowed``."""
     if value not in allowed:

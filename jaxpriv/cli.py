@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from jaxpriv._validate import HORIZON_LIMIT
 from jaxpriv.sim import use_cpu_cores
 
 
@@ -278,6 +279,12 @@ def main(argv: list[str] | None = None) -> int:
         value = getattr(args, name, None)
         if value is not None and value < 1:
             parser.error(f"--{name} must be >= 1")
+    # One line each (exit code 2): a horizon the int32 clock cannot count, a seed as_key would refuse.
+    if getattr(args, "horizon", None) is not None and args.horizon >= HORIZON_LIMIT:
+        return _error(args.command, f"--horizon must be < 2**31 - 1 (int32 clock and counters), got {args.horizon}")
+    seed = getattr(args, "seed", None)
+    if seed is not None and not 0 <= seed < 2**64:  # jaxpriv._base.as_key's range: every bit of the seed counts
+        return _error(args.command, f"--seed must be an integer in [0, 2**64), got {seed}")
     # Bad input is a ValueError naming the argument (the library's convention): one line, exit code 2.
     try:
         check_out(getattr(args, "out", None))

@@ -196,6 +196,11 @@ def _leaf_axis(value: Any, base_ndim: int, allow_grid: bool, path: str) -> tuple
         ndim = np.ndim(value)
     except ValueError:  # a ragged nest of lists: NumPy cannot make one array of it
         raise ValueError(f"{path} must be a number or an array, got a ragged sequence {value!r}") from None
+    if ndim and 0 in np.shape(value):  # an empty grid axis or value: JAX would fail deep inside the vmap
+        raise ValueError(
+            f"{path} is an empty array (shape {tuple(np.shape(value))}): a params value needs its numbers, "
+            "and a swept value at least one grid point"
+        )
     if ndim == base_ndim or (base_ndim > 0 and ndim == 0):
         return None, None
     if allow_grid and ndim == base_ndim + 1:
@@ -885,7 +890,7 @@ def run(
         params class, a component's own check; a learner and an environment that
         do not fit together (``check_compatible``: dimensions, arm counts).
     """
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     key = as_key(key)
     ckpts = normalize_checkpoints(horizon, checkpoints)
     params, _, _ = _prepare(learner, env, params, allow_grid=False, horizon=horizon)
@@ -1099,7 +1104,7 @@ def sweep(
       A ``Result`` with arrays of shape ``[G, seeds, m]`` (or ``[seeds, m]``
       when nothing is swept), or a ``SweepStats`` when ``stats`` is given.
     """
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     seeds = _validate.positive_int("seeds", seeds)
     if chunk is not None:
         chunk = _validate.positive_int("chunk", chunk)

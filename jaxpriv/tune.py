@@ -206,7 +206,7 @@ def value_and_grad(
       >>> est = value_and_grad(oco.pftal(T, ball), env, params, "learner.lipschitz", 0, T)  # doctest: +SKIP
       >>> est.grad["learner.lipschitz"], est.grad_se["learner.lipschitz"]  # doctest: +SKIP
     """
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     seeds = _validate.positive_int("seeds", seeds, minimum=2)
     if chunk is not None:
         chunk = _validate.positive_int("chunk", chunk)

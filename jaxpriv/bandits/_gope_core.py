@@ -382,7 +382,7 @@ def phased_elimination(
 
     num_actions = _validate.positive_int("num_actions", num_actions, minimum=2)
     dim = _validate.positive_int("dim", dim)
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     if horizon < num_actions:
         raise ValueError(f"horizon must be >= num_actions={num_actions}, got {horizon}")
     calibration = _validate.choice("calibration", calibration, CALIBRATIONS)

@@ -265,7 +265,7 @@ def dp_ucb(
       Inequalities, 2013, §2.4.
     """
     K = _validate.positive_int("num_arms", num_arms, minimum=2)
-    T = _validate.positive_int("horizon", horizon)
+    T = _validate.horizon(horizon)
     if T < K:
         raise ValueError(f"horizon must be >= num_arms={K} (each arm is played once), got {T}")
     _validate.choice("tie_break", tie_break, _episodic_ucb.TIE_BREAKS)

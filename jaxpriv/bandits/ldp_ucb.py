@@ -125,7 +125,7 @@ def ldp_ucb(num_arms: int, horizon: int | None = None, *, tie_break: str = "rand
     """
     K = _validate.positive_int("num_arms", num_arms, minimum=2)
     if horizon is not None:
-        horizon = _validate.positive_int("horizon", horizon)
+        horizon = _validate.horizon(horizon)
         if horizon < K:
             raise ValueError(f"horizon must be >= num_arms={K} (each arm is played once), got {horizon}")
     _validate.choice("tie_break", tie_break, _episodic_ucb.TIE_BREAKS)

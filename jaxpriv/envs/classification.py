@@ -249,7 +249,7 @@ def classification_stream(
       An ``Env`` with params ``ClassificationParams``; its comparator returns ``(best, gap)``.
     """
     require_projection(constraint)
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     loss = _validate.choice("loss", loss, LOSSES)
     data = _validate.choice("data", data, DATASETS)
     solver_steps = _validate.positive_int("solver_steps", solver_steps)

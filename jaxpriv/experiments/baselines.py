@@ -51,7 +51,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxpriv
-from jaxpriv import bandits, envs, mechanisms, plot
+from jaxpriv import _validate, bandits, envs, mechanisms, plot
+from jaxpriv._base import as_key
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 from jaxpriv.sim import log_checkpoints
 
@@ -333,10 +334,11 @@ def compare(
         ):
             raise ValueError(f"step_horizon must be an integer in [{len(MEANS)}, horizon={T}], got {step_horizon!r}")
         caps = {alg.name: int(step_horizon) for alg in ALGORITHMS if alg.level == "step"}
+    key = _validate.seed("key", key)  # every bit counts: jax.random.key would keep the low 32
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
 
-    base_key = jax.random.key(key)
+    base_key = as_key(key)
     names = [alg.name for alg in ALGORITHMS]
     horizons = np.array([caps.get(alg.name, T) for alg in ALGORITHMS], np.int64)
     steps = np.asarray(sorted(set(log_checkpoints(T, 60)) | {int(h) for h in horizons}), np.int64)

@@ -31,11 +31,11 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import bandits, plot
+from jaxpriv import _validate, bandits, plot
+from jaxpriv._base import as_key
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 
 __all__ = ["EPSILONS", "MEANS", "EpsilonSweep", "knee", "sweep_epsilon", "theoretical_knee"]
@@ -158,12 +158,13 @@ def sweep_epsilon(
     eps = np.asarray(epsilons, np.float64)
     if eps.ndim != 1 or not np.all(eps > 0) or not np.any(np.isfinite(eps) & (eps <= HIGH_PRIVACY)):
         raise ValueError(f"epsilons must be > 0 with one <= {HIGH_PRIVACY}, got {epsilons!r}")
+    key = _validate.seed("key", key)  # every bit counts: jax.random.key would keep the low 32
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
 
     t0 = time.perf_counter()
     params = bandits.AdaPKLUCBParams(epsilon=jnp.asarray(eps, jnp.float32), alpha=ALPHA)
-    res = bandits.simulate_ucb_episodes(params, MEANS, jax.random.key(key), T, runs, [T])
+    res = bandits.simulate_ucb_episodes(params, MEANS, as_key(key), T, runs, [T])
     finals = np.asarray(res.regret, np.float64)[..., -1]  # [G, seeds]
     wall = time.perf_counter() - t0
     lower = np.array([bandits.adap_lower_bound(MEANS, T, float(e)) for e in eps])

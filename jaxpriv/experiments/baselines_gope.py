@@ -32,7 +32,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import plot
+from jaxpriv import _validate, plot
+from jaxpriv._base import as_key
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams
 from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams
 from jaxpriv.bandits.episodic import simulate_gope_phases
@@ -124,13 +125,14 @@ def compare_gope(
     rho = np.asarray(rhos, np.float64)
     if rho.ndim != 1 or rho.size == 0 or not np.all(rho > 0):
         raise ValueError(f"rhos must be > 0, got {rhos!r}")
+    key = _validate.seed("key", key)  # every bit counts: jax.random.key would keep the low 32
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
 
     template = sample_linear_instance(jax.random.key(0), NUM_ACTIONS, DIM)  # shapes only: redrawn per run
     ckpts = log_checkpoints(T, 40)
     grid = jnp.asarray(rho, jnp.float32)
-    key_ = jax.random.key(key)
+    key_ = as_key(key)
     t0 = time.perf_counter()
     res_base = simulate_gope_phases(
         AdaCGOPEParams(template.actions, grid), template, key_, T, runs, ckpts, clip=clip, instance="random"

@@ -44,7 +44,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxpriv
-from jaxpriv import envs, mechanisms, oco, plot, sets
+from jaxpriv import _validate, envs, mechanisms, oco, plot, sets
+from jaxpriv._base import as_key
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 from jaxpriv.sim import log_checkpoints
 
@@ -174,11 +175,12 @@ def compare_oco(
     eps = np.asarray(epsilons, np.float64)
     if eps.ndim != 1 or eps.size == 0 or not np.all(np.isfinite(eps) & (eps > 0)):
         raise ValueError(f"epsilons must be finite and > 0, got {epsilons!r}")
+    key = _validate.seed("key", key)  # every bit counts: jax.random.key would keep the low 32
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
 
     ckpts = log_checkpoints(T, 16)
-    base_key = jax.random.key(key)
+    base_key = as_key(key)
     regret: dict[tuple[str, str, str], np.ndarray] = {}
     walls = {}
     start = time.perf_counter()

@@ -19,7 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxpriv as jp
-from jaxpriv import envs, oco, plot, sets, theory
+from jaxpriv import _validate, envs, oco, plot, sets, theory
+from jaxpriv._base import as_key
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 
 DEFAULT_EPSILONS = (0.1, 1.0, 10.0, float("inf"))
@@ -74,11 +75,16 @@ def run_demo(
       epsilons: PFTAL's ε grid (ρ for ``noise="gaussian"``); ``inf`` is the non-private limit.
       noise: the tree's noise family.
       chunk: run the seeds in batches of this size.
-      seed: the integer seed of ``jax.random.key``.
+      seed: the integer seed in ``[0, 2**64)`` (``jaxpriv._base.as_key``: the key ``jaxpriv.sweep`` makes of it).
 
     Returns:
       A ``DemoResult``; the files are written under ``out``.
+
+    Raises:
+      ValueError: a horizon of ``2**31 - 1`` or more, or a seed outside ``[0, 2**64)`` (before anything runs).
     """
+    horizon = _validate.horizon(horizon)
+    seed = _validate.seed("seed", seed)
     out = Path(out) if out else Path("jaxpriv-out") / time.strftime("demo-%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
     eps = np.array(epsilons, np.float32)
@@ -101,7 +107,7 @@ def run_demo(
             len(eps),
         ),
     }
-    runs = _sweep_learners(learners, stream, jax.random.key(seed), horizon, seeds, ckpts, chunk)
+    runs = _sweep_learners(learners, stream, as_key(seed), horizon, seeds, ckpts, chunk)
     rows = _table(runs.regret, eps, noise, stream, horizon)
     _print_table(rows, horizon, seeds)
     settings = {

@@ -61,6 +61,7 @@ import numpy as np
 
 import jaxpriv
 from jaxpriv import _resume, mechanisms, plot, sim, stats
+from jaxpriv._base import as_key
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 from jaxpriv.experiments.registry import Component
 from jaxpriv.experiments.study_file import Study, StudyLearner, load_study, parse_study
@@ -165,8 +166,9 @@ def _run_chunk(study: Study, arm: StudyLearner, block: int, chunk: int) -> dict[
 
 
 def _chunk_key(study: Study, chunk: int) -> Any:
-    """The base key of seed chunk ``chunk``: ``fold_in(key(seed), chunk)``."""
-    return jax.random.fold_in(jax.random.key(study.seed), chunk)
+    """The base key of seed chunk ``chunk``: ``fold_in(key(seed), chunk)``, ``key`` being ``jaxpriv._base.as_key``
+    (every bit of the seed counts: ``2**32`` is not seed 0)."""
+    return jax.random.fold_in(as_key(study.seed), chunk)
 
 
 def _chunk_fingerprint(

@@ -111,8 +111,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import _resume, envs, mechanisms, sim
-from jaxpriv._base import check_horizon
+from jaxpriv import _resume, _validate, envs, mechanisms, sim
+from jaxpriv._base import check_horizon, declared
 from jaxpriv.experiments import registry
 from jaxpriv.experiments.registry import Bound, Component
 
@@ -576,8 +576,12 @@ def _run_keys(source: Path, raw: dict[str, Any]) -> _RunKeys:
     """The name, horizon, seeds, seed, chunk (which must divide seeds) and the normalised checkpoints."""
     name = raw.get("name", source.stem)
     horizon = _int_key(source, raw, "horizon", None, 1)
+    if horizon >= _validate.HORIZON_LIMIT:
+        raise _fail(source, "horizon", f"must be < 2**31 - 1 (the clock and step counters are int32), got {horizon}")
     seeds = _int_key(source, raw, "seeds", None, 2)
     seed = _int_key(source, raw, "seed", 0, 0)
+    if seed >= 2**64:  # jaxpriv._base.as_key's range: every bit counts (2**32 is not seed 0)
+        raise _fail(source, "seed", f"must be an integer seed in [0, 2**64), got {seed}")
     chunk = _int_key(source, raw, "chunk", seeds, 1)
     if seeds % chunk:
         raise _fail(
@@ -833,7 +837,10 @@ def _params_at(cls: type, fixed: dict[str, np.ndarray], grid: dict[str, np.ndarr
 
 
 def _check_values(source: Path, learner: Any, env: Any, params: Any, horizon: int, section: str = "learner") -> None:
-    """The components' checks on every grid point, those made when traced, and the horizon each accepts.
+    """The components' checks on every grid point, those made when traced, the horizon each accepts, and
+    the engine's compatibility check of the pair (``sim.check_compatible``: a bandit policy on a
+    full-information stream, another dimension or arm count), so that a comparison refuses any of
+    its learners before the first one compiles.
 
     ``section`` is the learner's table in messages (``"learner"``, or ``"learners.<label>"``).
     """
@@ -849,6 +856,14 @@ def _check_values(source: Path, learner: Any, env: Any, params: Any, horizon: in
             check_horizon(horizon, component, what)
         except ValueError as err:
             raise _fail(source, "horizon", str(err)) from None
+    try:
+        sim.check_compatible(learner, env, sim.canonical_params(params))
+    except ValueError as err:
+        kind = ""
+        if declared(learner.act, "num_arms") is not None and declared(env.step, "action_shape") is not None:
+            kind = "a bandit policy (it plays arm indices) cannot run on a full-information environment "
+            kind += "(it takes points): "
+        raise _fail(source, section, f"does not fit [env]: {kind}{err}") from None
 
 
 def _check_traces(source: Path, learner: Any, env: Any, params: Any, section: str = "learner") -> None:

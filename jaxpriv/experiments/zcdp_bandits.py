@@ -29,12 +29,11 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import plot, stats
-from jaxpriv._base import PRNGKey
+from jaxpriv import _validate, plot, stats
+from jaxpriv._base import PRNGKey, as_key
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams
 from jaxpriv.bandits.episodic import simulate_ucb_episodes
 from jaxpriv.bandits.ucb import UCBParams
@@ -150,6 +149,7 @@ def reproduce(
     runs = scale.runs if seeds is None else int(seeds)
     if runs < 2:
         raise ValueError(f"seeds must be an integer >= 2, got {seeds!r}")
+    key = _validate.seed("key", key)  # every bit counts: jax.random.key would keep the low 32
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -158,7 +158,7 @@ def reproduce(
     checkpoints = tuple(sorted(set(log_checkpoints(horizon, 60)) | set(scale.horizons) | {scale.pop_horizon}))
 
     start = time.perf_counter()
-    res = spec.simulate(jax.random.key(key), rhos, horizon, checkpoints, runs)
+    res = spec.simulate(as_key(key), rhos, horizon, checkpoints, runs)
     wall = time.perf_counter() - start
 
     steps = np.asarray(res.steps, np.int64)

@@ -101,7 +101,7 @@ def honaker_tree(
       Honaker, Efficient Use of Differentially Private Binary Trees, TPDP 2015.
       Smith & Thakurta 2013 (the tree and its calibration).
     """
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)
     noise = _validate.choice("noise", noise, NOISE_FAMILIES)
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)

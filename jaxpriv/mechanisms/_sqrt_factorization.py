@@ -134,7 +134,7 @@ def sqrt_factorization(
       Differentially Private Continual Observation, ICML 2023. Henzinger, Upadhyay & Upadhyay,
       Almost Tight Error Bounds on Differentially Private Continual Counting, SODA 2023.
     """
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)
     noise = _validate.choice("noise", noise, ("gaussian",))
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)

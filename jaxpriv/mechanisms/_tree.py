@@ -255,7 +255,7 @@ def binary_tree(
       Learning in Full-information and Bandit Settings, NeurIPS 2013,
       Algorithm 2. Dwork, Naor, Pitassi, Rothblum 2010; Chan, Shi, Song 2011.
     """
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)
     noise = _validate.choice("noise", noise, NOISE_FAMILIES)
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)

@@ -570,7 +570,7 @@ def window_tree(
       Bolot, Fawaz, Muthukrishnan, Nikolov, Taft, Private decayed predicate sums on
       streams, ICDT 2013; spec ``window_coco.md`` §2.
     """
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)
     window = check_window(window, horizon, round_window)
     noise = _validate.choice("noise", noise, WINDOW_NOISE_FAMILIES)

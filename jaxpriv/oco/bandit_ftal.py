@@ -87,7 +87,7 @@ def bandit_ftal(horizon: int, constraint: ConstraintSet, preset: str = "obliviou
       Flaxman, Kalai, McMahan, Online convex optimization in the bandit setting:
       gradient descent without a gradient, SODA 2005.
     """
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     preset = _validate.choice("preset", preset, PRESETS)
     r, _ = one_point.require_inner_ball(constraint)
     p = one_point.sphere_dim(constraint)

@@ -69,7 +69,7 @@ def fkm(horizon: int, constraint: ConstraintSet) -> Learner:
       Flaxman, Kalai, McMahan. Online convex optimization in the bandit setting:
       gradient descent without a gradient. SODA 2005.
     """
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     r, outer = one_point.require_inner_ball(constraint)
     p = one_point.sphere_dim(constraint)
     diameter = constraint.diameter

@@ -63,7 +63,7 @@ def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     """
     require_projection(constraint)
     if horizon is not None:
-        horizon = _validate.positive_int("horizon", horizon)
+        horizon = _validate.horizon(horizon)
     depth = MAX_DEPTH if horizon is None else tree_depth(horizon)
 
     def check(params: FTALParams) -> None:

@@ -110,7 +110,7 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
       Descent Algorithm, ICASSP 2018 (poster), Algorithm 2, Theorems 3–4.
       Flaxman, Kalai, McMahan, SODA 2005.
     """
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     r, outer = one_point.require_inner_ball(constraint)
     dim, radius = constraint.dim, constraint.radius
     p = one_point.sphere_dim(constraint)

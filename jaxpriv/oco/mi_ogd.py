@@ -89,7 +89,7 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     """
     require_projection(constraint)
     if horizon is not None:
-        horizon = _validate.positive_int("horizon", horizon)
+        horizon = _validate.horizon(horizon)
     dim, radius = constraint.dim, constraint.radius
     depth = MAX_DEPTH if horizon is None else tree_depth(horizon)
 

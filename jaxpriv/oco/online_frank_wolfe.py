@@ -59,7 +59,7 @@ def online_frank_wolfe(constraint: ConstraintSet, horizon: int | None = None) ->
       online learning over strongly convex sets, AAAI 2021.
     """
     if horizon is not None:
-        horizon = _validate.positive_int("horizon", horizon)
+        horizon = _validate.horizon(horizon)
     depth = MAX_DEPTH if horizon is None else tree_depth(horizon)
     dim = constraint.dim
     x1 = start_point(constraint)

@@ -116,7 +116,7 @@ def private_bandit_ftal(
       in Full-information and Bandit Settings, NeurIPS 2013, §3.2, Algorithm 3,
       Theorems 5, 6 and 17.
     """
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     preset = _validate.choice("preset", preset, PRESETS)
     r, _ = one_point.require_inner_ball(constraint)
     tree, noise = prefix_sum_mechanism(horizon, constraint.dim, noise, mechanism)

@@ -87,7 +87,7 @@ def local_oracle_learner(
 ) -> Learner:
     """The shared body of ``wdp_cocol`` (``private=True``) and ``garber_hazan`` (``private=False``)."""
     require_local_oracle(constraint)
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     check_window(window, horizon, round_window)
     sensitivity = sensitivity_rule(sensitivity)
     constants = _validate.choice("constants", constants, CONSTANTS)

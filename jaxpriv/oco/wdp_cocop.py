@@ -134,7 +134,7 @@ def wdp_cocop(
       Thakurta 2013 (PFTAL); Hazan, Agarwal & Kale 2007 (FTAL).
     """
     require_projection(constraint)
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     sensitivity = sensitivity_rule(sensitivity)
     neighbouring = "add_remove" if sensitivity == "paper_add_remove" else "replace"
     tree = window_tree(horizon, constraint.dim, window, noise, neighbouring, calibration, round_window)

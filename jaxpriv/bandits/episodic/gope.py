@@ -256,7 +256,7 @@ def simulate_gope_phases(
       started at or before each checkpoint), ``pulls[..., K]`` (``N_a(T)``).
     """
     num_actions, dim = (int(s) for s in jnp.shape(params.actions)[-2:])
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     check_horizon(horizon, policy, "policy")
     instance = _validate.choice("instance", instance, INSTANCES)
     exact_pulls = _validate.positive_int("exact_pulls", exact_pulls)

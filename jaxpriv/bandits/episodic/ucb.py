@@ -182,7 +182,7 @@ def simulate_ucb_episodes(
     if not isinstance(means, BernoulliParams):
         means = BernoulliParams(means)
     num_arms = int(jnp.shape(means.means)[-1])
-    horizon = _validate.positive_int("horizon", horizon)
+    horizon = _validate.horizon(horizon)
     check_horizon(horizon, policy, "policy")
     if horizon >= _sampling.MAX_COUNT:
         raise ValueError(f"horizon must be < 2**24 (exact float32 Binomial counts), got {horizon}")
