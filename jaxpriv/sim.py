@@ -1088,10 +1088,12 @@ def sweep(
         ``ValueError``: what the learner and the environment compute (their
         traced programs and constants, so every static argument: set and
         radius, noise family, mechanism, ``z_dist``, ...), horizon, seeds, chunk,
-        segment, checkpoints, key, params, stats, the JAX version and device count
-        (``jaxpriv._resume``). A truncated or corrupted file is a ``ValueError``
-        naming it; a path that cannot be written (a folder, under a file,
-        read-only) is refused before anything runs. Deleted when the sweep finishes.
+        segment, checkpoints, key, params, stats, the layout (when not
+        ``"vmap_scan"``), the process, the JAX version, backend and device count
+        (``jaxpriv._resume``). A truncated, corrupted or edited file (the checksum
+        covers its metadata too) is a ``ValueError`` naming it; a path that cannot
+        be written (a folder, under a file, read-only) is refused before anything
+        runs. Deleted when the sweep finishes.
       progress: ``True`` prints one line per segment to stderr; a callable is
         called as ``progress(done, total)`` in seed-steps.
       layout: how the engine batches one seed's step over the seeds and the grid:
