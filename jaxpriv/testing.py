@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -52,3 +52,261 @@ def ks_two_sample(a: np.ndarray, b: np.ndarray, alpha: float = 1e-3) -> tuple[fl
     stat = float(np.max(np.abs(fa - fb)))
     crit = float(np.sqrt(-np.log(alpha / 2) / 2) * np.sqrt((a.size + b.size) / (a.size * b.size)))
     return stat, crit
+
+
+# --- what a learner's step costs, read off the compiled program (any backend) -------------------------------
+
+
+class StepCost(NamedTuple):
+    """What one step of a sweep costs, read off XLA's optimised program (``step_cost``).
+
+    Attributes:
+      conditionals: ``conditional`` instructions in the whole compiled sweep (each a branch launch per
+        execution on a GPU; the engine's checkpoint write is one).
+      body_conditionals: those inside the scan body and the computations it calls.
+      fusions: the scan body's top-level fusions (about one kernel each on a GPU).
+      copies: the scan body's top-level ``copy`` instructions (a carry leaf copied every step).
+      updates: the scan body's top-level in-place ``dynamic-update-slice`` instructions (fused or not).
+      loops: ``while`` loops nested in the scan body (a loop inside every step).
+      bytes_per_seed_step: bytes the scan body reads and writes per seed and step, by XLA's cost
+        analysis: the difference between the sweep run as two scans and as one, over the seeds.
+      flops_per_seed_step: floating-point operations per seed and step, the same way.
+      state_bytes: one seed's carry (learner, environment, the engine's sums and checkpoint rows).
+    """
+
+    conditionals: int
+    body_conditionals: int
+    fusions: int
+    copies: int
+    updates: int
+    loops: int
+    bytes_per_seed_step: float
+    flops_per_seed_step: float
+    state_bytes: int
+
+
+def _computations(hlo: str) -> dict[str, list[str]]:
+    """The computations of an HLO module's text: name -> its instruction lines."""
+    out: dict[str, list[str]] = {}
+    name = None
+    for line in hlo.splitlines():
+        if not line.startswith(" ") and line.rstrip().endswith("{"):
+            head = line.split("(", 1)[0].split()
+            name = head[-1].lstrip("%") if head else None
+            out[name] = []
+        elif line.startswith("}"):
+            name = None
+        elif name is not None and "=" in line:
+            out[name].append(line.strip())
+    return out
+
+
+def _opcode(instruction: str) -> str:
+    """``%x = f32[2]{0} fusion(%a), kind=...`` -> ``fusion``."""
+    rhs = instruction.split("=", 1)[1].strip()
+    # The shape may be a tuple ``(f32[], ...)`` with spaces; the opcode is the word before the first ``(``
+    # that follows the shape.
+    if rhs.startswith("("):
+        depth, end = 0, 0
+        for end, ch in enumerate(rhs):  # noqa: B007 (the index is used after the loop)
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0:
+                break
+        rhs = rhs[end + 1 :].strip()
+    else:
+        rhs = rhs.split(" ", 1)[1] if " " in rhs else rhs
+    return rhs.split("(", 1)[0].strip()
+
+
+def _called(instruction: str) -> list[str]:
+    """The computations an instruction calls (branches, loop bodies, fused computations, reductions)."""
+    names = []
+    for part in instruction.replace("{", ",").replace("}", ",").split(","):
+        part = part.strip()
+        for key in ("calls=", "body=", "condition=", "to_apply=", "branch_computations=", "true_computation=",
+                    "false_computation="):  # fmt: skip
+            if part.startswith(key):
+                names.append(part[len(key) :].lstrip("%"))
+    for part in instruction.split("branch_computations={", 1)[1:]:
+        names += [n.strip().lstrip("%") for n in part.split("}", 1)[0].split(",")]
+    return names
+
+
+def _reachable(comps: dict[str, list[str]], root: str) -> set[str]:
+    seen, todo = set(), [root]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in comps:
+            continue
+        seen.add(name)
+        for ins in comps[name]:
+            todo += _called(ins)
+    return seen
+
+
+def _scan_body(comps: dict[str, list[str]], horizon: int) -> str:
+    """The body of the ``while`` loop over the horizon (trip count ``horizon``; the largest if several)."""
+    best, size = None, -1
+    for lines in comps.values():
+        for ins in lines:
+            if _opcode(ins) == "while" and f'"known_trip_count":{{"n":"{horizon}"}}' in ins:
+                body = next(n for n in _called(ins) if ins.split("body=", 1)[1].lstrip("%").startswith(n))
+                if len(comps.get(body, [])) > size:
+                    best, size = body, len(comps[body])
+    if best is None:
+        raise ValueError(f"no while loop with trip count {horizon} in the compiled sweep")
+    return best
+
+
+def step_cost(learner: Any, env: Any, params: Any, horizon: int = 64, seeds: int = 64) -> StepCost:
+    """What one step of ``jaxpriv.sweep(learner, env, params, ...)`` costs in XLA's optimised program.
+
+    Compiles (does not run) the engine's one-seed run vmapped over ``seeds`` seeds on the default
+    backend, finds the scan over the horizon, and counts what a GPU pays at every step: conditionals
+    (a branch launch each), fusions (a kernel each), copies and nested loops in the scan body, and the
+    bytes the body moves per seed and step by XLA's cost analysis (the sweep compiled as two scans of
+    half the horizon minus the sweep as one scan: exactly one more copy of the body). Structural facts,
+    the same on any machine for a given backend; the CPU's numbers are what the tests assert.
+
+    Args:
+      learner, env, params: as for ``jaxpriv.sweep`` (``params`` without a grid axis).
+      horizon: the horizon to compile for (even, >= 4; small is enough: the step does not depend on it
+        beyond the tree's depth).
+      seeds: the batch width to compile for.
+
+    Returns:
+      A ``StepCost``.
+    """
+    import jax
+    import numpy as np
+
+    from jaxpriv import sim
+    from jaxpriv._base import ENGINE_COMPILER_OPTIONS
+
+    if horizon < 4 or horizon % 2:
+        raise ValueError(f"horizon must be even and >= 4, got {horizon}")
+    ckpts = sim.normalize_checkpoints(horizon, "log")
+    params = sim._prepare(learner, env, params, allow_grid=False, horizon=horizon)[0]
+    keys = jax.random.split(jax.random.key(0), seeds)
+    options = ENGINE_COMPILER_OPTIONS if jax.default_backend() == "cpu" else None
+
+    def program(halves: bool):
+        def one(key, p):
+            carry = sim._init_carry(learner, env, ckpts, key, p)
+            if halves:
+                carry = sim._advance(learner, env, ckpts, horizon // 2, carry, np.int32(0))
+                carry = sim._advance(learner, env, ckpts, horizon // 2, carry, np.int32(horizon // 2))
+            else:
+                carry = sim._advance(learner, env, ckpts, horizon, carry, np.int32(0))
+            return sim._outputs(learner, env, carry)
+
+        fn = jax.jit(jax.vmap(one, in_axes=(0, None)), compiler_options=options)
+        return fn.lower(keys, params).compile()
+
+    def costs(compiled) -> dict:
+        c = compiled.cost_analysis()
+        return c[0] if isinstance(c, list) else c
+
+    one_scan = program(False)
+    hlo = one_scan.as_text()
+    comps = _computations(hlo)
+    body = _scan_body(comps, horizon)
+    inside = _reachable(comps, body)
+    ops = [_opcode(ins) for ins in comps[body]]
+    nested = [_opcode(ins) for name in inside for ins in comps[name]]
+    two, one = costs(program(True)), costs(one_scan)
+    shapes = jax.eval_shape(lambda k: sim._init_carry(learner, env, ckpts, k, params), keys[0])
+    state = sum(
+        int(np.prod(x.shape)) * (8 if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x.dtype.itemsize)
+        for x in jax.tree.leaves(shapes)
+    )
+    return StepCost(
+        conditionals=sum(_opcode(ins) == "conditional" for lines in comps.values() for ins in lines),
+        body_conditionals=nested.count("conditional"),
+        fusions=ops.count("fusion"),
+        copies=ops.count("copy"),
+        updates=ops.count("dynamic-update-slice")
+        + sum("dynamic-update-slice" in ins and _opcode(ins) == "fusion" for ins in comps[body]),
+        loops=nested.count("while"),
+        bytes_per_seed_step=(two["bytes accessed"] - one["bytes accessed"]) / seeds,
+        flops_per_seed_step=(two.get("flops", 0.0) - one.get("flops", 0.0)) / seeds,
+        state_bytes=state,
+    )
+
+
+def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, Any, Any]]:
+    """One small configuration of every learner of the study-file registry: ``name -> (learner, env, params)``.
+
+    Each learner runs on an environment it is built for (a quadratic stream on the unit ball, or the
+    simplex for the window and experts learners; its bandit-feedback version for the bandit-feedback
+    learners; a Bernoulli, linear or contextual bandit for the policies) with ``d = dim`` (``K = dim``
+    arms or actions), a finite budget of its own family (``ε = ρ = 1``) and its params class's
+    defaults otherwise. Used by ``benchmarks/step_cost.py`` and by the tests that compile every learner
+    (which check that every name of ``jaxpriv.experiments.registry.LEARNERS`` has an example here).
+    """
+    import numpy as np
+
+    from jaxpriv import bandits, envs, oco, sets
+    from jaxpriv.sim import SimParams
+
+    d, k = dim, dim
+    ball, simplex = sets.l2_ball(d), sets.simplex(d)
+    quad = envs.quadratic_stream(ball)
+    quad_p = envs.QuadraticParams(1.0, np.full(d, 0.1, np.float32), 0.3)
+    on_simplex = envs.quadratic_stream(simplex)
+    simplex_p = envs.QuadraticParams(1.0, np.full(d, 1.0 / d, np.float32), 0.3)
+    feedback = envs.bandit_feedback(quad)
+    bernoulli = envs.bernoulli_bandit(k)
+    bernoulli_p = envs.BernoulliParams(np.linspace(0.8, 0.2, k, dtype=np.float32))
+    rng = np.random.default_rng(0)
+    actions = rng.normal(size=(k, 3)).astype(np.float32)
+    actions /= np.linalg.norm(actions, axis=1, keepdims=True)
+    linear_p = envs.LinearBanditParams(actions, np.array([0.6, 0.8, 0.0], np.float32), 1.0)
+    context_p = envs.ContextualBanditParams(theta=np.array([0.6, 0.8, 0.0], np.float32))
+    t = horizon
+    table: dict[str, tuple[Any, Any, Any, Any]] = {
+        "pftal": (oco.pftal(t, ball), quad, oco.PFTALParams(epsilon=1.0, lipschitz=2.0), quad_p),
+        "regularized_pftal": (
+            oco.regularized_pftal(t, ball), quad, oco.RegularizedPFTALParams(epsilon=1.0, lipschitz=2.0), quad_p
+        ),
+        "private_experts": (
+            oco.private_experts(t, d), envs.experts_stream(d), oco.PrivateExpertsParams(epsilon=1.0),
+            envs.ExpertsParams(),
+        ),
+        "ftal": (oco.ftal(ball, t), quad, oco.FTALParams(1.0), quad_p),
+        "ogd": (oco.ogd(ball), quad, oco.OGDParams(1.0, 2.0), quad_p),
+        "mi_ogd": (oco.mi_ogd(ball, t), quad, oco.MIOGDParams(1.0, lipschitz=2.0), quad_p),
+        "private_bandit_ftal": (
+            oco.private_bandit_ftal(t, ball), feedback, oco.PrivateBanditFTALParams(epsilon=1.0, loss_bound=4.0),
+            quad_p,
+        ),
+        "bandit_ftal": (oco.bandit_ftal(t, ball), feedback, oco.BanditFTALParams(), quad_p),
+        "fkm": (oco.fkm(t, ball), feedback, oco.FKMParams(4.0, 2.0), quad_p),
+        "mi_bandit_ogd": (oco.mi_bandit_ogd(t, ball), feedback, oco.MIBanditOGDParams(1.0, 4.0, 2.0), quad_p),
+        "ucb": (bandits.ucb(k, t), bernoulli, bandits.UCBParams(), bernoulli_p),
+        "adac_ucb": (bandits.adac_ucb(k, t), bernoulli, bandits.AdaCUCBParams(rho=1.0, beta=3.1), bernoulli_p),
+        "gope": (bandits.gope(k, 3, t), envs.linear_bandit(k, 3), bandits.GOPEParams(actions), linear_p),
+        "adac_gope": (
+            bandits.adac_gope(k, 3, t), envs.linear_bandit(k, 3), bandits.AdaCGOPEParams(actions, 1.0), linear_p
+        ),
+        "rs_oful": (bandits.rs_oful(k, 3, t), envs.contextual_linear_bandit(k, 3), bandits.RSOFULParams(), context_p),
+        "adac_oful": (
+            bandits.adac_oful(k, 3, t), envs.contextual_linear_bandit(k, 3), bandits.AdaCOFULParams(1.0), context_p
+        ),
+        "dp_ftrl": (oco.dp_ftrl(t, ball), quad, oco.DPFTRLParams(epsilon=1.0, lipschitz=2.0), quad_p),
+        "adap_ucb": (bandits.adap_ucb(k, t), bernoulli, bandits.AdaPUCBParams(1.0), bernoulli_p),
+        "adap_klucb": (bandits.adap_klucb(k, t), bernoulli, bandits.AdaPKLUCBParams(1.0), bernoulli_p),
+        "dp_ucb": (bandits.dp_ucb(k, t), bernoulli, bandits.DPUCBParams(epsilon=1.0), bernoulli_p),
+        "ldp_ucb": (bandits.ldp_ucb(k, t), bernoulli, bandits.LDPUCBParams(epsilon=1.0), bernoulli_p),
+        "dp_se": (bandits.dp_se(k, t), bernoulli, bandits.DPSEParams(epsilon=1.0, beta=0.1), bernoulli_p),
+        "adac_gope_var": (
+            bandits.adac_gope_var(k, 3, t), envs.linear_bandit(k, 3), bandits.AdaCGOPEVarParams(actions, 1.0),
+            linear_p,
+        ),
+        "wdp_cocop": (oco.wdp_cocop(t, simplex, 16), on_simplex, oco.WDPParams(1.0, lipschitz=2.0), simplex_p),
+        "wdp_cocol": (oco.wdp_cocol(t, simplex, 16), on_simplex, oco.WDPParams(1.0, lipschitz=2.0), simplex_p),
+        "online_frank_wolfe": (oco.online_frank_wolfe(simplex, t), on_simplex, oco.OFWParams(1.0), simplex_p),
+        "garber_hazan": (oco.garber_hazan(t, simplex), on_simplex, oco.GarberHazanParams(2.0), simplex_p),
+    }
+    return {name: (learner, env, SimParams(lp, ep)) for name, (learner, env, lp, ep) in table.items()}

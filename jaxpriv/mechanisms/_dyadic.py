@@ -1,21 +1,28 @@
-"""Dyadic (binary-tree) prefix sums on the shared clock: the core of the tree mechanism.
+"""Dyadic (binary-tree) prefix sums on the shared clock: the core of the tree mechanism, branch-free.
 
-At step ``t`` (1-based) the node of level ``i = trailing_zeros(t)`` closes: it
-absorbs the (still current) nodes of the levels below and ``x_t``. The prefix
-sum at ``t`` is the sum of the released nodes at the set bits of ``t``. Because
-``t`` is the same for every seed (an unbatched scalar under ``vmap``), the level
-``i`` selects a branch (``lax.switch``) instead of masking every level: the work
-per step is ``O((i + 1) d)``, ``O(d)`` amortised, instead of ``O(d log T)``.
+At step ``t`` (1-based) the node of level ``i = trailing_zeros(t)`` closes: it absorbs the
+most recently closed nodes of the levels below (the block ``(t - 2^i, t - 1]``) and ``x_t``.
+The prefix sum at ``t`` is the sum of the released nodes at the set bits of ``t``. Because ``t``
+is the same for every seed (an unbatched scalar under ``vmap``), everything that depends on the
+level is scalar arithmetic on the clock, and each step reads three rows and writes two, ``O(d)``
+whatever the depth ``D``, with no branch (a ``lax.switch`` over levels is a conditional launch per
+step on a GPU) and no pass over the other rows. Rows are written and read with
+``jaxpriv._inplace.set_row`` / ``get_row``, which stay in-place updates under the engine's ``vmap``.
 
-The released prefix sum is kept as suffix sums over the set bits: for a set
-bit ``j`` of ``t``, ``suffix[j]`` is the sum of the released nodes at the set
-bits ``>= j`` of ``t``; rows at clear bits are stale and never read. At step
-``t`` the bits above ``i`` are those of ``t - 1``, so the release is
-``suffix[k] + node_i`` with ``k`` the next set bit of ``t`` above ``i`` (row
-``D``, always zero, when there is none): row ``k`` was written when level
-``k`` last closed and only levels below ``i`` have closed since. The release
-is written to row ``i`` alone: one row read and one row written per step,
-``O(d)`` whatever ``D``.
+Two structures of ``D + 1`` rows (row ``D`` is always zero), side by side in one array:
+
+* ``runs`` (the exact node sums): when level ``k`` closes at ``s``, row ``k`` becomes
+  ``node_k + runs[k + 1]`` if bit ``k + 1`` of ``s`` is set, else ``node_k``: the sum of the nodes
+  of the run of consecutive set bits of ``s`` that starts at ``k``. At ``t`` with ``i >= 1`` the bits
+  ``0..i-1`` of ``t - 1`` are set and bit ``i`` is clear, so ``runs[0]`` (written at ``t - 1``) is
+  the sum of the nodes of levels ``0..i-1``: what node ``i`` absorbs. Each sum adds at most ``D``
+  node sums of small blocks, so the rounding error stays ``O(log t)`` ulps, as with the tree's
+  level-by-level sum (a running sum would drift ``O(t)`` ulps).
+* ``suffix`` (the released prefix sums): for a set bit ``j`` of ``t``, ``suffix[j]`` is the sum of
+  the released nodes at the set bits ``>= j`` of ``t``; rows at clear bits are stale and never
+  read. At ``t`` the bits above ``i`` are those of ``t - 1``, so the release is ``suffix[k] +
+  node_i`` (plus its noise) with ``k`` the next set bit of ``t`` above ``i`` (row ``D`` when there is
+  none), and it is written to row ``i``.
 """
 
 from __future__ import annotations
@@ -25,24 +32,29 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxpriv._inplace import get_row, set_row, set_rows
+
 
 class DyadicSums(NamedTuple):
-    """Open dyadic sums over ``D`` levels.
+    """Open dyadic sums over ``D`` levels, in one array so that a step writes one block.
 
     Attributes:
-      exact: ``[D, d]``, the most recently closed node of each level (exact sums).
-      suffix: ``[D + 1, d]``; at a set bit ``j`` of the current ``t``, the sum of the
-        released nodes at the set bits ``>= j`` (rows at clear bits are stale); row
-        ``D`` is always zero. Row ``trailing_zeros(t)`` is the release at ``t``.
+      rows: ``[2(D + 1), d]``; rows ``2k`` and ``2k + 1`` are ``runs_k`` and ``suffix_k``. ``runs_k``,
+        written when level ``k`` last closed (at ``s``), is the sum of the exact nodes at the run of
+        consecutive set bits of ``s`` from ``k`` up. ``suffix_k``, at a set bit ``k`` of the current
+        ``t``, is the sum of the released nodes at the set bits ``>= k`` (stale at clear bits);
+        ``suffix`` at ``trailing_zeros(t)`` is the release at ``t``. Level ``D`` is always zero. A
+        step writes both rows of the closing level (one contiguous block), and keeping both
+        structures in one array keeps XLA from copying an array to order a read of one structure
+        after the write of the other.
     """
 
-    exact: jax.Array
-    suffix: jax.Array
+    rows: jax.Array
 
 
 def dyadic_init(depth: int, dim: int, dtype=jnp.float32) -> DyadicSums:
     """Empty sums over ``depth`` levels of ``dim`` columns."""
-    return DyadicSums(jnp.zeros((depth, dim), dtype), jnp.zeros((depth + 1, dim), dtype))
+    return DyadicSums(jnp.zeros((2 * (depth + 1), dim), dtype))
 
 
 def trailing_zeros(t: jax.Array) -> jax.Array:
@@ -51,19 +63,23 @@ def trailing_zeros(t: jax.Array) -> jax.Array:
     return 31 - jax.lax.clz(t & -t)
 
 
-def _sum_below(exact: jax.Array, level: jax.Array) -> jax.Array:
-    """``sum(exact[:level])`` with a static slice per level: ``O(level·d)`` work."""
+def _bit(t: jax.Array, k: jax.Array) -> jax.Array:
+    """Whether bit ``k`` of ``t`` is set (``0 <= k <= 31``)."""
+    return (jax.lax.shift_right_logical(t, k) & 1) == 1
 
-    def below(i: int):
-        return lambda e: jnp.sum(e[:i], axis=0) if i else jnp.zeros_like(e[0])
 
-    return jax.lax.switch(level, [below(i) for i in range(exact.shape[0])], exact)
+def _higher(t: jax.Array, depth: int) -> jax.Array:
+    """The next set bit of ``t`` above its lowest, or ``depth`` (the zero level) when there is none."""
+    rest = t & (t - 1)  # t without its lowest set bit
+    return jnp.where(rest == 0, depth, trailing_zeros(rest))
 
 
 def dyadic_step(
     sums: DyadicSums, x: jax.Array, t: jax.Array, noise: jax.Array | None = None
 ) -> tuple[DyadicSums, jax.Array]:
     """Add ``x_t``; return the new sums and the prefix sum of the released nodes at ``t``.
+
+    Three rows read (``runs_0``, ``runs_{i+1}``, ``suffix_k``) and two written (level ``i``'s).
 
     Args:
       sums: the current sums.
@@ -75,12 +91,24 @@ def dyadic_step(
       ``(sums, release)``: with ``noise=None`` the release is the exact
       ``sum_{s<=t} x_s`` (rounding error ``O(log t)`` ulps).
     """
+    rows = sums.rows
+    depth = rows.shape[-2] // 2 - 1
+    t = jnp.asarray(t, jnp.int32)
     level = trailing_zeros(t)
-    node = x + _sum_below(sums.exact, level)
+    below = jnp.where(level > 0, get_row(rows, jnp.int32(0)), 0)  # the nodes of levels < i, closed since
+    node = x.astype(rows.dtype) + below
+    above = jnp.where(_bit(t, level + 1), get_row(rows, 2 * level + 2), 0)  # the rest of t's run of set bits
     released = node if noise is None else node + noise
-    exact = jax.lax.dynamic_update_slice_in_dim(sums.exact, node[None], level, axis=0)
-    suffix, value = suffix_step(sums.suffix, released, t)
-    return DyadicSums(exact, suffix), value
+    value = get_row(rows, 2 * _higher(t, depth) + 1) + released
+    rows = set_rows(rows, jnp.stack([node + above, value], axis=-2), 2 * level)
+    # The caller reads the release back from the written row: a consumer of ``value`` itself could have
+    # the reads above fused into it, after the write, which makes XLA copy the array to keep it in place.
+    return DyadicSums(rows), get_row(rows, 2 * level + 1)
+
+
+def dyadic_total(sums: DyadicSums, t: jax.Array) -> jax.Array:
+    """The release of the step ``t`` that produced ``sums`` (its row ``trailing_zeros(t)``'s suffix half)."""
+    return get_row(sums.rows, 2 * trailing_zeros(t) + 1)
 
 
 def suffix_step(suffix: jax.Array, released: jax.Array, t: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -89,13 +117,6 @@ def suffix_step(suffix: jax.Array, released: jax.Array, t: jax.Array) -> tuple[j
     One row read (the next set bit of ``t`` above its lowest, or the zero row ``D``)
     and one row written (the lowest set bit): ``O(d)`` per step whatever ``D``.
     """
-    depth = suffix.shape[0] - 1
     t = jnp.asarray(t, jnp.int32)
-    rest = t & (t - 1)  # t without its lowest set bit
-    higher = jnp.where(rest == 0, depth, trailing_zeros(rest))
-    # The row is read in a branch (a static slice each), not by a dynamic slice: XLA fuses a
-    # dynamic slice into every consumer of the sum and then copies the whole buffer to keep
-    # the write below in place (measured: two copies of [D + 1, d] per step).
-    value = jax.lax.switch(higher, [lambda s, k=k: s[k] for k in range(depth + 1)], suffix) + released
-    suffix = jax.lax.dynamic_update_slice_in_dim(suffix, value[None], trailing_zeros(t), axis=0)
-    return suffix, value
+    value = get_row(suffix, _higher(t, suffix.shape[-2] - 1)) + released
+    return set_row(suffix, value, trailing_zeros(t)), value

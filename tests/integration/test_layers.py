@@ -16,6 +16,7 @@ LAYERS = {
     "_rng": 0,
     "_validate": 0,
     "_kahan": 0,
+    "_inplace": 0,
     "stats": 0,
     "_base": 1,
     "mechanisms": 2,

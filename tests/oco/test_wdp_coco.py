@@ -10,7 +10,7 @@ import pytest
 import jaxpriv as jp
 from jaxpriv import envs, oco, sets, theory
 from jaxpriv._base import split_step_key
-from jaxpriv.mechanisms import trailing_zeros
+from jaxpriv.mechanisms._dyadic import dyadic_total
 from jaxpriv.testing import ks_two_sample, mean_with_stderr
 
 D = 3
@@ -123,7 +123,7 @@ def _cocol_observe(constants):
     def observe(before, after, action, t):
         tf = jnp.asarray(t, jnp.float32)
         g = after.grads.total  # the clean gradient sum g_t
-        points = after.points.suffix[trailing_zeros(t)]  # the exact sum S_t of the points played
+        points = dyadic_total(after.points, t)  # the exact sum S_t of the points played
         y = (points + c0 * after.x1 - g / after.strong_convexity) / (tf + c0)
         leader = SIMPLEX.project(y)
         ratio = jnp.linalg.norm(action - leader) / (after.radius / (tf + c0))
