@@ -476,6 +476,17 @@ def declare(fn: Callable[..., Any], **facts: Any) -> Callable[..., Any]:
     * ``action_shape=(d,)``: (environments) the shape of the action it takes.
     * ``exact=True``: (on an environment's ``comparator``) a closed form whose gap is always 0;
       the engine reports ``Result.gap = None`` (``jaxpriv.envs.exact_comparator``).
+    * ``params=XParams``: (on a learner's or a mechanism's ``init``, an environment's ``reset``)
+      the one params class the component takes. ``run`` / ``sweep``, ``jaxpriv.tune`` and the
+      episode simulators refuse any other class before compiling, a subclass or a field-for-field
+      copy included (``declared_params``). Every factory of jaxpriv declares it; an undeclared
+      component (a user's own) falls back to the annotation of ``init``'s second argument.
+    * ``private=True`` / ``False``: (on a learner's or a mechanism's ``init``) whether the
+      component's stated privacy guarantee is in force: ``False`` for a non-private algorithm and
+      for a private one built with an opt-out (``clip=False``, an ablation, ...) and
+      ``private=False``. The engine records it as ``Result.private`` (``declared_private``).
+    * ``name="adac_ucb"``: (on ``init``) the factory's name, for messages, where ``init`` is
+      built by a shared skeleton (``_episodic_ucb``, ``_gope_core``, ``_oful_core``).
 
     ``declared`` reads them back. The engine also traces one step of the pair with
     ``jax.eval_shape`` (``jaxpriv.sim``), which catches most mismatches without declarations;
@@ -491,3 +502,79 @@ def declare(fn: Callable[..., Any], **facts: Any) -> Callable[..., Any]:
 def declared(fn: Any, name: str) -> Any:
     """The fact ``name`` that ``declare`` attached to ``fn``, or ``None``."""
     return getattr(fn, f"_jaxpriv_{name}", None)
+
+
+def _declaring_fn(component: Any) -> Any:
+    """The function a component's params class and privacy are declared on: ``init``, or an environment's ``reset``."""
+    fn = getattr(component, "init", None)
+    return getattr(component, "reset", None) if fn is None else fn
+
+
+def declared_params(component: Any) -> type | None:
+    """The params class ``component`` (a ``Learner``, ``Mechanism`` or ``Env``) declares, or ``None``.
+
+    Read from ``declare(init, params=...)`` (an environment: ``declare(reset, params=...)``).
+    """
+    return declared(_declaring_fn(component), "params")
+
+
+def declared_private(component: Any) -> bool | None:
+    """Whether ``component`` declares its privacy guarantee in force (``declare(init, private=...)``), or ``None``."""
+    value = declared(_declaring_fn(component), "private")
+    return None if value is None else bool(value)
+
+
+def _function_label(fn: Any) -> str:
+    """Where a component's function was built: ``jaxpriv.oco.pftal.pftal`` for ``pftal``'s ``init_fn``."""
+    qualname = getattr(fn, "__qualname__", None) or repr(fn)
+    return f"{getattr(fn, '__module__', '?')}.{qualname.split('.<locals>')[0]}"
+
+
+def expected_params_class(fn: Any) -> type | None:
+    """The params class ``fn`` (an ``init`` / ``reset``) takes: its declaration, else its annotation.
+
+    ``declare(init, params=XParams)`` (``jaxpriv._base.declare``) is what every jaxpriv factory
+    says; the annotation of the second argument is read only for an undeclared function (a
+    user's own component).
+    """
+    import inspect
+
+    declared_class = declared(fn, "params")
+    if declared_class is not None:
+        return declared_class
+    try:
+        args = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if len(args) < 2:
+        return None
+    ann = args[1].annotation
+    if isinstance(ann, str):  # postponed annotations: resolve a plain (dotted) name in the function's module
+        if not all(part.isidentifier() for part in ann.split(".")):
+            return None
+        parts = ann.split(".")
+        ann = getattr(fn, "__globals__", {}).get(parts[0])
+        for part in parts[1:]:
+            ann = getattr(ann, part, None)
+    return ann if isinstance(ann, type) and issubclass(ann, tuple) and hasattr(ann, "_fields") else None
+
+
+def check_params_class(fn: Any, value: Any, what: str, field: str) -> None:
+    """``value`` is an instance of exactly the params class ``fn`` (an ``init`` / ``reset``) takes, if it names one.
+
+    Any other class is refused with a ``ValueError`` naming both, a subclass or a class with the
+    same fields included: a component's params class says which algorithm runs.
+    """
+    expected = expected_params_class(fn)
+    if expected is None or type(value) is expected:
+        return
+    got = type(value)
+    how = "a subclass of it" if isinstance(value, expected) else "another class"
+    if how == "another class" and getattr(got, "_fields", None) == getattr(expected, "_fields", ()):
+        how = "another class with the same fields"
+    raise ValueError(
+        f"{field} is {got.__name__}, but the {what} ({declared(fn, 'name') or _function_label(fn)}) takes "
+        f"{expected.__name__}: pass "
+        f"{expected.__module__}.{expected.__name__}(...) ({got.__module__}.{got.__qualname__} is {how}; every "
+        "params class but the component's own is refused, even where its fields fit)"
+    )

@@ -250,3 +250,41 @@ def representable(name: str, value: Any) -> None:
                 f"{name} must be within ±{top:.4g} (float32, which the engine computes in; "
                 f"{float(arr[big].flat[0])!r} would become inf), got {value!r}"
             )
+
+
+def opt_outs(private: Any, **switches: str | None) -> tuple[str, ...]:
+    """The privacy opt-outs switched on at a private component's construction, each with its reason.
+
+    ``switches`` maps an option as written (``"clip_rewards=False"``) to why the guarantee then
+    fails (``"rewards outside [0, 1] are not clipped"``), or to ``None`` when that option is off.
+    ``private`` is the factory's own argument and must be a bool: ``False`` says the caller knows
+    the guarantee does not hold (``refuse_finite_budget`` then accepts any budget).
+
+    Returns:
+      ``"option (reason)"`` for every option switched on.
+    """
+    if not isinstance(private, (bool, np.bool_)):
+        raise ValueError(f"private must be True or False, got {private!r}")
+    return tuple(f"{option} ({why})" for option, why in switches.items() if why is not None)
+
+
+def refuse_finite_budget(
+    component: str, name: str, value: Any, reasons: tuple[str, ...], guarantee: str, private: bool = True
+) -> None:
+    """Refuse a finite budget for a component built with opt-outs of its guarantee, unless ``private=False``.
+
+    A configuration whose stated guarantee does not hold is never run under a finite budget
+    as if it did: the caller gives ``name=inf`` (nothing is claimed), or builds the component
+    with ``private=False`` (it then declares itself not private, and ``Result.private`` and the
+    saved settings say so). Concrete values only; tracers are skipped.
+    """
+    if not reasons or not private:
+        return
+    v = _concrete(value)
+    if v is None or not np.any(np.isfinite(v)):
+        return
+    raise ValueError(
+        f"{component} built with {'; '.join(reasons)} does not give its {guarantee} guarantee, so a finite "
+        f"{name} ({_short(value)}) is refused: give {name}=inf, or build it with private=False to run it "
+        "as a non-private configuration (its results are then marked private: false)"
+    )

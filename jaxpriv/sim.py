@@ -25,7 +25,9 @@ from jaxpriv._base import (
     PRNGKey,
     as_key,
     check_horizon,
+    check_params_class,
     declared,
+    declared_private,
     engine_jit,
     nonfinite_inputs,
     split_step_key,
@@ -67,6 +69,12 @@ class Result(NamedTuple):
         statistics from the environment were NaN / ±inf. Such a step is left out
         of every sum (the learner's loss and the comparator's alike), so the
         reported regret is that of the finite steps; 0 in a healthy run.
+      private: whether the learner's stated privacy guarantee holds for these numbers, as the
+        learner declares it (``jaxpriv._base.declared_private``): ``False`` for a non-private
+        learner and for a private one built with an opt-out of its guarantee (unclipped rewards,
+        an ablation: ``private=False`` at construction); ``None`` when the learner declares
+        nothing (a user's own). A plain bool, not an array; the guarantee's level is the budget
+        in the params (``inf``: none).
 
     Leading axes are ``[grid, seeds]`` for a sweep over a grid, ``[seeds]``
     for a sweep over seeds, none for a single run.
@@ -79,6 +87,7 @@ class Result(NamedTuple):
     gap: jax.Array | None = None
     nonfinite_inputs: jax.Array | None = None
     nonfinite_steps: jax.Array | None = None
+    private: bool | None = None
 
     def per_step_loss(self) -> jax.Array:
         """Per-step losses (exact when the checkpoints are every step)."""
@@ -271,39 +280,6 @@ def _describe(fn: Any) -> str:
     return f"{getattr(fn, '__module__', '?')}.{qualname.split('.<locals>')[0]}"
 
 
-def _expected_params_class(fn: Any) -> type | None:
-    """The params NamedTuple class that ``fn(key, params, ...)`` annotates its second argument with, if any."""
-    import inspect
-
-    try:
-        args = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    if len(args) < 2:
-        return None
-    ann = args[1].annotation
-    if isinstance(ann, str):  # postponed annotations: resolve a plain (dotted) name in the function's module
-        if not all(part.isidentifier() for part in ann.split(".")):
-            return None
-        parts = ann.split(".")
-        ann = getattr(fn, "__globals__", {}).get(parts[0])
-        for part in parts[1:]:
-            ann = getattr(ann, part, None)
-    return ann if isinstance(ann, type) and issubclass(ann, tuple) and hasattr(ann, "_fields") else None
-
-
-def _check_params_class(fn: Any, value: Any, what: str, field: str) -> None:
-    """``value`` is an instance of the params class ``fn`` (an ``init`` / ``reset``) declares, when it declares one."""
-    expected = _expected_params_class(fn)
-    if expected is None or isinstance(value, expected):
-        return
-    raise ValueError(
-        f"{field} is {type(value).__name__}, but the {what} ({_describe(fn)}) takes {expected.__name__}: "
-        f"pass {expected.__module__}.{expected.__name__}(...) (another component's params class is refused "
-        "even where its fields happen to fit)"
-    )
-
-
 def _call_check(check: Any, value: Any, what: str, fn: Any, field: str) -> None:
     """A component's eager ``check``; a params object it cannot read is a ``ValueError`` naming both."""
     if check is None:
@@ -434,8 +410,8 @@ def _prepare(learner: Learner, env: Env, params: SimParams, allow_grid: bool, ho
     check_horizon(horizon, env, "environment")
     _check_leaves(params)
     axes, size = grid_axes(params, allow_grid)
-    _check_params_class(learner.init, params.learner, "learner", "params.learner")
-    _check_params_class(env.reset, params.env, "environment", "params.env")
+    check_params_class(learner.init, params.learner, "learner", "params.learner")
+    check_params_class(env.reset, params.env, "environment", "params.env")
     _call_check(learner.check, params.learner, "learner", learner.init, "params.learner")
     _call_check(env.check, params.env, "environment", env.reset, "params.env")
     params = canonical_params(params)
@@ -895,7 +871,7 @@ def run(
     ckpts = normalize_checkpoints(horizon, checkpoints)
     params, _, _ = _prepare(learner, env, params, allow_grid=False, horizon=horizon)
     out = _run_jit(learner, env, horizon, ckpts, key, params)
-    return Result(jnp.asarray(ckpts, jnp.int32), *out)
+    return Result(jnp.asarray(ckpts, jnp.int32), *out, private=declared_private(learner))
 
 
 def use_cpu_cores(n: int | None = None) -> int:
@@ -1131,7 +1107,8 @@ def sweep(
         padded = _pad_seeds(keys, _device_width(local))
         out = _sweep_jit(learner, env, horizon, ckpts, axes, chunk, layout, batched, padded, params)
         out = (x if x is None else _take_seeds(x, local, axes is not None) for x in out)
-        return _gather_result(Result(jnp.asarray(ckpts, jnp.int32), *out), axes is not None)
+        result = Result(jnp.asarray(ckpts, jnp.int32), *out, private=declared_private(learner))
+        return _gather_result(result, axes is not None)
     driver = _Driver(learner, env, horizon, ckpts, axes, params, chunk or local, segment or horizon, stats)
     driver.layout, driver.batched = layout, batched
     if save is not None:
@@ -1149,8 +1126,8 @@ def sweep(
         fingerprint = None
     out = driver.run(keys, save, fingerprint, progress)
     if stats is None:
-        return _gather_result(out, axes is not None)
-    return finalize(stats, _gather_accumulator(out), np.asarray(ckpts))
+        return _gather_result(out._replace(private=declared_private(learner)), axes is not None)
+    return finalize(stats, _gather_accumulator(out), np.asarray(ckpts))._replace(private=declared_private(learner))
 
 
 def _gather_result(result: Result, grid: bool) -> Result:
@@ -1169,7 +1146,7 @@ def _gather_result(result: Result, grid: bool) -> Result:
         shape = (*g.shape[:axis], g.shape[axis] * g.shape[axis + 1], *g.shape[axis + 2 :])
         return jnp.asarray(g.reshape(shape))
 
-    return Result(result.steps, *(gather(x) for x in result[1:]))
+    return Result(result.steps, *(gather(x) for x in result[1:-1]), private=result.private)
 
 
 def _gather_accumulator(acc: Accumulator) -> Accumulator:

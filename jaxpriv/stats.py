@@ -89,7 +89,7 @@ class SweepStats(NamedTuple):
     Arrays have shape ``[G, m]`` (``[m]`` without a grid); ``regret_quantiles``
     ``[G, m, q]``. ``count`` is the number of seeds; ``regret_var`` is the
     unbiased sample variance (``ddof=1``); ``nonfinite_inputs`` / ``nonfinite_steps``
-    are totals over seeds (see ``Result``).
+    are totals over seeds and ``private`` the learner's declaration (see ``Result``).
     """
 
     steps: np.ndarray
@@ -103,6 +103,7 @@ class SweepStats(NamedTuple):
     loss_mean: np.ndarray
     nonfinite_inputs: np.ndarray
     nonfinite_steps: np.ndarray
+    private: bool | None = None
 
     def regret_se(self) -> np.ndarray:
         """Standard error of the mean regret."""

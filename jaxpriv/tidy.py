@@ -249,6 +249,9 @@ def _dataset(result: Any, grid: Any, axes: Any, attrs: Mapping[str, Any] | None,
     ds.attrs.update(meta)
     ds.attrs.update(extra)
     ds.attrs["jaxpriv_kind"] = "stats" if stats else "result"
+    private = getattr(result, "private", None)
+    if private is not None:  # the learner's declaration (Result.private), as text: netCDF has no bool attribute
+        ds.attrs["private"] = "true" if private else "false"
     if attrs:
         ds.attrs.update({k: (v if isinstance(v, (str, int, float)) else json.dumps(v, default=str)) for k, v in
                          attrs.items()})  # fmt: skip
@@ -313,6 +316,10 @@ def to_xarray(result: Any, grid: Any = None, *, axes: Any = None, attrs: Mapping
             learner=("learner", np.asarray([str(k) for k in result], dtype=str)),
             n_seeds=("learner", np.asarray(seeds, np.int64)),
         )
+        ds.attrs.pop("private", None)  # each learner's own declaration (Result.private), by label
+        flags = {str(k): p.attrs.get("private") for k, p in zip(result, parts, strict=True)}
+        if any(f is not None for f in flags.values()):
+            ds.attrs["private"] = json.dumps(flags)
         if attrs:
             ds.attrs.update({k: (v if isinstance(v, (str, int, float)) else json.dumps(v, default=str)) for k, v in
                              attrs.items()})  # fmt: skip
@@ -376,8 +383,12 @@ def from_xarray(ds: Any) -> Any:
         raise ValueError(f"ds must be an xarray.Dataset made by jaxpriv.tidy.to_xarray, got {type(ds).__name__}")
     if "learner" in ds.dims:
         out = {}
+        flags = json.loads(ds.attrs["private"]) if str(ds.attrs.get("private", "")).startswith("{") else {}
         for i, label in enumerate(ds.learner.values):
             part = ds.isel(learner=i, drop=True)
+            part.attrs.pop("private", None)
+            if flags.get(str(label)) is not None:
+                part.attrs["private"] = flags[str(label)]
             if "n_seeds" in ds.coords:  # each learner's own seeds (the rest is padding)
                 n = int(ds["n_seeds"].values[i])
                 if "seed" in part.dims:
@@ -411,14 +422,15 @@ def from_xarray(ds: Any) -> Any:
         return v.reshape(-1, *v.shape[len(dims) :]) if dims else v
 
     steps = np.asarray(ds.step.values)
+    private = {"true": True, "false": False}.get(str(ds.attrs.get("private")))
     if is_stats:
         return stats.SweepStats(
             steps, int(ds.attrs["count"]), *(get(n, ("step",)) for n in STATS[:4]),
             tuple(float(q) for q in ds["quantile"].values), get("regret_quantiles", ("step", "quantile")),
-            get("loss_mean", ("step",)), get("nonfinite_inputs", ()), get("nonfinite_steps", ()),
+            get("loss_mean", ("step",)), get("nonfinite_inputs", ()), get("nonfinite_steps", ()), private,
         )  # fmt: skip
     order = ("seed", "step")
-    return sim.Result(steps, *(get(n, order) for n in FIELDS), *(get(n, ("seed",)) for n in COUNTS))
+    return sim.Result(steps, *(get(n, order) for n in FIELDS), *(get(n, ("seed",)) for n in COUNTS), private)
 
 
 # --- the long table --------------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ import numpy as np
 import optax
 
 from jaxpriv import _validate, sim
-from jaxpriv._base import Env, Learner, PRNGKey, as_key, check_horizon, engine_jit
+from jaxpriv._base import Env, Learner, PRNGKey, as_key, check_horizon, check_params_class, engine_jit
 from jaxpriv.sim import Result, SimParams
 
 __all__ = ["Estimate", "Minimized", "final_regret", "get_path", "minimize", "set_path", "value_and_grad"]
@@ -198,7 +198,8 @@ def value_and_grad(
 
     Raises:
       ValueError: an unknown path, a non-float leaf, an integer-action learner
-        (piecewise-constant regret), bad params (the components' checks), or a
+        (piecewise-constant regret), another params class than a component's own (a
+        subclass included), bad params (the components' checks), or a
         gradient that is exactly zero on every seed and grid point (the objective
         is piecewise constant in, or does not depend on, the named leaves).
 
@@ -222,6 +223,8 @@ def value_and_grad(
     check_horizon(horizon, learner, "learner")
     check_horizon(horizon, env, "environment")
     axes, size = sim.grid_axes(params, allow_grid=True)
+    check_params_class(learner.init, params.learner, "learner", "params.learner")  # the engine's own check
+    check_params_class(env.reset, params.env, "environment", "params.env")
     if learner.check is not None:
         learner.check(params.learner)
     if env.check is not None:

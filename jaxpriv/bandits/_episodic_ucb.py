@@ -147,6 +147,9 @@ def episodic_ucb(
     tie_break: str,
     calibrate: Callable[[Any], tuple[jax.Array, jax.Array]],
     check: Callable[[Any], None],
+    params_class: type,
+    guarantee_holds: bool,
+    name: str,
     index_fn: Callable[..., jax.Array] = index,
     noise: Callable[[PRNGKey], jax.Array] = gaussian_noise,
 ) -> Learner:
@@ -156,7 +159,9 @@ def episodic_ucb(
     the state's calibrated quantities; ``check`` validates concrete params;
     ``index_fn(means, n, t_ℓ, beta, unit_stddev) -> [K]`` is the index (default:
     AdaC-UCB's eq. (5.4)); ``noise(key)`` draws the unit release noise (default:
-    Gaussian).
+    Gaussian). ``params_class`` is the one params class the policy takes,
+    ``guarantee_holds`` whether it declares its privacy guarantee in force and ``name``
+    its factory (``declare(init, params=..., private=..., name=...)``).
     """
     K = validate_static(num_arms, horizon, init_count, tie_break)
 
@@ -226,4 +231,5 @@ def episodic_ucb(
             nonfinite=state.nonfinite + bad,
         )
 
+    init_fn = declare(init_fn, params=params_class, private=guarantee_holds, name=name)
     return Learner(init_fn, declare(act_fn, num_arms=num_arms), update_fn, check, nonfinite=nonfinite_field)

@@ -22,8 +22,8 @@ from jaxpriv.bandits import design as _design
 #: Design weights below this are dropped from the support ``S_ℓ`` (spec §4.5).
 SUPPORT_TOL = 1e-6
 CALIBRATIONS = ("safe", "paper")
-#: Diagnostic ablations of AdaC-GOPE (not private): only the noise (GOPE's phase
-#: lengths), or only the extra exploration (AdaC-GOPE's phase lengths, no noise).
+#: Diagnostic ablations of AdaC-GOPE: only the noise (GOPE's phase lengths; still private with the
+#: "safe" calibration), or only the extra exploration (AdaC-GOPE's phase lengths, no noise: not private).
 ABLATIONS = (None, "noise", "exploration")
 #: Where AdaC-GOPE's Gaussian noise goes (``phased_elimination(noise_placement=...)``): on the
 #: ``V^{-1/2}``-whitened statistic (Step 4 of Algorithm 8, AdaC-GOPE) or on the per-action reward
@@ -38,6 +38,40 @@ def ablation_parts(private: bool, ablation: str | None) -> tuple[bool, bool]:
     if ablation is not None and not private:
         raise ValueError("ablation applies to AdaC-GOPE (private params) only")
     return private and ablation != "noise", private and ablation != "exploration"
+
+
+def privacy_opt_outs(
+    claim: bool, private: bool, clip: bool, ablation: str | None, calibration: str = "safe", placement: str = "whitened"
+) -> tuple[str, ...]:
+    """The opt-outs of AdaC-GOPE's / AdaC-GOPE-Var's guarantee in a configuration (``_validate.opt_outs``).
+
+    ``clip=False``: rewards (and actions) are not bounded, so the sensitivity the noise is
+    calibrated to is not guaranteed; ``ablation="exploration"`` adds no noise (``"noise"``, GOPE's
+    phase lengths with AdaC-GOPE's noise, is private: the ``"safe"`` noise is calibrated to the
+    realised design whatever the phase lengths); ``calibration="paper"`` (AdaC-GOPE) calibrates the noise
+    for an exact G-optimal design, which Frank–Wolfe only approximates. ``()`` for GOPE
+    (``private=False``: nothing is claimed).
+    """
+    if ablation not in ABLATIONS:
+        raise ValueError(f"ablation must be one of {ABLATIONS}, got {ablation!r}")
+    if not private:
+        return _validate.opt_outs(claim)
+    return _validate.opt_outs(
+        claim,
+        **{
+            "clip=False": None if clip else "rewards outside [-1, 1] and actions outside the unit ball are not clipped",
+            f"ablation={ablation!r}": {
+                None: None,
+                "noise": None,  # the same noise, calibrated to the realised design: still private
+                "exploration": "a diagnostic: no noise is added",
+            }[ablation],
+            "calibration='paper'": (
+                "the noise is calibrated for an exact G-optimal design, which Frank-Wolfe only approximates"
+                if calibration == "paper" and placement == "whitened"
+                else None
+            ),
+        },
+    )
 
 
 def normalise_actions(actions: jax.Array, action_bound: jax.Array, clip: bool) -> jax.Array:
@@ -368,10 +402,14 @@ def phased_elimination(
     ablation: str | None = None,
     phase_length: str = "joint",
     noise_placement: str = "whitened",
+    params_class: type | None = None,
+    claim: bool = True,
 ):
     """The step-level GOPE (``private=False``), AdaC-GOPE or AdaC-GOPE-Var policy.
 
     See ``gope`` / ``adac_gope`` / ``adac_gope_var``; ``noise_placement="sums"`` is AdaC-GOPE-Var.
+    ``params_class`` is the one params class the policy takes; ``claim`` is the factory's
+    ``private`` argument (``False``: the caller knows the guarantee does not hold; ``privacy_opt_outs``).
     """
     from jaxpriv._base import (  # local: keep the import surface narrow
         Learner,
@@ -392,9 +430,13 @@ def phased_elimination(
     explore, noisy = ablation_parts(private, ablation)
     phase_length = _validate.choice("phase_length", phase_length, PHASE_LENGTHS)
     noise_placement = _validate.choice("noise_placement", noise_placement, NOISE_PLACEMENTS)
+    reasons = privacy_opt_outs(claim, private, clip, ablation, calibration, noise_placement)
+    name = ("adac_gope_var" if noise_placement == "sums" else "adac_gope") if private else "gope"
 
     def check(params: Any) -> None:
         check_common(params, num_actions, dim, private)
+        if private:
+            _validate.refuse_finite_budget(name, "rho", params.rho, reasons, "ρ-zCDP", claim)
 
     def init_fn(key: PRNGKey, params: Any) -> GOPEState:
         del key
@@ -494,4 +536,5 @@ def phased_elimination(
 
         return gated(done, close, state)
 
+    init_fn = declare(init_fn, params=params_class, private=private and claim and not reasons, name=name)
     return Learner(init_fn, declare(act_fn, num_arms=num_actions), update_fn, check, horizon, nonfinite=nonfinite_field)

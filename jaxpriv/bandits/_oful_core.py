@@ -277,11 +277,35 @@ def rarely_switching_oful(
     clip: bool = True,
     radius: str = "self_normalized",
     ablation: str | None = None,
+    params_class: type | None = None,
+    claim: bool = True,
 ) -> Learner:
-    """RS-OFUL (``private=False``) or AdaC-OFUL; see ``oful.rs_oful`` / ``adac_oful.adac_oful``."""
+    """RS-OFUL (``private=False``) or AdaC-OFUL; see ``oful.rs_oful`` / ``adac_oful.adac_oful``.
+
+    ``params_class`` is the one params class the policy takes; ``claim`` is ``adac_oful``'s
+    ``private`` argument (``False``: the caller knows the guarantee does not hold).
+    """
     radius = _validate.choice("radius", radius, RADII)
     if ablation not in ABLATIONS:
         raise ValueError(f"ablation must be one of {ABLATIONS}, got {ablation!r}")
+    if ablation is not None and not private:
+        raise ValueError("ablation applies to AdaC-OFUL (private params) only")
+    reasons = (
+        _validate.opt_outs(
+            claim,
+            **{
+                "clip=False": None if clip else "rewards outside [-1, 1] and actions outside the unit ball are not "
+                "clipped",
+                f"ablation={ablation!r}": {
+                    None: None,
+                    "noise": None,  # the same noise with RS-OFUL's radius: still private
+                    "radius": "a diagnostic: no noise is added",
+                }[ablation],
+            },
+        )
+        if private
+        else _validate.opt_outs(claim)
+    )
     add_noise = private and ablation != "radius"
     enlarge = private and ablation != "noise"
     num_actions = _validate.positive_int("num_actions", num_actions, minimum=2)
@@ -300,6 +324,7 @@ def rarely_switching_oful(
         _validate.positive("action_bound", params.action_bound, allow_inf=False)
         if private:
             _validate.budget_value("rho", params.rho)
+            _validate.refuse_finite_budget("adac_oful", "rho", params.rho, reasons, "ρ-zCDP", claim)
 
     def init_fn(key: PRNGKey, params: Any) -> OFULState:
         del key
@@ -344,4 +369,6 @@ def rarely_switching_oful(
         switch = partial(_switch, key, add_noise=add_noise, enlarge=enlarge, radius=radius, horizon=horizon)
         return gated(_switch_due(state), switch, state)
 
+    name = "adac_oful" if private else "rs_oful"
+    init_fn = declare(init_fn, params=params_class, private=private and claim and not reasons, name=name)
     return Learner(init_fn, declare(act_fn, num_arms=num_actions), update_fn, check, horizon, nonfinite=nonfinite_field)

@@ -41,6 +41,8 @@ def adac_gope(
     design_iters: int = 5000,
     ablation: str | None = None,
     phase_length: str = "joint",
+    *,
+    private: bool = True,
 ) -> Learner:
     """AdaC-GOPE (thesis Algorithm 8, the paper's Algorithm 2): ρ-zCDP linear bandits, finite arms.
 
@@ -80,6 +82,12 @@ def adac_gope(
     unclipped): the noise is calibrated as above but the guarantee then needs
     ``|r| <= 1`` from the environment, which ``N(0, 1)`` noise does not give.
 
+    Opt-outs: ``clip=False``, ``ablation="exploration"`` and ``calibration="paper"`` each void
+    the guarantee. Such a configuration refuses a finite ``rho`` (``check``, before compiling)
+    unless it is built with ``private=False``; it then declares itself not private, and
+    ``Result.private`` and a study's ``settings.json`` say ``false``. ``rho = inf`` claims
+    nothing and is accepted either way.
+
     Regret (thesis Thm 5.12): w.p. ``>= 1 - δ``,
     ``R_T <= A sqrt(d T log(K log T/δ)) + B (d/√ρ) sqrt(log(K log T/δ)) log T``;
     with ``δ = 1/T``, ``O(sqrt(dT log KT)) + O((d/√ρ)(log KT)^{3/2})``. Explicitly,
@@ -95,18 +103,22 @@ def adac_gope(
       design_tol: Frank–Wolfe stops at ``g(π) <= (1 + tol) d``.
       design_iters: Frank–Wolfe iteration cap.
       phase_length: ``"joint"`` (default) or ``"paper"`` (eq. (5.6)).
-      ablation: ``None`` (AdaC-GOPE), or a diagnostic that is **not private**: ``"noise"``
-        (the noise with GOPE's phase lengths) or ``"exploration"`` (AdaC-GOPE's longer
-        phases without the noise); they decompose the price of privacy
+      ablation: ``None`` (AdaC-GOPE), or a diagnostic: ``"noise"`` (the noise with GOPE's phase
+        lengths; still private, the ``"safe"`` noise being calibrated to the realised design) or
+        ``"exploration"`` (AdaC-GOPE's longer phases without the noise: **not private**, it needs
+        ``private=False`` at a finite ``rho``); they decompose the price of privacy
         (``jaxpriv.experiments.zcdp_fidelity``).
+      private: ``False`` declares the policy not private; required for an opt-out above at a finite ``rho``.
 
     Returns:
-      A ``Learner`` with params ``AdaCGOPEParams``; actions are int32 indices.
+      A ``Learner`` with params ``AdaCGOPEParams`` (any other params class is refused,
+      ``AdaCGOPEVarParams`` included); actions are int32 indices.
       The state (``GOPEState``) keeps the last phase's ``θ̃``, ``V`` and noise variance.
 
     Raises:
       ValueError: ``num_actions < 2``, ``horizon < num_actions``; from ``check``:
-        ``rho <= 0``, ``delta ∉ (0, 1)``, ``actions`` not spanning ``R^d``.
+        ``rho <= 0``, ``delta ∉ (0, 1)``, ``actions`` not spanning ``R^d``, a finite ``rho`` with an
+        opt-out and ``private=True``.
 
     References:
       A. Azize, D. Basu. Concentrated Differential Privacy for Bandits. IEEE SaTML 2024
@@ -124,4 +136,6 @@ def adac_gope(
         design_iters=design_iters,
         ablation=ablation,
         phase_length=phase_length,
+        params_class=AdaCGOPEParams,
+        claim=private,
     )

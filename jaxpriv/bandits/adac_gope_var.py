@@ -43,6 +43,8 @@ def adac_gope_var(
     design_tol: float = 1e-3,
     design_iters: int = 5000,
     phase_length: str = "joint",
+    *,
+    private: bool = True,
 ) -> Learner:
     """AdaC-GOPE-Var: ρ-zCDP phased elimination with the Gaussian noise on the per-action reward sums.
 
@@ -84,7 +86,9 @@ def adac_gope_var(
     Privacy hygiene: as ``adac_gope``: ``clip=True`` (default) clips rewards to
     ``[-1, 1]`` (and normalises actions, as AdaC-GOPE does, so the two compute with the
     same vectors); ``clip=False`` is the paper's unclipped Gaussian setup, private
-    only if the environment's rewards lie in ``[-1, 1]``.
+    only if the environment's rewards lie in ``[-1, 1]``: it refuses a finite ``rho``
+    unless built with ``private=False``, and then declares itself not private
+    (``Result.private`` and a study's ``settings.json`` say ``false``).
 
     Regret: no theorem in the sources; the elimination argument of ``adac_gope``
     applies with the per-arm noise variance above.
@@ -97,15 +101,18 @@ def adac_gope_var(
       design_tol: Frank–Wolfe stops at ``g(π) <= (1 + tol) d``.
       design_iters: Frank–Wolfe iteration cap.
       phase_length: AdaC-GOPE's phase-length rule, ``"joint"`` (default) or ``"paper"`` (eq. (5.6)).
+      private: ``False`` declares the policy not private; required for ``clip=False`` at a finite ``rho``.
 
     Returns:
-      A ``Learner`` with params ``AdaCGOPEVarParams``; actions are int32 indices. The
+      A ``Learner`` with params ``AdaCGOPEVarParams`` (any other params class is refused,
+      ``AdaCGOPEParams`` included: it would name another algorithm); actions are int32 indices. The
       state (``GOPEState``) keeps the last phase's ``θ̃``, ``V`` and ``noise_var = 2/ρ``
       (the variance of each ``Z_a``). At ``ρ = inf`` its decisions are GOPE's, bit for bit.
 
     Raises:
       ValueError: ``num_actions < 2``, ``horizon < num_actions``, a bad static option;
-        from ``check``: ``rho <= 0``, ``delta ∉ (0, 1)``, ``actions`` not spanning ``R^d``.
+        from ``check``: ``rho <= 0``, ``delta ∉ (0, 1)``, ``actions`` not spanning ``R^d``, a finite
+        ``rho`` with ``clip=False`` and ``private=True``.
 
     References:
       A. Azize, PhD thesis (Univ. Lille, 2024), Remark C.12 and Fig. C.1 (AdaC-GOPE vs
@@ -124,4 +131,6 @@ def adac_gope_var(
         design_iters=design_iters,
         phase_length=phase_length,
         noise_placement="sums",
+        params_class=AdaCGOPEVarParams,
+        claim=private,
     )

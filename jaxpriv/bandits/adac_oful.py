@@ -58,6 +58,8 @@ def adac_oful(
     clip: bool = True,
     radius: str = "self_normalized",
     ablation: str | None = None,
+    *,
+    private: bool = True,
 ) -> Learner:
     """AdaC-OFUL (thesis Algorithm 9, the paper's Algorithm 3): ρ-zCDP linear contextual bandits.
 
@@ -83,9 +85,10 @@ def adac_oful(
       probability ``>= 1 - 2δ``; the enlargement vanishes at rate ``1/√ρ``, and it is
       large while ``λ_min(V_τ)`` is small.
 
-    ``ablation`` (diagnostics, **not private**): ``"noise"`` adds the noise but
-    uses RS-OFUL's radius; ``"radius"`` uses the chosen radius without adding
-    the noise. They decompose AdaC-OFUL's price of privacy
+    ``ablation`` (diagnostics): ``"noise"`` adds the noise but uses RS-OFUL's radius
+    (still private: the radius is post-processing); ``"radius"`` uses the chosen radius
+    without adding the noise (**not private**: it needs ``private=False`` at a finite
+    ``rho``). They decompose AdaC-OFUL's price of privacy
     (``jaxpriv.experiments.zcdp_fidelity``).
 
     Privacy: ρ-Interactive zCDP (thesis Def. 3.5) w.r.t. the rewards, for
@@ -104,7 +107,9 @@ def adac_oful(
     Rows with ``‖a‖ > L`` are shrunk (a small model misspecification),
     and clipping makes ``E[r | a]`` a monotone non-linear function of
     ``<θ*, a>``. ``clip=False`` is the paper's setup (Gaussian rewards and
-    contexts unnormalised), under which the sensitivity 2 is not guaranteed.
+    contexts unnormalised), under which the sensitivity 2 is not guaranteed: it
+    refuses a finite ``rho`` unless built with ``private=False``, and then declares
+    itself not private (``Result.private`` and a study's ``settings.json`` say ``false``).
 
     Regret (thesis Thm 5.17, stochastic contexts, Assumption 5.15):
     ``R_T <= O(d log(T) √T) + O((d²/√ρ) log² T)`` w.p. ``>= 1 - δ``.
@@ -115,10 +120,13 @@ def adac_oful(
       horizon: ``T >= K`` (enters the noise bound through ``log(T/δ)``).
       clip: the privacy-hygiene switch (default ``True``).
       radius: ``"self_normalized"`` (default) or ``"robust"``.
-      ablation: ``None`` (AdaC-OFUL), ``"noise"`` or ``"radius"`` (diagnostics, not private).
+      ablation: ``None`` (AdaC-OFUL), ``"noise"`` (private) or ``"radius"`` (not private): diagnostics.
+      private: ``False`` declares the policy not private (``Result.private`` is then ``False``);
+        required to run ``clip=False`` or ``ablation="radius"`` at a finite ``rho``, where the
+        guarantee does not hold (``check`` refuses it otherwise; ``rho = inf`` claims nothing).
 
     Returns:
-      A ``Learner`` with params ``AdaCOFULParams``; feedback ``ContextualFeedback``
+      A ``Learner`` with params ``AdaCOFULParams`` (any other params class is refused); feedback ``ContextualFeedback``
       (``envs.contextual_linear_bandit``: the action set of round ``t`` arrives with
       the feedback of round ``t - 1``; round 1 is played uniformly at random).
 
@@ -134,4 +142,14 @@ def adac_oful(
       Y. Abbasi-Yadkori, D. Pál, Cs. Szepesvári. Improved Algorithms for Linear Stochastic
       Bandits. NeurIPS 2011, Theorem 1 (the self-normalised bound).
     """
-    return rarely_switching_oful(num_actions, dim, horizon, private=True, clip=clip, radius=radius, ablation=ablation)
+    return rarely_switching_oful(
+        num_actions,
+        dim,
+        horizon,
+        private=True,
+        clip=clip,
+        radius=radius,
+        ablation=ablation,
+        params_class=AdaCOFULParams,
+        claim=private,
+    )

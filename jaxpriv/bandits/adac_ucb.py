@@ -16,6 +16,9 @@ from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
 from jaxpriv.mechanisms import gaussian_stddev
 
+#: Why ``clip_rewards=False`` voids the guarantee (``_validate.opt_outs``).
+UNCLIPPED = "rewards outside [0, 1] are not clipped, so one reward may move a released mean by more than 1/n"
+
 
 class AdaCUCBParams(NamedTuple):
     """Params of ``adac_ucb``.
@@ -87,6 +90,7 @@ def adac_ucb(
     clip_rewards: bool = True,
     init_count: str = "samples",
     tie_break: str = "random",
+    private: bool = True,
 ) -> Learner:
     """AdaC-UCB: ρ-Interactive zCDP UCB with per-arm doubling, forgetting and Gaussian noise.
 
@@ -121,13 +125,16 @@ def adac_ucb(
       horizon: optional ``T``; only validated (``T >= K``): the algorithm is anytime.
       clip_rewards: clip rewards to ``[0, 1]`` before they enter the mean (the
         private-safe default). ``False`` reproduces an unclipped setup and
-        voids the guarantee for rewards outside ``[0, 1]``.
+        voids the guarantee for rewards outside ``[0, 1]``: a finite ``rho`` is then
+        refused unless ``private=False``.
       init_count: ``n_a`` after the initial pull: ``"samples"`` (1, [STD] spec §3.4)
         or ``"half"`` (the paper's ``½N_a = 0.5``: more noise, still private).
       tie_break: ``"random"`` (uniform among the maximisers, [STD]) or ``"first"``.
+      private: ``False`` declares the policy not private (``Result.private`` is then ``False``);
+        needed to run ``clip_rewards=False`` at a finite ``rho``, whose guarantee does not hold.
 
     Returns:
-      A ``Learner`` with params ``AdaCUCBParams``; actions are int32 arm
+      A ``Learner`` with params ``AdaCUCBParams`` (any other params class is refused); actions are int32 arm
       indices, the feedback is the reward of the played arm.
 
     Examples:
@@ -145,10 +152,13 @@ def adac_ucb(
       eq. (5.4), Theorem 5.6; Azize & Basu, NeurIPS 2022 (AdaP-UCB).
     """
 
+    reasons = _validate.opt_outs(private, **{"clip_rewards=False": None if clip_rewards else UNCLIPPED})
+
     def check(params: AdaCUCBParams) -> None:
         _validate.budget("adac_ucb", "gaussian", params, needs=("rho",))
         _validate.budget_value("rho", params.rho)
         _validate.positive("beta", params.beta, allow_inf=False)
+        _validate.refuse_finite_budget("adac_ucb", "rho", params.rho, reasons, "ρ-zCDP", private)
 
     def calibrate(params: AdaCUCBParams) -> tuple[jax.Array, jax.Array]:
         _validate.budget("adac_ucb", "gaussian", params, needs=("rho",))
@@ -163,6 +173,9 @@ def adac_ucb(
         tie_break=tie_break,
         calibrate=calibrate,
         check=check,
+        params_class=AdaCUCBParams,
+        guarantee_holds=private and not reasons,
+        name="adac_ucb",
     )
 
 

@@ -183,7 +183,9 @@ def adap_klucb(
       Private Bandits, NeurIPS 2022 [N22], Algorithm 1, eq. (7), Theorems 3, 6 and 8;
       Garivier & Cappé, The KL-UCB Algorithm for Bounded Stochastic Bandits and Beyond, COLT 2011.
     """
-    return _adap_learner("adap_klucb", num_arms, horizon, init_count, tie_break, calibrate_klucb, _klucb_index)
+    return _adap_learner(
+        "adap_klucb", num_arms, horizon, init_count, tie_break, calibrate_klucb, _klucb_index, AdaPKLUCBParams
+    )
 
 
 __all__ = [

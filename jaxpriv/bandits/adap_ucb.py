@@ -124,8 +124,10 @@ def calibrate_ucb(params: AdaPUCBParams) -> tuple[jax.Array, jax.Array]:
     return _calibrate("adap_ucb", params)
 
 
-def _adap_learner(component: str, num_arms, horizon, init_count, tie_break, calibrate, index_fn) -> Learner:
-    """The AdaP episodic skeleton (Laplace release, rewards clipped to [0, 1]) with ``index_fn``."""
+def _adap_learner(
+    component: str, num_arms, horizon, init_count, tie_break, calibrate, index_fn, params_class: type
+) -> Learner:
+    """The AdaP episodic skeleton (Laplace release, rewards in [0, 1]) with ``index_fn``, taking ``params_class``."""
     return _episodic_ucb.episodic_ucb(
         num_arms,
         horizon,
@@ -135,6 +137,9 @@ def _adap_learner(component: str, num_arms, horizon, init_count, tie_break, cali
         tie_break=tie_break,
         calibrate=calibrate,
         check=lambda params: _check(component, params),
+        params_class=params_class,
+        guarantee_holds=True,
+        name=component,
         index_fn=index_fn,
         noise=_episodic_ucb.laplace_noise,
     )
@@ -197,7 +202,9 @@ def adap_ucb(
       Private Bandits, NeurIPS 2022 [N22], Algorithm 1, eq. (7), Theorems 6 and 7;
       A. Azize, PhD thesis (2024), eq. (5.1), Theorem 5.3.
     """
-    return _adap_learner("adap_ucb", num_arms, horizon, init_count, tie_break, calibrate_ucb, _ucb_index)
+    return _adap_learner(
+        "adap_ucb", num_arms, horizon, init_count, tie_break, calibrate_ucb, _ucb_index, AdaPUCBParams
+    )
 
 
 __all__ = [

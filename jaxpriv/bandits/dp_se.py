@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 
+#: Why ``clip_rewards=False`` voids the guarantee (``_validate.opt_outs``).
+UNCLIPPED = "rewards outside [0, 1] are not clipped, so one reward may move a released mean by more than 1/R_e"
+
+
 class DPSEParams(NamedTuple):
     """Params of ``dp_se``.
 
@@ -215,7 +219,7 @@ def dp_se_regret_bound(means: ArrayLike, horizon: int, epsilon: float, beta: flo
     return float(total + math.pi**2 / 12 * beta * horizon * gaps.max())
 
 
-def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True) -> Learner:
+def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True, private: bool = True) -> Learner:
     """DP-SE: ε-DP successive elimination with Laplace-noised epoch means (not anytime).
 
     Epoch ``e`` (``Δ_e = 2^{-e}``) pulls each active arm ``R_e`` times round-robin
@@ -246,11 +250,15 @@ def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True) -> Learner:
     Args:
       num_arms: ``K >= 2``.
       horizon: ``T >= K`` (DP-SE is not anytime; ``β = None`` means ``1/T``).
-      clip_rewards: clip rewards to ``[0, 1]`` (the range the sensitivity assumes).
+      clip_rewards: clip rewards to ``[0, 1]`` (the range the sensitivity assumes). ``False``
+        voids the guarantee for rewards outside ``[0, 1]``: a finite ``epsilon`` is then refused
+        (by ``check``, before compiling) unless ``private=False``.
+      private: ``False`` declares the policy not private (``Result.private`` and a study's
+        ``settings.json`` say ``false``); required for ``clip_rewards=False`` at a finite ``epsilon``.
 
     Returns:
-      A ``Learner`` with params ``DPSEParams``; actions are int32 arm indices, the
-      feedback is the reward of the played arm.
+      A ``Learner`` with params ``DPSEParams`` (any other params class is refused); actions are
+      int32 arm indices, the feedback is the reward of the played arm.
 
     Examples:
       >>> import jax, jaxpriv
@@ -266,6 +274,11 @@ def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True) -> Learner:
       Optimal Private Stopping Rule, ICML 2019. A. Azize, DP-BAI, ``algorithms/dp_se.py``.
     """
     K, T = validate_static(num_arms, horizon)
+    reasons = _validate.opt_outs(private, **{"clip_rewards=False": None if clip_rewards else UNCLIPPED})
+
+    def check(params: DPSEParams) -> None:
+        check_params(params)
+        _validate.refuse_finite_budget("dp_se", "epsilon", params.epsilon, reasons, "ε-DP", private)
 
     def init_fn(key: PRNGKey, params: DPSEParams) -> DPSEState:
         del key
@@ -315,4 +328,5 @@ def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True) -> Learner:
             nonfinite=state.nonfinite + bad,
         )
 
-    return Learner(init_fn, declare(act_fn, num_arms=K), update_fn, check_params, T, nonfinite=nonfinite_field)
+    init_fn = declare(init_fn, params=DPSEParams, private=private and not reasons)
+    return Learner(init_fn, declare(act_fn, num_arms=K), update_fn, check, T, nonfinite=nonfinite_field)

@@ -49,7 +49,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, nonfinite_inputs, zero_nonfinite
+from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs, zero_nonfinite
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.mechanisms import TreeParams, binary_tree, describe, release_variance
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
@@ -327,6 +327,7 @@ def dp_ucb(
     def nonfinite_fn(state: DPUCBState) -> jax.Array:
         return jnp.sum(state.nonfinite, dtype=jnp.int32) + nonfinite_inputs(mech, state.trees)
 
+    init_fn = declare(init_fn, params=DPUCBParams, private=declared_private(mech) is not False)
     learner = Learner(init_fn, declare(act_fn, num_arms=K), update_fn, check, T, nonfinite=nonfinite_fn)
     return learner
 

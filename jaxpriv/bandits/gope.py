@@ -67,7 +67,8 @@ def gope(
       design_iters: Frank–Wolfe iteration cap.
 
     Returns:
-      A ``Learner`` with params ``GOPEParams``; actions are int32 indices.
+      A ``Learner`` with params ``GOPEParams`` (any other params class is refused, ``AdaCGOPEParams``
+      included); actions are int32 indices. It declares itself not private (``Result.private``).
 
     References:
       Lattimore & Szepesvári, Bandit Algorithms (2020), Ch. 22 (Algorithm 12);
@@ -82,4 +83,5 @@ def gope(
         calibration="safe",
         design_tol=design_tol,
         design_iters=design_iters,
+        params_class=GOPEParams,
     )

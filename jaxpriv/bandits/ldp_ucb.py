@@ -172,6 +172,7 @@ def ldp_ucb(num_arms: int, horizon: int | None = None, *, tie_break: str = "rand
             nonfinite=state.nonfinite + bad,
         )
 
+    init_fn = declare(init_fn, params=LDPUCBParams, private=True)
     return Learner(init_fn, declare(act_fn, num_arms=K), update_fn, check, horizon, nonfinite=nonfinite_field)
 
 

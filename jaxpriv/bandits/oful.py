@@ -61,10 +61,11 @@ def rs_oful(num_actions: int, dim: int, horizon: int, clip: bool = True) -> Lear
       clip: the privacy-hygiene switch (default ``True``).
 
     Returns:
-      A ``Learner`` with params ``RSOFULParams``; feedback ``ContextualFeedback``.
+      A ``Learner`` with params ``RSOFULParams`` (any other params class is refused, ``AdaCOFULParams``
+      included); feedback ``ContextualFeedback``. It declares itself not private (``Result.private``).
 
     References:
       Abbasi-Yadkori, Pál, Szepesvári. Improved Algorithms for Linear Stochastic Bandits. NeurIPS 2011;
       Azize & Basu, Concentrated Differential Privacy for Bandits, SaTML 2024, §IV-B, §VII.
     """
-    return rarely_switching_oful(num_actions, dim, horizon, private=False, clip=clip)
+    return rarely_switching_oful(num_actions, dim, horizon, private=False, clip=clip, params_class=RSOFULParams)

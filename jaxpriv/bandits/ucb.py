@@ -106,6 +106,9 @@ def ucb(
         tie_break=tie_break,
         calibrate=calibrate,
         check=check,
+        params_class=UCBParams,
+        guarantee_holds=False,  # not private
+        name="ucb",
     )
 
 

@@ -101,4 +101,5 @@ def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None)
         return quadratic_best_relative(constraint, state.strong_convexity, stats, t, state.reference)
 
     comparator = exact_comparator(best_relative)
+    reset_fn = declare(reset_fn, params=AdaptiveParams)
     return Env(reset_fn, declare(step_fn, action_shape=(dim,)), comparator, check, relative=True)

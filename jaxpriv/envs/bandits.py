@@ -92,4 +92,5 @@ def bernoulli_bandit(num_arms: int) -> Env:
         reward, regret = nan_unless_valid_arm((rewards[action], state.gaps[action]), action, num_arms)
         return state, reward, EnvInfo(loss=-reward, regret=regret, stats=())
 
+    reset_fn = declare(reset_fn, params=BernoulliParams)
     return Env(reset_fn, declare(step_fn, num_arms=num_arms, action_shape=()), None, check)

@@ -322,4 +322,5 @@ def classification_stream(
             gap = _hinge_duality_gap(constraint, best, mask * -smooth_slope(margins), yx)
         return best, jnp.maximum(gap, 0.0)
 
+    reset_fn = declare(reset_fn, params=ClassificationParams)
     return Env(reset_fn, declare(step_fn, action_shape=(dim,)), comparator, check, horizon=horizon)

@@ -95,4 +95,5 @@ def experts_stream(num_experts: int, pattern: str = "iid") -> Env:
         del state, t
         return linear_best(constraint, stats)
 
+    reset_fn = declare(reset_fn, params=ExpertsParams)
     return Env(reset_fn, declare(step_fn, action_shape=(p,)), exact_comparator(best_expert), check)

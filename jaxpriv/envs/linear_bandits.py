@@ -131,6 +131,7 @@ def linear_bandit(num_actions: int, dim: int, random_theta: bool = False) -> Env
         reward, regret = nan_unless_valid_arm((reward, jnp.max(state.means) - mean), action, num_actions)
         return state, reward, EnvInfo(loss=-reward, regret=regret, stats=())
 
+    reset_fn = declare(reset_fn, params=LinearBanditParams)
     return Env(reset_fn, declare(step_fn, num_arms=num_actions, action_shape=()), None, check)
 
 
@@ -255,4 +256,5 @@ def contextual_linear_bandit(num_actions: int, dim: int, random_theta: bool = Fa
         info = EnvInfo(loss=-reward, regret=regret, stats=())
         return state._replace(actions=nxt), ContextualFeedback(reward, vec, nxt), info
 
+    reset_fn = declare(reset_fn, params=ContextualBanditParams)
     return Env(reset_fn, declare(step_fn, num_arms=num_actions, action_shape=()), None, check)

@@ -159,4 +159,5 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z
         return quadratic_best_relative(constraint, state.strong_convexity, stats, t, state.reference)
 
     comparator = exact_comparator(best_relative)
+    reset_fn = declare(reset_fn, params=QuadraticParams)
     return Env(reset_fn, declare(step_fn, action_shape=(dim,)), comparator, check, relative=True)

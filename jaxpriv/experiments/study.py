@@ -9,7 +9,9 @@ every grid point (common random numbers across the grid), so a chunk's numbers d
 on which chunks ran before.
 
 Outputs in the output folder: ``results.npz`` (raw arrays; their axes are named
-in the JSON), ``settings.json`` (the study, the grid, versions, timings),
+in the JSON), ``settings.json`` (the study, the grid, versions, timings, and
+``"private"``: whether each learner's stated guarantee holds, ``false`` for a non-private
+learner or an opt-out built with ``private = false``),
 ``summary.csv`` (one row per grid point: mean and standard error of the final
 regret, the theorem's bound where one exists), ``regret.png`` (regret curves
 with 95% bands, ``jaxpriv.plot.regret_vs_t``) and ``final_regret.png`` (final regret
@@ -61,7 +63,7 @@ import numpy as np
 
 import jaxpriv
 from jaxpriv import _resume, mechanisms, plot, sim, stats
-from jaxpriv._base import as_key
+from jaxpriv._base import as_key, declared_private
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 from jaxpriv.experiments.registry import Component
 from jaxpriv.experiments.study_file import Study, StudyLearner, load_study, parse_study
@@ -104,7 +106,8 @@ class StudyResult(NamedTuple):
         out = {}
         for i, label in enumerate(self.study.labels):
             mine = {k: (v[i] if self.study.compare else v) for k, v in arrays.items() if k in FIELDS}
-            out[label] = sim.Result(steps, **{k: mine.get(k) for k in FIELDS})
+            private = declared_private(self.study.learners[i].learner)
+            out[label] = sim.Result(steps, **{k: mine.get(k) for k in FIELDS}, private=private)
         return out
 
 
@@ -437,7 +440,8 @@ def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None
 def _learner_settings(arm: StudyLearner) -> dict[str, Any]:
     """A learner's entry of ``settings.json``: its label, name, static arguments (a mechanism by its name)."""
     static = {k: (mechanisms.describe(v).name if k == "mechanism" else v) for k, v in arm.static.items()}
-    return {"label": arm.label, "name": arm.name, "static": static, "axes": arm.axes, "swept": arm.swept}
+    entry = {"label": arm.label, "name": arm.name, "static": static, "axes": arm.axes, "swept": arm.swept}
+    return entry | {"private": declared_private(arm.learner)}
 
 
 def _settings(
@@ -456,6 +460,11 @@ def _settings(
         "file": str(study.source),
         "contents": study.raw,
         "learner": study.learner_name if not study.compare else list(study.labels),
+        # whether the learner's stated guarantee holds (Result.private): false for a non-private learner and
+        # for an opt-out (unclipped rewards, an ablation) built with private = false; one per learner compared
+        "private": [declared_private(arm.learner) for arm in study.learners]
+        if study.compare
+        else declared_private(study.learners[0].learner),
         "env": study.env_name,
         "horizon": study.horizon,
         "seeds": study.seeds,

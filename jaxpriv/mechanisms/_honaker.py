@@ -11,7 +11,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, nonfinite_field, poison_past_horizon
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_field, poison_past_horizon
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, suffix_step, trailing_zeros
 from jaxpriv.mechanisms._tree import (
@@ -158,7 +158,7 @@ def honaker_tree(
         return node * bits
 
     return Mechanism(
-        init_fn,
+        declare(init_fn, params=TreeParams, private=True),
         step_fn,
         partial(check_tree_params, noise=noise, component="honaker_tree"),
         horizon,

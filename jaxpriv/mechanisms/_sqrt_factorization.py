@@ -11,7 +11,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, nonfinite_field, poison_past_horizon
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_field, poison_past_horizon
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
 from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, check_budget, check_tree_params, guard_input
@@ -59,7 +59,7 @@ def factor_mechanism(
         return budget_unit_variance(noise, params, sensitivity_fn(params), dim) * row_norm2(t)
 
     return Mechanism(
-        init_fn,
+        declare(init_fn, params=TreeParams, private=True),
         step_fn,
         partial(check_tree_params, noise=noise, component=component),
         horizon,

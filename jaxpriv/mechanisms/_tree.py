@@ -19,6 +19,8 @@ from jaxpriv._base import (
     PRNGKey,
     as_key,
     check_horizon,
+    check_params_class,
+    declare,
     engine_jit,
     nonfinite_field,
     nonfinite_inputs,
@@ -289,7 +291,7 @@ def binary_tree(
         return popcount(t) * tree_node_variance(noise, params, sensitivity_fn(params), dim, depth)
 
     return Mechanism(
-        init_fn,
+        declare(init_fn, params=TreeParams, private=True),
         step_fn,
         partial(check_tree_params, noise=noise),
         horizon,
@@ -349,11 +351,13 @@ def prefix_sums(
     Raises:
       ValueError: the stream is longer than the mechanism's horizon (both numbers
         named), ``xs`` is not a non-empty numeric ``[T, d]`` array with the mechanism's
-        ``d``, the params are invalid (a missing or wrong-family budget among them), or
+        ``d``, the params are another class than the mechanism's (``TreeParams``, or
+        ``WindowTreeParams`` for the window tree) or invalid (a missing or wrong-family budget), or
         an input's norm exceeds ``2^125`` and ``params.sensitivity`` is not below
         ``2^125/sqrt(d)`` (such an input cannot be clipped to it in float32).
     """
     key = as_key(key)
+    check_params_class(mechanism.init, params, "mechanism", "params")
     if mechanism.check is not None:
         mechanism.check(params)
     try:

@@ -35,7 +35,7 @@ import scipy.optimize
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, nonfinite_field, poison_past_horizon
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_field, poison_past_horizon
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import trailing_zeros
@@ -595,7 +595,7 @@ def window_tree(
         return _release_variance(params, t, noise, calibration, factor, m, dim)
 
     return Mechanism(
-        init_fn,
+        declare(init_fn, params=WindowTreeParams, private=True),
         step_fn,
         partial(check_window_tree_params, noise=noise, calibration=calibration, depth=m + 1),
         horizon,

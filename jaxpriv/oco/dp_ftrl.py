@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, Mechanism, PRNGKey, nonfinite_inputs
+from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
 from jaxpriv.mechanisms import TreeParams, release_variance
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco._shared import prefix_sum_mechanism
@@ -297,4 +297,5 @@ def dp_ftrl(
     def nonfinite_fn(state: DPFTRLState) -> jax.Array:
         return nonfinite_inputs(tree, state.tree)  # the gradients the mechanism zeroed
 
+    init_fn = declare(init_fn, params=DPFTRLParams, private=declared_private(tree) is not False)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)

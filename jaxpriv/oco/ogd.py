@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey
+from jaxpriv._base import Learner, PRNGKey, declare
 from jaxpriv.oco._shared import no_nonfinite
 from jaxpriv.sets import ConstraintSet
 
@@ -71,4 +71,5 @@ def ogd(constraint: ConstraintSet, schedule: str = "strongly_convex") -> Learner
         w = constraint.project(jnp.asarray(action, jnp.float32) - eta * jnp.asarray(grad, jnp.float32))
         return state._replace(w=w)
 
+    init_fn = declare(init_fn, params=OGDParams, private=False)
     return Learner(init_fn, act_fn, update_fn, check, nonfinite=no_nonfinite)

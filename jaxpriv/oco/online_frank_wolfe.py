@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, poison_past_horizon
+from jaxpriv._base import Learner, PRNGKey, declare, poison_past_horizon
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, tree_depth
 from jaxpriv.oco._shared import MAX_DEPTH, dyadic_prefix_sum, no_nonfinite, start_point
 from jaxpriv.oco.wdp_cocol import WDPCOCOLState, local_oracle_learner
@@ -91,6 +91,7 @@ def online_frank_wolfe(constraint: ConstraintSet, horizon: int | None = None) ->
         sigma = jnp.clip(-jnp.sum(direction * step) / jnp.maximum(mu * tf * sq, jnp.finfo(jnp.float32).tiny), 0.0, 1.0)
         return state._replace(x=x + sigma * step, points=points, grads=grads)
 
+    init_fn = declare(init_fn, params=OFWParams, private=False)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=no_nonfinite)
 
 
@@ -143,4 +144,5 @@ def garber_hazan(horizon: int, constraint: ConstraintSet, constants: str = "proo
     def init_fn(key: PRNGKey, params: GarberHazanParams) -> WDPCOCOLState:
         return inner.init(key, as_wdp(params))
 
+    init_fn = declare(init_fn, params=GarberHazanParams, private=False)
     return Learner(init_fn, inner.act, inner.update, check, inner.horizon, nonfinite=inner.nonfinite)

@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, Mechanism, PRNGKey, nonfinite_inputs
+from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
 from jaxpriv.mechanisms import DyadicSums, TreeParams, dyadic_init, tree_depth
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco._shared import dyadic_prefix_sum, leader_point, prefix_sum_mechanism
@@ -142,4 +142,5 @@ def pftal(
     def nonfinite_fn(state: PFTALState) -> jax.Array:
         return nonfinite_inputs(tree, state.tree)  # the gradients the tree zeroed
 
+    init_fn = declare(init_fn, params=PFTALParams, private=declared_private(tree) is not False)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)

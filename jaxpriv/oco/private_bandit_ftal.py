@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, Mechanism, PRNGKey, nonfinite_inputs
+from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
 from jaxpriv.mechanisms import TreeParams, tree_depth
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import one_point
@@ -152,4 +152,5 @@ def private_bandit_ftal(
         # Its own counter (non-finite loss values) plus the one-point estimates the tree zeroed.
         return jnp.sum(state.nonfinite, dtype=jnp.int32) + nonfinite_inputs(tree, state.sums)
 
+    init_fn = declare(init_fn, params=PrivateBanditFTALParams, private=declared_private(tree) is not False)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)

@@ -9,7 +9,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, Mechanism, PRNGKey
+from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private
 from jaxpriv.oco.pftal import PFTALState
 from jaxpriv.oco.regularized_pftal import RegularizedPFTALParams, regularized_pftal
 from jaxpriv.sets import simplex
@@ -81,4 +81,5 @@ def private_experts(
     def update_fn(key: PRNGKey, state: PFTALState, action: jax.Array, costs: jax.Array, t: jax.Array) -> PFTALState:
         return base.update(key, state, action, costs, t)
 
+    init_fn = declare(init_fn, params=PrivateExpertsParams, private=declared_private(base) is not False)
     return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite)

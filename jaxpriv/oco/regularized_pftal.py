@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, theory
-from jaxpriv._base import Learner, Mechanism, PRNGKey
+from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private
 from jaxpriv.mechanisms import TreeParams, describe, release_variance, tree_depth
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco.pftal import PFTALParams, PFTALState, pftal
@@ -135,4 +135,5 @@ def regularized_pftal(
         w = jnp.asarray(action, jnp.float32)
         return base.update(key, state, action, jnp.asarray(grad, jnp.float32) + state.strong_convexity * w, t)
 
+    init_fn = declare(init_fn, params=RegularizedPFTALParams, private=declared_private(base) is not False)
     return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite)

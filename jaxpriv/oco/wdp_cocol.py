@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, nonfinite_inputs, poison_past_horizon
+from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_inputs, poison_past_horizon
 from jaxpriv.mechanisms import (
     DyadicSums,
     WindowTreeParams,
@@ -166,6 +166,7 @@ def local_oracle_learner(
         return nonfinite_inputs(tree, state.grads)  # the gradients the window tree zeroed
 
     # Not private: exact dyadic sums, nothing is zeroed (Garber–Hazan).
+    init_fn = declare(init_fn, params=WDPParams, private=private)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn if private else no_nonfinite)
 
 

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, nonfinite_inputs
+from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_inputs
 from jaxpriv.mechanisms import (
     DyadicSums,
     WindowTreeParams,
@@ -171,4 +171,5 @@ def wdp_cocop(
     def nonfinite_fn(state: WDPCOCOPState) -> jax.Array:
         return nonfinite_inputs(tree, state.tree)  # the gradients the window tree zeroed
 
+    init_fn = declare(init_fn, params=WDPParams, private=True)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)

@@ -238,7 +238,7 @@ def test_adac_ucb_audit_below_claim_and_catches_less_noise():
 
 def test_adac_ucb_audit_catches_missing_clipping():
     params = AdaCUCBParams(rho=0.5)
-    unclipped = adac_ucb(2, clip_rewards=False)
+    unclipped = adac_ucb(2, clip_rewards=False, private=False)  # not private: the audit shows it
     bad = A.audit_adac_ucb(params, 4, runs=5000, horizon=32, learner=unclipped, canary=5.0, beyond_bound=True)
     ok = A.audit_adac_ucb(params, 4, runs=5000, horizon=32, canary=5.0, beyond_bound=True)
     assert bad.lower > bad.claim, bad

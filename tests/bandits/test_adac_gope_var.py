@@ -164,7 +164,7 @@ def test_adac_gope_regret_not_above_adac_gope_var_at_small_rho():
     r = jnp.full(num, rho, jnp.float32)
     env = linear_bandit(K, D)
     a = jp.sweep(
-        adac_gope(K, D, horizon, clip=False),
+        adac_gope(K, D, horizon, clip=False, private=False),  # unclipped: not private
         env,
         jp.SimParams(AdaCGOPEParams(acts, r), ep),
         jax.random.key(7),
@@ -172,7 +172,7 @@ def test_adac_gope_regret_not_above_adac_gope_var_at_small_rho():
         seeds,
     )
     b = jp.sweep(
-        adac_gope_var(K, D, horizon, clip=False),
+        adac_gope_var(K, D, horizon, clip=False, private=False),
         env,
         jp.SimParams(AdaCGOPEVarParams(acts, r), ep),
         jax.random.key(7),

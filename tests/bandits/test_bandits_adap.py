@@ -289,7 +289,9 @@ def test_theorem_7_check_has_power():
     def swapped(key, n, mean):
         return _sampling.binomial(key, n, 1.0 - mean)
 
-    bad = simulate_ucb_episodes(AdaPUCBParams(eps), means, jax.random.key(11), T, 50, [T], reward_sum=swapped)
+    bad = simulate_ucb_episodes(
+        AdaPUCBParams(eps), means, jax.random.key(11), T, 50, [T], reward_sum=swapped, private=False
+    )
     assert float(np.mean(np.asarray(bad.regret[:, -1]))) > bound
 
 
@@ -393,8 +395,8 @@ def test_missing_or_wrong_budget_is_refused(factory, params_cls):
         run(params_cls(epsilon=None))
     with pytest.raises(ValueError, match="epsilon"):
         factory(K).init(jax.random.key(0), params_cls(epsilon=None))  # also inside init (a static check)
-    with pytest.raises(ValueError, match="epsilon"):
-        run(AdaCUCBParams(rho=1.0))  # the zCDP budget of AdaC-UCB is not an ε
+    with pytest.raises(ValueError, match=r"AdaCUCBParams.*takes AdaP(KL)?UCBParams"):
+        run(AdaCUCBParams(rho=1.0))  # AdaC-UCB's params (a zCDP budget, not an ε): another class, refused
     with pytest.raises(ValueError, match="epsilon"):
         simulate_ucb_episodes(params_cls(epsilon=None), PAPER_MEANS, jax.random.key(0), 10)
     for bad in (0.0, -1.0, float("nan"), "1.0"):

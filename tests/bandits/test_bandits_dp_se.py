@@ -232,7 +232,7 @@ def step_reference():
 
 
 def _fast(reward_sum=None, key=1):
-    kw = {} if reward_sum is None else {"reward_sum": reward_sum}
+    kw = {} if reward_sum is None else {"reward_sum": reward_sum, "private": False}  # a hook: not private
     return simulate_dp_se_epochs(
         DPSEParams(epsilon=FAST_EPS), FAST_MEANS, jax.random.key(key), FAST_T, FAST_S, FAST_CKPTS, **kw
     )

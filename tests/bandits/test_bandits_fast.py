@@ -58,7 +58,7 @@ def reference():
 
 
 def _fast(reward_sum=None, key=1):
-    kw = {} if reward_sum is None else {"reward_sum": reward_sum}
+    kw = {} if reward_sum is None else {"reward_sum": reward_sum, "private": False}  # a hook: not private
     return simulate_ucb_episodes(AdaCUCBParams(rho=RHOS), PAPER_MEANS, jax.random.key(key), T, S, CKPTS, **kw)
 
 

@@ -43,7 +43,7 @@ def snap(a, b, rtol=1e-4):
 
 def step_level(clip):
     """Final regret and phases started, from the step-level policy (the engine's key derivation)."""
-    learner, env = adac_gope(K, D, T, clip=clip), linear_bandit(K, D)
+    learner, env = adac_gope(K, D, T, clip=clip, private=clip), linear_bandit(K, D)  # unclipped: not private
     params = jp.SimParams(PARAMS, INSTANCE)
     regret = jp.sweep(learner, env, params, jax.random.key(0), T, SEEDS, checkpoints=[T]).regret[:, -1]
 
@@ -85,7 +85,7 @@ def _wrong_n2(key, means, stddev, pulls):  # variance n² σ² (one draw scaled 
 
 def test_fast_path_matches_step_level_in_distribution(reference):
     step_regret, step_phases = reference
-    fast = simulate_gope_phases(PARAMS, INSTANCE, jax.random.key(5), T, SEEDS, [T], clip=False)
+    fast = simulate_gope_phases(PARAMS, INSTANCE, jax.random.key(5), T, SEEDS, [T], clip=False, private=False)
     fast_regret = np.asarray(fast.regret[:, -1], np.float64)
     stat, crit = ks_two_sample(*snap(step_regret, fast_regret))
     assert stat < crit, (stat, crit)
@@ -104,7 +104,9 @@ def test_fast_path_matches_step_level_in_distribution(reference):
 @pytest.mark.parametrize("wrong", [_wrong_scale(2.0), _wrong_scale(0.5), _wrong_n2], ids=["2sd", "half_sd", "n2"])
 def test_a_wrong_reward_sum_distribution_is_detected(reference, wrong):
     step_regret, _ = reference
-    fast = simulate_gope_phases(PARAMS, INSTANCE, jax.random.key(5), T, SEEDS, [T], clip=False, reward_sums=wrong)
+    fast = simulate_gope_phases(
+        PARAMS, INSTANCE, jax.random.key(5), T, SEEDS, [T], clip=False, reward_sums=wrong, private=False
+    )
     stat, crit = ks_two_sample(*snap(step_regret, np.asarray(fast.regret[:, -1], np.float64)))
     assert stat > crit, (stat, crit)
 

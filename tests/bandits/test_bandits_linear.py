@@ -288,14 +288,14 @@ def gope_bound(actions, theta, horizon, rho, delta, private, rule="joint"):
 def test_gope_regret_below_the_theorem_bound(private):
     horizon, seeds, rho, delta = 10**6, 100, 0.1, 0.001
     params = AdaCGOPEParams(INSTANCE.actions, rho, delta) if private else GOPEParams(INSTANCE.actions, delta)
-    res = simulate_gope_phases(params, INSTANCE, jax.random.key(9), horizon, seeds, clip=False)
+    res = simulate_gope_phases(params, INSTANCE, jax.random.key(9), horizon, seeds, clip=False, private=False)
     bound = gope_bound(INSTANCE.actions, INSTANCE.theta, horizon, rho, delta, private)
     reg = np.asarray(res.regret[:, -1], np.float64)
     assert np.mean(reg > bound) <= 0.05  # each run: probability >= 1 - δ
     assert reg.mean() < bound
     # the same check at the step level, shorter horizon
     h = 20_000
-    learner = adac_gope(K, D, h, clip=False) if private else gope(K, D, h, clip=False)
+    learner = adac_gope(K, D, h, clip=False, private=False) if private else gope(K, D, h, clip=False)
     step = jp.sweep(learner, linear_bandit(K, D), jp.SimParams(params, INSTANCE), jax.random.key(9), h, 32)
     assert np.all(np.asarray(step.regret[:, -1]) < gope_bound(INSTANCE.actions, INSTANCE.theta, h, rho, delta, private))
 
@@ -326,7 +326,7 @@ def test_oful_regret_below_the_theorem_bound(rho):
     if rho is None:
         learner, lp = rs_oful(K, D, horizon, clip=False), RSOFULParams()
     else:
-        learner, lp = adac_oful(K, D, horizon, clip=False), AdaCOFULParams(rho)
+        learner, lp = adac_oful(K, D, horizon, clip=False, private=False), AdaCOFULParams(rho)
     res = jp.sweep(learner, env, jp.SimParams(lp, ep), jax.random.key(10), horizon, seeds)
     l_max = 1.0 + 0.1 * (math.sqrt(D) + math.sqrt(2 * math.log(K * horizon * 1e4)))  # ‖a‖ w.p. >= 1 - 1e-4
     bound = oful_bound(horizon, D, 0.1, 0.001, 1.0, 1.0, l_max, rho)

@@ -278,7 +278,8 @@ def test_regret_is_below_theorem_5_6_at_long_horizons_and_the_check_has_power(lo
         return jax.random.binomial(key, n.astype(jnp.float32), reversed_means[arm])
 
     bad = simulate_ucb_episodes(
-        AdaCUCBParams(rho, beta), PAPER_MEANS, jax.random.key(11), LONG_T, 20, [LONG_T], reward_sum=wrong_sum
+        AdaCUCBParams(rho, beta), PAPER_MEANS, jax.random.key(11), LONG_T, 20, [LONG_T], reward_sum=wrong_sum,
+        private=False,
     )
     assert float(np.mean(np.asarray(bad.regret[:, -1]))) > bounds[-1]
 

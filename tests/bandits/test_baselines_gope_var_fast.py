@@ -33,7 +33,7 @@ def _snap(a, b, rtol=1e-4):
 
 @pytest.fixture(scope="module")
 def step_regret():
-    learner, env = adac_gope_var(K, D, T, clip=False), linear_bandit(K, D)
+    learner, env = adac_gope_var(K, D, T, clip=False, private=False), linear_bandit(K, D)  # unclipped
     res = jp.sweep(learner, env, jp.SimParams(PARAMS, INSTANCE), jax.random.key(0), T, SEEDS, checkpoints=[T])
     return np.asarray(res.regret[:, -1], np.float64)
 
@@ -44,7 +44,7 @@ def _gaps():
 
 
 def test_var_fast_path_matches_step_level_in_distribution(step_regret):
-    fast = simulate_gope_phases(PARAMS, INSTANCE, jax.random.key(5), T, SEEDS, [T], clip=False)
+    fast = simulate_gope_phases(PARAMS, INSTANCE, jax.random.key(5), T, SEEDS, [T], clip=False, private=False)
     fast_regret = np.asarray(fast.regret[:, -1], np.float64)
     stat, crit = ks_two_sample(*_snap(step_regret, fast_regret))
     assert stat < crit, (stat, crit)
@@ -61,7 +61,7 @@ def test_the_comparison_has_power_against_the_whitened_placement(step_regret):
     # AdaC-GOPE's fast path (same ρ, same phase lengths, the noise on the whitened statistic): its regret's
     # variance differs from the step-level AdaC-GOPE-Var's by many standard errors.
     whitened = AdaCGOPEParams(INSTANCE.actions, rho=PARAMS.rho, delta=PARAMS.delta)
-    fast = simulate_gope_phases(whitened, INSTANCE, jax.random.key(5), T, SEEDS, [T], clip=False)
+    fast = simulate_gope_phases(whitened, INSTANCE, jax.random.key(5), T, SEEDS, [T], clip=False, private=False)
     v1, e1 = variance_with_stderr(step_regret)
     v2, e2 = variance_with_stderr(np.asarray(fast.regret[:, -1], np.float64))
     assert v1 - v2 > 4 * np.hypot(e1, e2), (v1, e1, v2, e2)

@@ -142,7 +142,8 @@ def test_self_normalized_radius_covers_theta():
     horizon, seeds, delta = 300, 1000, 0.05
     tol = 3 * np.sqrt(delta * (1 - delta) / seeds)
     params = AdaCOFULParams(jnp.asarray([0.1, 100.0], jnp.float32), delta)
-    sw, out = coverage(adac_oful(K, D, horizon, clip=False), params, jax.random.key(2), horizon, seeds)
+    learner = adac_oful(K, D, horizon, clip=False, private=False)  # unclipped: not private
+    sw, out = coverage(learner, params, jax.random.key(2), horizon, seeds)
     assert sw.min() >= 10
     # the guarantee holds at every switch simultaneously: the runs with any miss are at most δ, at each ρ
     assert np.all(np.mean(out > 0, axis=-1) <= delta + tol), np.mean(out > 0, axis=-1)
@@ -150,6 +151,7 @@ def test_self_normalized_radius_covers_theta():
     # power: the noise with RS-OFUL's radius (no enlargement) misses at most switches at ρ = 1
     params = AdaCOFULParams(jnp.asarray([1.0], jnp.float32), delta)
     sw, out = coverage(
-        adac_oful(K, D, horizon, clip=False, ablation="noise"), params, jax.random.key(2), horizon, seeds
+        adac_oful(K, D, horizon, clip=False, ablation="noise", private=False), params, jax.random.key(2), horizon,
+        seeds,
     )
     assert np.mean(out[0] > 0) > 0.5 and out[0].sum() / sw[0].sum() > 5 * delta

@@ -15,10 +15,10 @@ from typing import Any, NamedTuple
 import jax
 
 from jaxpriv import _validate
-from jaxpriv._base import PRNGKey, as_key, engine_jit
+from jaxpriv._base import PRNGKey, as_key, declared_params, engine_jit
 from jaxpriv.sim import SimParams, canonical_params, grid_axes, map_seeds_and_grid, padded_seed_keys, take_seeds
 
-__all__ = ["EpisodeResult", "episode_sweep"]
+__all__ = ["EpisodeResult", "check_policy", "episode_sweep"]
 
 
 class EpisodeResult(NamedTuple):
@@ -30,6 +30,10 @@ class EpisodeResult(NamedTuple):
       episodes: ``[..., m]`` int32, the episodes ``ℓ`` started at or before ``t``
         (after the initial pulls / phases, as the step-level state counts them).
       pulls: ``[..., K]`` int32, the pulls ``N_a(T)`` of each arm.
+      private: whether the simulated policy's privacy guarantee holds for these numbers
+        (``jaxpriv.Result.private``): ``False`` for a non-private policy and for a configuration
+        run with ``private=False`` (an opt-out of the guarantee: unclipped rewards, an ablation,
+        a ``reward_sum`` hook).
 
     Leading axes are ``[grid, seeds]`` for a sweep over a grid, ``[seeds]`` otherwise.
     """
@@ -38,6 +42,24 @@ class EpisodeResult(NamedTuple):
     regret: jax.Array
     episodes: jax.Array
     pulls: jax.Array
+    private: bool | None = None
+
+
+def check_policy(params: Any, policy: Any, simulates: str) -> None:
+    """The step-level ``policy`` an episode simulation stands in for takes exactly ``params``'s class.
+
+    The simulators pick the algorithm from the params class; a policy that declares another
+    (``jaxpriv._base.declared_params``) is another algorithm, and a step-vs-episode comparison
+    would compare two algorithms: ``ValueError`` naming both.
+    """
+    expected = declared_params(policy) if policy is not None else None
+    if expected is None or type(params) is expected:
+        return
+    raise ValueError(
+        f"params is {type(params).__name__}, so these episodes simulate {simulates}, but the policy they stand in "
+        f"for takes {expected.__name__}: pass {expected.__name__}(...) (the policy's algorithm) or the policy of "
+        f"{type(params).__name__}"
+    )
 
 
 _sweep_jit = engine_jit(map_seeds_and_grid, static_argnums=(0, 1, 2))

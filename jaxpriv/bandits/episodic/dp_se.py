@@ -25,15 +25,19 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey, check_horizon
 from jaxpriv.bandits import _sampling
 from jaxpriv.bandits.dp_se import DPSEParams, calibrate, check_params, dp_se_eliminate, dp_se_reps, validate_static
-from jaxpriv.bandits.episodic._sweep import EpisodeResult, episode_sweep
+from jaxpriv.bandits.episodic._sweep import EpisodeResult, check_policy, episode_sweep
 from jaxpriv.bandits.episodic.ucb import RewardSum, bernoulli_reward_sum
 from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
 from jaxpriv.sim import SimParams, normalize_checkpoints
 
 __all__ = ["simulate_dp_se_epochs"]
+
+#: Why a ``reward_sum`` hook voids the guarantee (``_validate.opt_outs``).
+HOOK = "the epoch's reward sums come from the hook, unclipped: one reward may move a sum by more than 1"
 
 
 def _round_robin_pulls(active: jax.Array, rounds: jax.Array) -> jax.Array:
@@ -116,6 +120,7 @@ def simulate_dp_se_epochs(
     chunk: int | None = None,
     reward_sum: RewardSum = bernoulli_reward_sum,
     policy: Learner | None = None,
+    private: bool = True,
 ) -> EpisodeResult:
     """DP-SE (``DPSEParams``) on a Bernoulli bandit, one epoch per scan step.
 
@@ -126,7 +131,8 @@ def simulate_dp_se_epochs(
     Vmapped over seeds and a params grid with common random numbers.
 
     Args:
-      params: ``DPSEParams``; a leaf with a leading grid axis (e.g. ``epsilon=[G]``) is swept.
+      params: ``DPSEParams`` (exactly: a subclass is refused); a leaf with a leading grid axis
+        (e.g. ``epsilon=[G]``) is swept.
         ``beta=None`` is ``1/T``.
       means: ``[K]`` arm means in ``[0, 1]`` (or ``[G, K]`` to sweep them), or ``BernoulliParams``.
       key: the base key; seed ``i`` uses ``split(key, seeds)[i]``.
@@ -135,13 +141,18 @@ def simulate_dp_se_epochs(
       checkpoints: ``None`` (every step), ``"log"`` or a sequence of steps; ``T`` is always included.
       chunk: run the seeds in batches of this size.
       reward_sum: ``(key, n, means) -> sums`` of an epoch's rewards per arm (a test hook;
-        the default is the exact Binomial).
+        the default is the exact Binomial). Another hook's sums are not bounded by the rewards'
+        range, so the ε-DP guarantee does not hold: a finite ``epsilon`` then needs ``private=False``.
       policy: optional, the step-level policy these epochs stand in for; a ``horizon``
-        other than the one it declares raises ``ValueError`` (DP-SE's schedule depends on ``T``).
+        other than the one it declares raises ``ValueError`` (DP-SE's schedule depends on ``T``),
+        and so does a policy of another params class.
+      private: ``False`` runs a ``reward_sum`` hook at a finite ``epsilon``, the result marked not
+        private (``EpisodeResult.private``).
 
     Returns:
       An ``EpisodeResult``: ``episodes`` counts the epochs closed at or before each
-      checkpoint (``state.epochs`` of the step-level policy); leading axes ``[G, seeds]`` (or ``[seeds]``).
+      checkpoint (``state.epochs`` of the step-level policy); leading axes ``[G, seeds]`` (or ``[seeds]``);
+      ``private`` says whether DP-SE's guarantee holds.
     """
     if not isinstance(means, BernoulliParams):
         means = BernoulliParams(means)
@@ -152,11 +163,15 @@ def simulate_dp_se_epochs(
         raise ValueError(f"horizon {T} differs from the policy's horizon {policy.horizon}: DP-SE's schedule uses T")
     if T >= _sampling.MAX_COUNT:
         raise ValueError(f"horizon must be < 2**24 (exact float32 Binomial counts), got {T}")
-    if not isinstance(params, DPSEParams):
-        raise ValueError(f"params must be DPSEParams, got {type(params).__name__}")
+    if type(params) is not DPSEParams:
+        kind = type(params)
+        raise ValueError(f"params must be DPSEParams (exactly), got {kind.__module__}.{kind.__qualname__}")
+    check_policy(params, policy, "DP-SE (dp_se)")
     check_params(params)
+    reasons = _validate.opt_outs(private, reward_sum=None if reward_sum is bernoulli_reward_sum else HOOK)
+    _validate.refuse_finite_budget("simulate_dp_se_epochs (DP-SE)", "epsilon", params.epsilon, reasons, "ε-DP", private)
     bernoulli_bandit(K).check(means)
     ckpts = normalize_checkpoints(T, checkpoints)
     one = _dp_se_simulator(K, T, ckpts, reward_sum)
     regret, epochs, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk)
-    return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, epochs, pulls)
+    return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, epochs, pulls, private and not reasons)

@@ -37,11 +37,11 @@ import jax.numpy as jnp
 from jax.scipy.special import ndtr
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, check_horizon
+from jaxpriv._base import Learner, PRNGKey, check_horizon, declared_private
 from jaxpriv.bandits import _gope_core as core
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
 from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams, adac_gope_var
-from jaxpriv.bandits.episodic._sweep import EpisodeResult, episode_sweep
+from jaxpriv.bandits.episodic._sweep import EpisodeResult, check_policy, episode_sweep
 from jaxpriv.bandits.gope import GOPEParams, gope
 from jaxpriv.envs.linear_bandits import LinearBanditParams, linear_bandit, unit_sphere
 from jaxpriv.sim import SimParams, normalize_checkpoints
@@ -49,6 +49,8 @@ from jaxpriv.sim import SimParams, normalize_checkpoints
 __all__ = ["INSTANCES", "clipped_gaussian_moments", "gaussian_reward_sums", "simulate_gope_phases"]
 
 RewardSums = Callable[[PRNGKey, jax.Array, jax.Array, jax.Array], jax.Array]
+#: Why a ``reward_sums`` hook voids the guarantee (``_validate.opt_outs``).
+HOOK = "the per-arm reward sums come from the hook, not clipped per reward to [-1, 1]"
 #: How the instance is drawn: fixed (from params), θ* per run, or actions and θ* per run.
 INSTANCES = ("fixed", "random_theta", "random")
 
@@ -217,6 +219,7 @@ def simulate_gope_phases(
     policy: Learner | None = None,
     ablation: str | None = None,
     phase_length: str = "joint",
+    private: bool = True,
 ) -> EpisodeResult:
     """AdaC-GOPE (``AdaCGOPEParams``), AdaC-GOPE-Var (``AdaCGOPEVarParams``) or GOPE (``GOPEParams``), phase by phase.
 
@@ -227,15 +230,17 @@ def simulate_gope_phases(
     exact without ``clip``) and the regret is exact.
 
     Args:
-      params: ``AdaCGOPEParams`` / ``AdaCGOPEVarParams`` (private) or ``GOPEParams``; a leaf with a
-        leading grid axis (e.g. ``rho=[G]``) is swept.
+      params: ``AdaCGOPEParams`` / ``AdaCGOPEVarParams`` (private) or ``GOPEParams``, exactly: the
+        class names the algorithm (whitened noise, noise on the sums, none), and any other (a
+        subclass) is refused; a leaf with a leading grid axis (e.g. ``rho=[G]``) is swept.
       env_params: ``LinearBanditParams`` (the true actions, θ*, noise σ).
       key: the base key; seed ``i`` uses ``split(key, seeds)[i]``.
       horizon: ``T >= K``.
       seeds: the number of runs.
       checkpoints: ``None``, ``"log"`` or a sequence of steps; ``T`` is always included.
       clip, calibration, design_tol, design_iters: as in ``adac_gope`` (``calibration`` is unused by
-        AdaC-GOPE-Var, whose calibration is exact).
+        AdaC-GOPE-Var, whose calibration is exact). ``clip=False`` (and ``calibration="paper"``)
+        void the guarantee: a finite ``rho`` then needs ``private=False``.
       instance: ``"fixed"`` (the params' actions and θ*), ``"random_theta"``
         (θ* per run on the sphere, as ``linear_bandit(random_theta=True)``) or
         ``"random"`` (actions and θ* per run on the sphere, the paper's §VII;
@@ -243,42 +248,59 @@ def simulate_gope_phases(
       exact_pulls: with ``clip``, sums of at most this many pulls are drawn exactly.
       chunk: run the seeds in batches of this size.
       reward_sums: ``(key, means[K], stddev, pulls[K]) -> sums[K]`` (a test hook;
-        default ``gaussian_reward_sums``).
+        default ``gaussian_reward_sums``). A hook's sums are not clipped per reward, so the
+        guarantee does not hold: a finite ``rho`` then needs ``private=False``.
       policy: optional, the step-level ``adac_gope`` / ``adac_gope_var`` / ``gope`` these phases stand
         in for; a ``horizon`` past the one it was built for raises ``ValueError``
-        naming both (its phase lengths are capped at its own horizon).
+        naming both (its phase lengths are capped at its own horizon), and so does a
+        policy of another params class (another algorithm: ``adac_gope_var`` with ``AdaCGOPEParams``).
       phase_length: AdaC-GOPE's phase-length rule, ``"joint"`` (default) or ``"paper"`` (see ``adac_gope``).
-      ablation: ``None``, or, with ``AdaCGOPEParams``, ``"noise"`` / ``"exploration"``
-        (diagnostics, not private; see ``adac_gope``); AdaC-GOPE-Var refuses it.
+      ablation: ``None``, or, with ``AdaCGOPEParams``, ``"noise"`` (private) / ``"exploration"``
+        (no noise: needs ``private=False`` at a finite ``rho``); see ``adac_gope``. AdaC-GOPE-Var
+        refuses it.
+      private: ``False`` runs an opt-out above (``clip=False``, ``ablation="exploration"``,
+        ``calibration="paper"``, a ``reward_sums`` hook) at a finite ``rho``, the result marked
+        not private (``EpisodeResult.private``).
 
     Returns:
       An ``EpisodeResult``: ``regret[..., m]``, ``episodes[..., m]`` (phases
-      started at or before each checkpoint), ``pulls[..., K]`` (``N_a(T)``).
+      started at or before each checkpoint), ``pulls[..., K]`` (``N_a(T)``), and
+      ``private``, whether the simulated policy's guarantee holds.
     """
     num_actions, dim = (int(s) for s in jnp.shape(params.actions)[-2:])
     horizon = _validate.horizon(horizon)
     check_horizon(horizon, policy, "policy")
     instance = _validate.choice("instance", instance, INSTANCES)
     exact_pulls = _validate.positive_int("exact_pulls", exact_pulls)
-    core.ablation_parts(isinstance(params, AdaCGOPEParams), ablation)
-    placement = "whitened"
-    if isinstance(params, AdaCGOPEParams):
-        private = True
-        adac_gope(
-            num_actions, dim, horizon, clip, calibration, design_tol, design_iters, phase_length=phase_length
-        ).check(params)
-    elif isinstance(params, AdaCGOPEVarParams):
-        private, placement = True, "sums"
-        adac_gope_var(num_actions, dim, horizon, clip, design_tol, design_iters, phase_length=phase_length).check(
-            params
-        )
-    elif isinstance(params, GOPEParams):
-        private = False
-        gope(num_actions, dim, horizon, clip, design_tol, design_iters).check(params)
-    else:
+    kind = type(params)  # the class names the algorithm: exactly one of these, never a subclass
+    if kind not in (AdaCGOPEParams, AdaCGOPEVarParams, GOPEParams):
         raise ValueError(
-            f"params must be AdaCGOPEParams, AdaCGOPEVarParams or GOPEParams, got {type(params).__name__}"
+            "params must be AdaCGOPEParams, AdaCGOPEVarParams or GOPEParams (exactly: the class names the "
+            f"algorithm simulated), got {kind.__module__}.{kind.__qualname__}"
         )
+    core.ablation_parts(kind is AdaCGOPEParams, ablation)
+    placement = "whitened"
+    if kind is AdaCGOPEParams:
+        simulated, noisy = "AdaC-GOPE (adac_gope, whitened noise)", True
+        built = adac_gope(
+            num_actions, dim, horizon, clip, calibration, design_tol, design_iters, ablation, phase_length,
+            private=private,
+        )  # fmt: skip
+    elif kind is AdaCGOPEVarParams:
+        simulated, noisy, placement = "AdaC-GOPE-Var (adac_gope_var, noise on the sums)", True, "sums"
+        built = adac_gope_var(
+            num_actions, dim, horizon, clip, design_tol, design_iters, phase_length=phase_length, private=private
+        )
+    else:
+        simulated, noisy = "GOPE (gope)", False
+        built = gope(num_actions, dim, horizon, clip, design_tol, design_iters)
+    check_policy(params, policy, simulated)
+    built.check(params)  # with the opt-outs of the factory (clip, ablation, calibration) refused at a finite rho
+    hook = _validate.opt_outs(private, reward_sums=None if reward_sums is None else HOOK)
+    if noisy:
+        where = f"simulate_gope_phases ({simulated})"
+        _validate.refuse_finite_budget(where, "rho", params.rho, hook, "ρ-zCDP", private)
+    holds = bool(declared_private(built)) and not hook
     linear_bandit(num_actions, dim, random_theta=instance != "fixed").check(env_params)
     if reward_sums is None:
         reward_sums = _default_sums(clip, exact_pulls)
@@ -288,7 +310,7 @@ def simulate_gope_phases(
         dim,
         horizon,
         ckpts,
-        private,
+        noisy,
         clip,
         calibration,
         instance,
@@ -300,4 +322,4 @@ def simulate_gope_phases(
         placement,
     )
     regret, episodes, pulls = episode_sweep(one, SimParams(params, env_params), key, seeds, chunk)
-    return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, episodes, pulls)
+    return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, episodes, pulls, holds)

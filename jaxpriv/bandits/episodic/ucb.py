@@ -31,14 +31,14 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, check_horizon
+from jaxpriv._base import Learner, PRNGKey, check_horizon, declared_private
 from jaxpriv.bandits import _episodic_ucb, _sampling
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb
 from jaxpriv.bandits.adap_klucb import AdaPKLUCBParams, adap_klucb, calibrate_klucb
 from jaxpriv.bandits.adap_klucb import _klucb_index as _adap_klucb_index
 from jaxpriv.bandits.adap_ucb import AdaPUCBParams, adap_ucb, calibrate_ucb
 from jaxpriv.bandits.adap_ucb import _ucb_index as _adap_ucb_index
-from jaxpriv.bandits.episodic._sweep import EpisodeResult, episode_sweep
+from jaxpriv.bandits.episodic._sweep import EpisodeResult, check_policy, episode_sweep
 from jaxpriv.bandits.ucb import UCBParams, ucb
 from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
 from jaxpriv.mechanisms import gaussian_stddev
@@ -59,12 +59,21 @@ def _adac_calibrate(params: AdaCUCBParams) -> tuple[jax.Array, jax.Array]:
     return jnp.asarray(params.beta, jnp.float32), gaussian_stddev(params.rho, 1.0)
 
 
-#: params type -> (step-level factory, calibrate, index, unit release noise): one simulator for all.
+#: params class -> (step-level factory, calibrate, index, unit release noise): one simulator for all.
 _POLICIES = {
     AdaCUCBParams: (adac_ucb, _adac_calibrate, _episodic_ucb.index, _episodic_ucb.gaussian_noise),
     AdaPUCBParams: (adap_ucb, calibrate_ucb, _adap_ucb_index, _episodic_ucb.laplace_noise),
     AdaPKLUCBParams: (adap_klucb, calibrate_klucb, _adap_klucb_index, _episodic_ucb.laplace_noise),
 }
+#: params class -> (the algorithm simulated, its budget field and guarantee; None: not private).
+_SIMULATES = {
+    AdaCUCBParams: ("AdaC-UCB (adac_ucb)", "rho", "ρ-zCDP"),
+    AdaPUCBParams: ("AdaP-UCB (adap_ucb)", "epsilon", "ε-DP"),
+    AdaPKLUCBParams: ("AdaP-KLUCB (adap_klucb)", "epsilon", "ε-DP"),
+    UCBParams: ("episodic UCB (ucb)", None, None),
+}
+#: Why a ``reward_sum`` hook voids the guarantee (``_validate.opt_outs``).
+HOOK = "the episode's reward sum comes from the hook, unclipped: one reward may move it by more than 1"
 
 
 @lru_cache(maxsize=64)
@@ -147,8 +156,9 @@ def simulate_ucb_episodes(
     chunk: int | None = None,
     reward_sum: RewardSum = bernoulli_reward_sum,
     policy: Learner | None = None,
+    private: bool = True,
 ) -> EpisodeResult:
-    """AdaC-UCB, AdaP-UCB, AdaP-KLUCB or episodic UCB (by the params' type) on a Bernoulli bandit, episode by episode.
+    """AdaC-UCB, AdaP-UCB, AdaP-KLUCB or episodic UCB (by the params' class) on a Bernoulli bandit, episode by episode.
 
     One scan step per episode (``K (bitlen(T) + 1)`` steps bound the number of
     episodes), vmapped over seeds and over a params grid with common random
@@ -160,8 +170,9 @@ def simulate_ucb_episodes(
 
     Args:
       params: ``AdaCUCBParams`` (AdaC-UCB, Gaussian), ``AdaPUCBParams`` / ``AdaPKLUCBParams``
-        (AdaP-UCB / AdaP-KLUCB, Laplace) or ``UCBParams`` (non-private); a leaf with a leading
-        grid axis (e.g. ``rho=[G]``, ``epsilon=[G]``) is swept.
+        (AdaP-UCB / AdaP-KLUCB, Laplace) or ``UCBParams`` (non-private), exactly: the class
+        names the algorithm, and any other (a subclass, ``DPUCBParams``) is refused; a leaf with
+        a leading grid axis (e.g. ``rho=[G]``, ``epsilon=[G]``) is swept.
       means: ``[K]`` arm means in ``[0, 1]`` (or ``[G, K]`` to sweep them), or ``BernoulliParams``.
       key: the base key; seed ``i`` uses ``split(key, seeds)[i]``.
       horizon: ``T >= K``, ``T < 2²⁴``.
@@ -170,14 +181,20 @@ def simulate_ucb_episodes(
       init_count, tie_break: as in ``adac_ucb``.
       chunk: run the seeds in batches of this size.
       reward_sum: ``(key, n, mean) -> sum`` of an episode's rewards (a test hook;
-        the default is the exact Binomial).
+        the default is the exact Binomial). Another hook's sums are not bounded by the
+        rewards' range, so the guarantee does not hold: a finite budget is then refused
+        unless ``private=False``.
       policy: optional, the step-level policy these episodes stand in for (e.g.
         the ``adac_ucb(K, ...)`` of a step-level comparison); a ``horizon`` past
         the one it declares raises ``ValueError`` (``adac_ucb`` and ``ucb`` are
-        anytime and declare none).
+        anytime and declare none), and so does a policy of another params class
+        (another algorithm).
+      private: ``False`` runs a ``reward_sum`` hook at a finite budget, the result marked
+        not private (``EpisodeResult.private``).
 
     Returns:
-      An ``EpisodeResult`` with leading axes ``[G, seeds]`` (or ``[seeds]``).
+      An ``EpisodeResult`` with leading axes ``[G, seeds]`` (or ``[seeds]``); its ``private``
+      says whether the simulated policy's guarantee holds.
     """
     if not isinstance(means, BernoulliParams):
         means = BernoulliParams(means)
@@ -186,21 +203,32 @@ def simulate_ucb_episodes(
     check_horizon(horizon, policy, "policy")
     if horizon >= _sampling.MAX_COUNT:
         raise ValueError(f"horizon must be < 2**24 (exact float32 Binomial counts), got {horizon}")
-    if type(params) in _POLICIES:
-        factory, calibrate, index_fn, noise = _POLICIES[type(params)]
-        factory(num_arms, horizon, init_count=init_count, tie_break=tie_break).check(params)
-    elif isinstance(params, UCBParams):
-        ucb(num_arms, horizon, init_count=init_count, tie_break=tie_break).check(params)
+    kind = type(params)  # the class names the algorithm: exactly one of _SIMULATES, never a subclass
+    if kind not in _SIMULATES:
+        raise ValueError(
+            "params must be AdaCUCBParams, AdaPUCBParams, AdaPKLUCBParams or UCBParams (exactly: the class names "
+            f"the algorithm simulated), got {kind.__module__}.{kind.__qualname__}"
+        )
+    simulates, budget, guarantee = _SIMULATES[kind]
+    check_policy(params, policy, simulates)
+    reasons = _validate.opt_outs(private, reward_sum=None if reward_sum is bernoulli_reward_sum else HOOK)
+    if kind in _POLICIES:
+        factory, calibrate, index_fn, noise = _POLICIES[kind]
+        built = factory(num_arms, horizon, init_count=init_count, tie_break=tie_break)
+        built.check(params)
+        _validate.refuse_finite_budget(
+            f"simulate_ucb_episodes ({simulates})", budget, getattr(params, budget), reasons, guarantee, private
+        )
+    else:
+        built = ucb(num_arms, horizon, init_count=init_count, tie_break=tie_break)
+        built.check(params)
         # The non-private index and release are AdaC-UCB's at rho = inf (no noise, no privacy
         # term, bit for bit), so both share one compiled simulator.
         params = AdaCUCBParams(rho=jnp.full(jnp.shape(params.beta), jnp.inf, jnp.float32), beta=params.beta)
         calibrate, index_fn, noise = _POLICIES[AdaCUCBParams][1:]
-    else:
-        raise ValueError(
-            f"params must be AdaCUCBParams, AdaPUCBParams, AdaPKLUCBParams or UCBParams, got {type(params).__name__}"
-        )
+    holds = bool(declared_private(built)) and private and not reasons
     bernoulli_bandit(num_arms).check(means)
     ckpts = normalize_checkpoints(horizon, checkpoints)
     one = _ucb_simulator(num_arms, horizon, ckpts, init_count, tie_break, reward_sum, calibrate, index_fn, noise)
     regret, episodes, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk)
-    return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, episodes, pulls)
+    return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, episodes, pulls, holds)
