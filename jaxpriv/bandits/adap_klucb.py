@@ -167,7 +167,8 @@ def adap_klucb(
       tie_break: ``"random"`` (uniform among the maximisers, [STD]) or ``"first"``.
 
     Returns:
-      A ``Learner`` with params ``AdaPKLUCBParams``; actions are int32 arm indices.
+      A ``Learner`` with params ``AdaPKLUCBParams`` (any other params class is refused); actions are int32 arm
+      indices.
 
     Examples:
       >>> import jax, jaxpriv

@@ -185,7 +185,8 @@ def adap_ucb(
       tie_break: ``"random"`` (uniform among the maximisers, [STD]) or ``"first"``.
 
     Returns:
-      A ``Learner`` with params ``AdaPUCBParams``; actions are int32 arm indices, the feedback
+      A ``Learner`` with params ``AdaPUCBParams`` (any other params class is refused: ``DPUCBParams`` and
+      ``LDPUCBParams`` too, whose α default differs); actions are int32 arm indices, the feedback
       is the reward of the played arm.
 
     Examples:

@@ -74,7 +74,8 @@ def ucb(
       tie_break: ``"random"`` (uniform among the maximisers, [STD]) or ``"first"``.
 
     Returns:
-      A ``Learner`` with params ``UCBParams``; actions are int32 arm indices,
+      A ``Learner`` with params ``UCBParams`` (any other params class is refused, ``AdaCUCBParams``
+      included; it declares itself not private: ``Result.private`` is ``False``); actions are int32 arm indices,
       the feedback is the reward of the played arm.
 
     Examples:
