@@ -32,6 +32,7 @@ from jaxpriv._base import (
     nonfinite_inputs,
     split_step_key,
 )
+from jaxpriv._inplace import set_row
 from jaxpriv._kahan import kahan_add, kahan_init
 from jaxpriv.stats import Accumulator, Stats, SweepStats, chunk_summary, finalize, merge, to_accumulator
 
@@ -425,6 +426,9 @@ def _prepare(learner: Learner, env: Env, params: SimParams, allow_grid: bool, ho
 class CheckpointRows(NamedTuple):
     """What the engine records at the checkpoints: one float32 entry per checkpoint in each field (shape ``[m]``).
 
+    The carry holds them as one ``[m + 1, 4]`` array (``Carry.rows``; columns in this order, row ``m`` a
+    scratch row), so a step writes one row in place; ``CheckpointRows.of`` reads it.
+
     Attributes:
       regret: the cumulative regret at each checkpoint (``Result.regret``).
       loss: the cumulative loss ``sum_{s<=t} f_s(a_s)`` (``Result.loss``).
@@ -437,6 +441,11 @@ class CheckpointRows(NamedTuple):
     best: jax.Array
     gap: jax.Array
 
+    @classmethod
+    def of(cls, rows: jax.Array) -> CheckpointRows:
+        """The named fields of a carry's ``[..., m + 1, 4]`` rows (leading axes kept)."""
+        return cls(*(rows[..., :-1, i] for i in range(len(cls._fields))))
+
 
 class Carry(NamedTuple):
     """Everything one seed's run carries from step to step (what a saved segment holds)."""
@@ -444,7 +453,7 @@ class Carry(NamedTuple):
     env_state: Any
     agent: Any
     sums: tuple[Any, Any]  # Kahan-compensated sums of (loss, regret, stats): (total, compensation), jaxpriv._kahan
-    rows: CheckpointRows  # the values at the checkpoints, filled in as the run passes them
+    rows: jax.Array  # [m + 1, 4]: the CheckpointRows at the checkpoints, filled in as the run passes them
     bad_steps: jax.Array  # int32: steps with a non-finite loss / regret / stats
     k_steps: jax.Array  # the key the per-step keys are folded from
 
@@ -458,7 +467,7 @@ def _init_carry(learner: Learner, env: Env, checkpoints: tuple[int, ...], key: P
     _, _, info0 = jax.eval_shape(env.step, k_env, env_state, a0, jnp.int32(1))
     zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), (info0.loss, info0.regret, info0.stats))
     sums = tuple(kahan_init(zeros))  # a plain (total, compensation) pair: the scan's carry keeps one structure
-    rows = CheckpointRows(*(jnp.zeros((len(checkpoints),), jnp.float32) for _ in CheckpointRows._fields))
+    rows = jnp.zeros((len(checkpoints) + 1, len(CheckpointRows._fields)), jnp.float32)
     return Carry(env_state, agent, sums, rows, jnp.zeros((), jnp.int32), k_steps)
 
 
@@ -467,23 +476,6 @@ def _step(learner: Learner, env: Env, checkpoints: tuple[int, ...], carry: Carry
     m = len(checkpoints)
     ckpts = jnp.asarray(checkpoints, jnp.int32)
     env_state, agent, sums, rows, bad_steps, k_steps = carry
-
-    def record(env_state, sums, t, slot, rows: CheckpointRows) -> CheckpointRows:
-        total, _ = sums
-        loss, regret, stats = total
-        gap = jnp.zeros((), jnp.float32)
-        if env.comparator is not None:
-            best, gap = env.comparator(env_state, stats, t)
-            if env.relative:  # both relative to the env's reference point: no cancellation
-                regret = regret - best
-            else:
-                regret = loss - best
-        row = CheckpointRows(regret, loss, loss - regret, gap)
-        return jax.tree.map(
-            lambda column, value: jax.lax.dynamic_update_index_in_dim(column, jnp.asarray(value, jnp.float32), slot, 0),
-            rows,
-            row,
-        )
 
     # t is shared by all seeds: a scalar. "compare_all" is one fused kernel; the default
     # binary search is a nested while loop, several kernel launches per step on a GPU.
@@ -497,12 +489,27 @@ def _step(learner: Learner, env: Env, checkpoints: tuple[int, ...], carry: Carry
     step_vals = jax.tree.map(lambda v: jnp.where(finite, v, 0.0), step_vals)  # a bad step leaves every sum
     bad_steps = bad_steps + (~finite).astype(jnp.int32)
     sums = tuple(kahan_add(sums, step_vals))
-    rows = jax.lax.cond(
-        ckpts[slot] == t,
-        lambda r: record(env_state, sums, t, slot, r),
-        lambda r: r,
-        rows,
-    )
+    # The checkpoint row: written at every step, branch-free and in place, to the slot of the next
+    # checkpoint (its last write is at the checkpoint itself; after the last checkpoint, to the scratch
+    # row m). An exact (closed-form) comparator is evaluated at every step: a few vector operations,
+    # cheaper on a GPU than a conditional launch. A comparator with a certified gap runs a solver, so
+    # it runs under a conditional, at the checkpoints only: the one conditional of such a sweep.
+    loss, regret, stats = sums[0]
+    zero = jnp.zeros((), jnp.float32)
+    best, gap = zero, zero
+    if env.comparator is not None:
+
+        def compare() -> tuple[jax.Array, jax.Array]:
+            return tuple(jnp.asarray(v, jnp.float32) for v in env.comparator(env_state, stats, t))
+
+        if declared(env.comparator, "exact"):
+            best, gap = compare()
+        else:
+            best, gap = jax.lax.cond(ckpts[slot] == t, compare, lambda: (zero, zero))
+        # relative: both relative to the env's reference point (no cancellation)
+        regret = regret - best if env.relative else loss - best
+    row = jnp.stack([jnp.asarray(v, jnp.float32) for v in (regret, loss, loss - regret, gap)])
+    rows = set_row(rows, row, jnp.where(t <= ckpts[slot], slot, m))
     return Carry(env_state, agent, sums, rows, bad_steps, k_steps)
 
 
@@ -533,7 +540,7 @@ def _reports_gap(env: Env) -> bool:
 
 def _outputs(learner: Learner, env: Env, carry: Carry) -> tuple[Any, ...]:
     """``(regret, loss, best, gap, nonfinite_inputs, nonfinite_steps)`` of a finished carry."""
-    rows = carry.rows
+    rows = CheckpointRows.of(carry.rows)
     gap = rows.gap if _reports_gap(env) else None
     return rows.regret, rows.loss, rows.best, gap, nonfinite_inputs(learner, carry.agent), carry.bad_steps
 

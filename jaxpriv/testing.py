@@ -159,7 +159,9 @@ def _scan_body(comps: dict[str, list[str]], horizon: int) -> str:
     return best
 
 
-def step_cost(learner: Any, env: Any, params: Any, horizon: int = 64, seeds: int = 64) -> StepCost:
+def step_cost(
+    learner: Any, env: Any, params: Any, horizon: int = 64, seeds: int = 64, with_bytes: bool = True
+) -> StepCost:
     """What one step of ``jaxpriv.sweep(learner, env, params, ...)`` costs in XLA's optimised program.
 
     Compiles (does not run) the engine's one-seed run vmapped over ``seeds`` seeds on the default
@@ -174,6 +176,8 @@ def step_cost(learner: Any, env: Any, params: Any, horizon: int = 64, seeds: int
       horizon: the horizon to compile for (even, >= 4; small is enough: the step does not depend on it
         beyond the tree's depth).
       seeds: the batch width to compile for.
+      with_bytes: also compile the sweep as two scans for the bytes per seed-step (``False``: one
+        compilation, ``bytes_per_seed_step`` and ``flops_per_seed_step`` are NaN).
 
     Returns:
       A ``StepCost``.
@@ -215,7 +219,8 @@ def step_cost(learner: Any, env: Any, params: Any, horizon: int = 64, seeds: int
     inside = _reachable(comps, body)
     ops = [_opcode(ins) for ins in comps[body]]
     nested = [_opcode(ins) for name in inside for ins in comps[name]]
-    two, one = costs(program(True)), costs(one_scan)
+    one = costs(one_scan)
+    two = costs(program(True)) if with_bytes else {"bytes accessed": np.nan, "flops": np.nan}
     shapes = jax.eval_shape(lambda k: sim._init_carry(learner, env, ckpts, k, params), keys[0])
     state = sum(
         int(np.prod(x.shape)) * (8 if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x.dtype.itemsize)
@@ -268,17 +273,24 @@ def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, A
     table: dict[str, tuple[Any, Any, Any, Any]] = {
         "pftal": (oco.pftal(t, ball), quad, oco.PFTALParams(epsilon=1.0, lipschitz=2.0), quad_p),
         "regularized_pftal": (
-            oco.regularized_pftal(t, ball), quad, oco.RegularizedPFTALParams(epsilon=1.0, lipschitz=2.0), quad_p
+            oco.regularized_pftal(t, ball),
+            quad,
+            oco.RegularizedPFTALParams(epsilon=1.0, lipschitz=2.0),
+            quad_p,
         ),
         "private_experts": (
-            oco.private_experts(t, d), envs.experts_stream(d), oco.PrivateExpertsParams(epsilon=1.0),
+            oco.private_experts(t, d),
+            envs.experts_stream(d),
+            oco.PrivateExpertsParams(epsilon=1.0),
             envs.ExpertsParams(),
         ),
         "ftal": (oco.ftal(ball, t), quad, oco.FTALParams(1.0), quad_p),
         "ogd": (oco.ogd(ball), quad, oco.OGDParams(1.0, 2.0), quad_p),
         "mi_ogd": (oco.mi_ogd(ball, t), quad, oco.MIOGDParams(1.0, lipschitz=2.0), quad_p),
         "private_bandit_ftal": (
-            oco.private_bandit_ftal(t, ball), feedback, oco.PrivateBanditFTALParams(epsilon=1.0, loss_bound=4.0),
+            oco.private_bandit_ftal(t, ball),
+            feedback,
+            oco.PrivateBanditFTALParams(epsilon=1.0, loss_bound=4.0),
             quad_p,
         ),
         "bandit_ftal": (oco.bandit_ftal(t, ball), feedback, oco.BanditFTALParams(), quad_p),
@@ -288,11 +300,17 @@ def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, A
         "adac_ucb": (bandits.adac_ucb(k, t), bernoulli, bandits.AdaCUCBParams(rho=1.0, beta=3.1), bernoulli_p),
         "gope": (bandits.gope(k, 3, t), envs.linear_bandit(k, 3), bandits.GOPEParams(actions), linear_p),
         "adac_gope": (
-            bandits.adac_gope(k, 3, t), envs.linear_bandit(k, 3), bandits.AdaCGOPEParams(actions, 1.0), linear_p
+            bandits.adac_gope(k, 3, t),
+            envs.linear_bandit(k, 3),
+            bandits.AdaCGOPEParams(actions, 1.0),
+            linear_p,
         ),
         "rs_oful": (bandits.rs_oful(k, 3, t), envs.contextual_linear_bandit(k, 3), bandits.RSOFULParams(), context_p),
         "adac_oful": (
-            bandits.adac_oful(k, 3, t), envs.contextual_linear_bandit(k, 3), bandits.AdaCOFULParams(1.0), context_p
+            bandits.adac_oful(k, 3, t),
+            envs.contextual_linear_bandit(k, 3),
+            bandits.AdaCOFULParams(1.0),
+            context_p,
         ),
         "dp_ftrl": (oco.dp_ftrl(t, ball), quad, oco.DPFTRLParams(epsilon=1.0, lipschitz=2.0), quad_p),
         "adap_ucb": (bandits.adap_ucb(k, t), bernoulli, bandits.AdaPUCBParams(1.0), bernoulli_p),
@@ -301,7 +319,9 @@ def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, A
         "ldp_ucb": (bandits.ldp_ucb(k, t), bernoulli, bandits.LDPUCBParams(epsilon=1.0), bernoulli_p),
         "dp_se": (bandits.dp_se(k, t), bernoulli, bandits.DPSEParams(epsilon=1.0, beta=0.1), bernoulli_p),
         "adac_gope_var": (
-            bandits.adac_gope_var(k, 3, t), envs.linear_bandit(k, 3), bandits.AdaCGOPEVarParams(actions, 1.0),
+            bandits.adac_gope_var(k, 3, t),
+            envs.linear_bandit(k, 3),
+            bandits.AdaCGOPEVarParams(actions, 1.0),
             linear_p,
         ),
         "wdp_cocop": (oco.wdp_cocop(t, simplex, 16), on_simplex, oco.WDPParams(1.0, lipschitz=2.0), simplex_p),

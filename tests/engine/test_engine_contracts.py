@@ -103,12 +103,14 @@ def test_the_carry_records_named_checkpoint_rows_that_are_the_result():
     params = sim.canonical_params(jp.SimParams(OGD_P, QP))
     key = jax.random.key(5)
     carry = sim._init_carry(learner, env, ckpts, key, params)
-    assert isinstance(carry.rows, sim.CheckpointRows)
-    assert all(x.shape == (3,) and x.dtype == jnp.float32 for x in carry.rows)
+    assert carry.rows.shape == (len(ckpts) + 1, len(sim.CheckpointRows._fields))  # one row per checkpoint + scratch
+    assert carry.rows.dtype == jnp.float32
     carry = jax.jit(sim._advance, static_argnums=(0, 1, 2, 3))(learner, env, ckpts, T, carry, jnp.int32(0))
     res = jp.run(learner, env, params, key, T, ckpts)
+    rows = sim.CheckpointRows.of(carry.rows)
+    assert all(x.shape == (3,) for x in rows)
     for field in sim.CheckpointRows._fields[:3]:
-        np.testing.assert_array_equal(np.asarray(getattr(carry.rows, field)), np.asarray(getattr(res, field)))
+        np.testing.assert_array_equal(np.asarray(getattr(rows, field)), np.asarray(getattr(res, field)))
     np.testing.assert_array_equal(np.asarray(res.best), np.asarray(res.loss - res.regret))
 
 
