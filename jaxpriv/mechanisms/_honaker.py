@@ -12,6 +12,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_field, poison_past_horizon
+from jaxpriv._inplace import set_row
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, suffix_step, trailing_zeros
 from jaxpriv.mechanisms._tree import (
@@ -143,7 +144,7 @@ def honaker_tree(
         sums, exact = dyadic_step(state.sums, x, t, None)
         level = jnp.clip(trailing_zeros(t), 0, depth - 1)
         e = jax.lax.switch(level, branches, key, state.error, state.scale)
-        error = jax.lax.dynamic_update_slice_in_dim(state.error, e[None], level, axis=0)
+        error = set_row(state.error, e, level)  # in place under vmap (jaxpriv._inplace)
         suffix, value = suffix_step(state.suffix, e, t)
         release = poison_past_horizon(exact + value, t, horizon)
         new = state._replace(sums=sums, error=error, suffix=suffix, nonfinite=state.nonfinite + bad)

@@ -12,6 +12,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
 from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_field, poison_past_horizon
+from jaxpriv._inplace import set_row
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
 from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, check_budget, check_tree_params, guard_input
@@ -167,7 +168,7 @@ def sqrt_factorization(
         sums, exact = dyadic_step(state.sums, x, t, None)
         z = state.scale * _rng.normal(key, (dim,), dtype)
         row = jnp.clip(t - 1, 0, horizon - 1)
-        history = jax.lax.dynamic_update_slice_in_dim(state.history, z[None], row, axis=0)
+        history = set_row(state.history, z, row)  # in place under vmap (jaxpriv._inplace)
         lag = t - 1 - lags  # c_{t-s} for s = 1..t, zero for the future rows
         weights = jnp.where(lag >= 0, c[jnp.clip(lag, 0, horizon - 1)], 0.0)
         release = poison_past_horizon(exact + weights @ history, t, horizon)
