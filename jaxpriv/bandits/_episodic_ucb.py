@@ -147,9 +147,9 @@ def episodic_ucb(
     tie_break: str,
     calibrate: Callable[[Any], tuple[jax.Array, jax.Array]],
     check: Callable[[Any], None],
-    params_class: type,
-    guarantee_holds: bool,
-    name: str,
+    params_class: type | None = None,
+    guarantee_holds: bool | None = None,
+    name: str | None = None,
     index_fn: Callable[..., jax.Array] = index,
     noise: Callable[[PRNGKey], jax.Array] = gaussian_noise,
 ) -> Learner:
@@ -161,7 +161,8 @@ def episodic_ucb(
     AdaC-UCB's eq. (5.4)); ``noise(key)`` draws the unit release noise (default:
     Gaussian). ``params_class`` is the one params class the policy takes,
     ``guarantee_holds`` whether it declares its privacy guarantee in force and ``name``
-    its factory (``declare(init, params=..., private=..., name=...)``).
+    its factory (``declare(init, params=..., private=..., name=...)``; ``None`` declares nothing, for a
+    variant built by hand, e.g. the audits' deliberately broken copies).
     """
     K = validate_static(num_arms, horizon, init_count, tie_break)
 
