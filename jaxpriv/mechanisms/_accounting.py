@@ -363,3 +363,185 @@ def node_variance(noise: str, budget: ArrayLike, sensitivity: ArrayLike, depth: 
     if noise == "gaussian":
         return gaussian_node_stddev(budget, sensitivity, depth) ** 2
     raise ValueError(f"noise must be one of ('gamma', 'laplace', 'gaussian'), got {noise!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The float32 samplers' bounded support and the δ it implies (host, float64).
+#
+# jaxpriv._rng draws from 32-bit words: a unit exponential is -log(1 - u), 1 - u on the grid
+# k·2^-23, its last cell refined by the word's 9 spare bits down to 2^-32; Laplace's magnitude
+# the same with 8 spare bits (bit 0 is its sign) down to 2^-31; a normal is sqrt(2) erfinv(u),
+# its two end cells refined by 9 bits to 1 ± u = 2^-33 and 3·2^-33. The largest values are the
+# float32 numbers below (tests/mechanisms/test_sampler_tails.py feeds the extreme words to the
+# transforms and finds exactly these). Before the refinement they were 15.942385 (exponential,
+# Laplace) and [-5.419983, 5.220113] (normal).
+SAMPLER_SUPPORT = {
+    "exponential": (0.0, float(np.float32(32 * np.log(2.0)))),  # [0, 22.18071]
+    "laplace": (-float(np.float32(31 * np.log(2.0))), float(np.float32(31 * np.log(2.0)))),  # ±21.487562
+    "normal": (float(np.float32(-6.4439335)), float(np.float32(6.2751713))),  # Φ⁻¹(2^-34), Φ⁻¹(1 - 1.5·2^-33)
+}
+
+
+def _concave_envelope_at(y: np.ndarray, h: np.ndarray, x: float) -> float:
+    """The least concave majorant of the points ``(y, h)`` (``y`` increasing, ``y[0] = 0``) at ``x``."""
+    hull: list[int] = []
+    for i in range(len(y)):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            # drop b if it lies on or below the chord from a to i
+            if (h[b] - h[a]) * (y[i] - y[a]) <= (h[i] - h[a]) * (y[b] - y[a]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return float(np.interp(x, y[hull], h[hull]))
+
+
+def _gaussian_coordinate_floor(x: ArrayLike) -> np.ndarray:
+    """Mass of a unit normal conditioned on ``[lo, hi]`` within ``x >= 0`` of its nearer end.
+
+    ``max(P(N < lo + x), P(N > hi - x))``: the outputs that a neighbour whose noise is shifted by
+    ``x`` along this coordinate (away from that end) cannot produce. In log space, no cancellation.
+    """
+    lo, hi = SAMPLER_SUPPORT["normal"]
+    x = np.asarray(x, np.float64)
+    z = 1.0 - scipy.special.ndtr(lo) - scipy.special.ndtr(-hi)
+
+    def near(end: float, cap: float) -> np.ndarray:  # Φ(min(end + x, cap)) - Φ(end)
+        a = np.minimum(end + x, cap)
+        return scipy.special.ndtr(a) * -np.expm1(scipy.special.log_ndtr(end) - scipy.special.log_ndtr(a))
+
+    mass = np.maximum(near(lo, hi), near(-hi, -lo)) / z  # P(N > hi - x) = Φ(x - hi) - Φ(-hi)
+    return np.clip(np.where(x > 0, mass, 0.0), 0.0, 1.0)
+
+
+def sampler_delta_floor(noise: str, budget: ArrayLike, depth: int, dim: int) -> np.ndarray:
+    """The δ that the float32 samplers' bounded support adds to a tree's guarantee (host, float64).
+
+    The samplers of ``jaxpriv._rng`` cannot draw beyond ``SAMPLER_SUPPORT``, so a node's noise
+    is, at best, the exact law *conditioned on that support*, and a release near one end of its
+    support is one the neighbouring stream cannot produce. The guarantee is then (ε, δ) with δ at
+    least this floor, whatever the scale. Each of the ``depth`` nodes that an input enters gets
+    ``budget/depth`` (ε/D, or ρ/D), so a neighbour shifts a node's unit-scale noise by at most
+    ``s = ε/D`` (Laplace, Gamma: scale ``DΔ/ε``, sensitivity Δ) or ``s = sqrt(2ρ/D)`` (Gaussian:
+    ``σ = Δ sqrt(D/(2ρ))``); the node floor ``δ₁(s)`` composes over the ``D`` independent
+    nodes to ``1 - (1 - δ₁)^D``. In the conditioned model:
+
+    * ``"laplace"`` (exact): the tree is (ε, δ)-DP for exactly this δ and no smaller. A unit
+      Laplace on ``[-M, M]`` (``M = 31 ln 2``) shifted by ``s`` along one coordinate leaves the
+      mass ``δ₁ = (e^(s-M) - e^(-M)) / (2(1 - e^(-M)))`` outside the neighbour's support (while
+      ``s <= M``); on the common support the density ratio stays within ``e^s``. Spreading an
+      L1 shift over coordinates gives less (``δ₁`` is convex in ``s``).
+    * ``"gaussian"`` (the singular mass, an upper bound within the spread of the shift): the
+      mass of outputs outside the neighbour's support, ``1 - Π_j (1 - g(x_j))^D`` for a shift
+      ``x`` with ``||x||_2 <= s``, ``g`` the normal's mass within ``x_j`` of the nearer end of
+      ``[lo, hi]`` (``_gaussian_coordinate_floor``). A spread shift can give more than a
+      concentrated one (``g`` grows linearly at first), so the maximum over ``x`` is bounded by
+      ``d`` times the concave envelope of ``y -> -log(1 - g(sqrt(y)))`` at ``s²/d`` (Jensen);
+      shifts split equally over ``k <= d`` coordinates attain at least 2/3 of it (tested). A
+      ρ-zCDP tree's (ε, δ) conversion holds with ``δ/Z + floor``, ``Z >= 1 - 2.4e-10·dD`` the
+      support's mass: add the floor to the converted δ.
+    * ``"gamma"`` (an upper bound): the noise is the exact Gamma-norm noise conditioned on the
+      event ``A`` that its ``d`` exponentials lie in ``[0, M_E]`` (``M_E = 32 ln 2``) and its
+      ``d`` normals in ``[lo, hi]``. With ``a(n) = P(A | n)``, the node's
+      ``δ(ε/D) <= E[(a(n) - a(n - v))_+] / P(A)`` (exact noise ``n``; pure DP of the exact law),
+      and ``a = a_radius · a_direction`` splits it into a radial part, at most
+      ``d e^(-M_E) (e^s - 1)`` (a radius that the neighbour's exponentials cannot reach needs one
+      of them in ``(M_E - s, M_E]``), and a directional part, at most ``e^s (1 - Z_N^d)``
+      (``Z_N`` the normal's support mass). The directional part does not shrink with ``s``: the
+      bound is loose for small node budgets. At ``d = 1`` the direction is a sign, fair on the
+      sampler's grid, and the function returns the exact floor, the Laplace formula with ``M_E``
+      (half the bound's radial term).
+
+    The model leaves out the grid itself: a float32 sampler is discrete, and exact DP of a
+    float32 release needs more than its support (Mironov 2012, "On significance of the least
+    significant bits"); this floor is what the support alone costs.
+
+    Args:
+      noise: ``"gamma"``, ``"laplace"`` or ``"gaussian"``.
+      budget: the whole tree's ε (gamma, laplace) or ρ (gaussian), in ``[0, inf]`` (array).
+        ``inf`` gives 1 (a deterministic release: no guarantee), 0 gives 0.
+      depth: ``D``, the nodes an input enters, each with ``budget/D``; 1 for a single node.
+      dim: ``d``, the dimension.
+
+    Returns:
+      δ (float64, the shape of ``budget``), in ``[0, 1]``.
+
+    Raises:
+      ValueError: an unknown family, a budget outside ``[0, inf]``, ``depth`` or ``dim`` < 1.
+    """
+    if noise not in ("gamma", "laplace", "gaussian"):
+        raise ValueError(f"noise must be one of ('gamma', 'laplace', 'gaussian'), got {noise!r}")
+    _budget("rho" if noise == "gaussian" else "epsilon", budget)
+    if int(depth) != depth or depth < 1:
+        raise ValueError(f"depth must be an integer >= 1, got {depth}")
+    if int(dim) != dim or dim < 1:
+        raise ValueError(f"dim must be an integer >= 1, got {dim}")
+    b = np.asarray(budget, np.float64)
+    flat = b.ravel()
+    out = np.empty_like(flat)
+    for i, value in enumerate(flat):
+        if value / depth > 700.0:  # inf, or a node budget no float64 tail reaches: no guarantee
+            out[i] = 1.0
+            continue
+        if noise == "gaussian":
+            s = float(np.sqrt(2.0 * value / depth))
+            node_log = _gaussian_node_log_complement(s, int(dim))
+        elif noise == "laplace":
+            s = float(value / depth)
+            m = -SAMPLER_SUPPORT["laplace"][0]
+            node = _laplace_node_floor(s, m)
+            node_log = np.log1p(-node) if node < 1.0 else -np.inf
+        else:
+            s = float(value / depth)
+            node = _gamma_node_floor(s, int(dim))
+            node_log = np.log1p(-node) if node < 1.0 else -np.inf
+        out[i] = -np.expm1(depth * node_log) if np.isfinite(node_log) else 1.0
+    return np.clip(out.reshape(b.shape), 0.0, 1.0)
+
+
+def _laplace_node_floor(s: float, m: float) -> float:
+    """``P(N < s - M)`` for a unit Laplace conditioned on ``[-M, M]`` (the mass a shift ``s`` uncovers)."""
+    if s <= 0.0:
+        return 0.0
+    if s >= 2.0 * m:
+        return 1.0
+    x = s - m
+    cdf = 0.5 * np.exp(x) if x <= 0 else 1.0 - 0.5 * np.exp(-x)
+    below = 0.5 * np.exp(-m)
+    return float(min(1.0, (cdf - below) / -np.expm1(-m)))
+
+
+def _gamma_node_floor(s: float, d: int) -> float:
+    """A Gamma-norm node's ``δ(s)`` bound: radial ``d e^-M (e^s - 1)`` + directional ``e^s (1 - Z_N^d)``, over P(A)."""
+    if s <= 0.0:
+        return 0.0
+    m = SAMPLER_SUPPORT["exponential"][1]
+    lo, hi = SAMPLER_SUPPORT["normal"]
+    if d == 1:  # the direction is a fair sign: the Laplace formula with the exponential's end
+        return _laplace_node_floor(s, m)
+    log_zn = np.log1p(-(scipy.special.ndtr(lo) + scipy.special.ndtr(-hi)))
+    log_ze = np.log1p(-np.exp(-m))
+    log_pa = d * (log_zn + log_ze)
+    radial = d * np.exp(-m) * np.expm1(s)
+    directional = np.exp(s) * -np.expm1(d * log_zn)
+    return float(min(1.0, (radial + directional) / np.exp(log_pa)))
+
+
+def _gaussian_node_log_complement(s: float, d: int) -> float:
+    """``log`` of one node's mass *inside* the neighbour's support, minimised over shifts ``||x||_2 <= s`` (a bound)."""
+    if s <= 0.0:
+        return 0.0
+    lo, hi = SAMPLER_SUPPORT["normal"]
+    width = hi - lo
+    if s >= width:
+        return -np.inf
+    total = s * s
+    # H(y) = -log(1 - g(sqrt(y))) on [0, s²], on a grid dense near 0 (where H is concave) and overall.
+    y = np.unique(np.concatenate([[0.0], total * np.geomspace(1e-12, 1.0, 2000), total * np.linspace(0.0, 1.0, 2001)]))
+    with np.errstate(divide="ignore"):
+        h = -np.log1p(-_gaussian_coordinate_floor(np.sqrt(y)))
+    # H increases: on (y_i, y_i+1] it is at most H(y_i+1), so the envelope of the points
+    # (y_i, H(y_i+1)) bounds H's envelope from above (a certified bound, not a grid estimate).
+    upper = np.append(h[1:], h[-1])
+    return -d * _concave_envelope_at(y, upper, total / d)
