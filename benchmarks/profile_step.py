@@ -5,7 +5,7 @@ batches it (``lax.scan`` over ``T`` steps of ``vmap`` over ``seeds``, compiled w
 options), and prints nanoseconds per seed-step (median of ``--reps`` runs) and its share of the
 full step:
 
-* ``full step``: ``jaxpriv.sweep`` itself (checkpoints ``"log"``), in each ``--layouts`` layout;
+* ``full step``: ``jaxpriv.sweep`` itself (checkpoints ``"log"``);
 * ``keys``: the engine's per-step keys, ``split(fold_in(k_steps, t), 3)`` (``split_step_key``);
 * ``rng: stream normals``: the environment's ``d`` normals from a per-seed step key;
 * ``rng: tree noise``: the tree's draw for the closing node (Gaussian: ``d`` normals; Gamma:
@@ -22,7 +22,7 @@ The pieces overlap (``tree step`` includes ``rng: tree noise``) and XLA fuses ac
 the full step, so the shares need not sum to 100%.
 
 Usage: taskset -c 0 python benchmarks/profile_step.py [--seeds S] [--horizon T] [--dims 3,10,100]
-                                                      [--noise gaussian] [--layouts vmap_scan,seeds_first]
+                                                      [--noise gaussian]
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _null_components(dim: int) -> tuple[Learner, Env]:
     return learner, env
 
 
-def profile(seeds: int, horizon: int, dim: int, noise: str, layouts: list[str], reps: int) -> None:
+def profile(seeds: int, horizon: int, dim: int, noise: str, reps: int) -> None:
     ball = sets.l2_ball(dim)
     env = envs.quadratic_stream(ball)
     ep = envs.QuadraticParams(1.0, np.full(dim, 0.1, np.float32), 0.3)
@@ -102,12 +102,11 @@ def profile(seeds: int, horizon: int, dim: int, noise: str, layouts: list[str], 
     lp = oco.PFTALParams(epsilon=1.0, lipschitz=2.0) if noise != "gaussian" else oco.PFTALParams(rho=0.5, lipschitz=2.0)
     n = seeds * horizon
     rows: list[tuple[str, float]] = []
-    for layout in layouts:
 
-        def full(layout=layout):
-            return jp.sweep(learner, env, jp.SimParams(lp, ep), 1, horizon, seeds=seeds, layout=layout).regret
+    def full():
+        return jp.sweep(learner, env, jp.SimParams(lp, ep), 1, horizon, seeds=seeds).regret
 
-        rows.append((f"full step ({layout})", _median_time(full, reps)))
+    rows.append(("full step", _median_time(full, reps)))
     zero_d = lambda key: _per_seed(key, jnp.zeros(dim, jnp.float32))
     rows.append(
         ("keys", _median_time(_scanned(
@@ -167,12 +166,11 @@ def main() -> None:
     parser.add_argument("--horizon", type=int, default=1024)
     parser.add_argument("--dims", default="3,10,100")
     parser.add_argument("--noise", default="gaussian", choices=("gaussian", "gamma", "laplace"))
-    parser.add_argument("--layouts", default="vmap_scan,seeds_first,seeds_last")
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     print(f"jaxpriv {jp.__version__}, jax {jax.__version__}, {jax.devices()}")
     for dim in (int(x) for x in args.dims.split(",")):
-        profile(args.seeds, args.horizon, dim, args.noise, args.layouts.split(","), args.reps)
+        profile(args.seeds, args.horizon, dim, args.noise, args.reps)
 
 
 if __name__ == "__main__":

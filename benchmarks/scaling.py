@@ -12,11 +12,8 @@ and the last column is the fraction of the time the fixed cost explains.
 (device memory on a GPU, the process's peak RSS on a CPU) beside the size the per-seed
 arrays would have had.
 
-``--layouts vmap_scan,seeds_first,seeds_last`` times each engine layout (``jaxpriv.sim.resolve_layout``)
-in turn at every seed count: the GPU measurement the default layout's choice still lacks.
-
 Usage: python benchmarks/scaling.py [--horizon T] [--max-seeds N] [--dim d] [--learners a,b]
-                                    [--stats-seeds N --stats-chunk C] [--layouts a,b]
+                                    [--stats-seeds N --stats-chunk C]
 """
 
 from __future__ import annotations
@@ -60,20 +57,16 @@ def setup(name: str, horizon: int, dim: int):
     return learner, env, jp.SimParams(lp, ep), lambda rep: jp.SimParams(vary(rep), ep)
 
 
-def time_sweep(
-    name: str, seeds: int, horizon: int, dim: int, chunk: int | None, layout: str = "auto"
-) -> tuple[float, float]:
+def time_sweep(name: str, seeds: int, horizon: int, dim: int, chunk: int | None) -> tuple[float, float]:
     learner, env, params, vary = setup(name, horizon, dim)
     t0 = time.perf_counter()
-    r = jp.sweep(learner, env, params, 0, horizon, seeds=seeds, checkpoints="log", chunk=chunk, layout=layout)
+    r = jp.sweep(learner, env, params, 0, horizon, seeds=seeds, checkpoints="log", chunk=chunk)
     jax.block_until_ready(r.regret)
     first = time.perf_counter() - t0
     times = []
     for rep in range(3):
         t0 = time.perf_counter()
-        r = jp.sweep(
-            learner, env, vary(rep), 1 + rep, horizon, seeds=seeds, checkpoints="log", chunk=chunk, layout=layout
-        )
+        r = jp.sweep(learner, env, vary(rep), 1 + rep, horizon, seeds=seeds, checkpoints="log", chunk=chunk)
         jax.block_until_ready(r.regret)
         times.append(time.perf_counter() - t0)
     steady = float(np.median(times))
@@ -115,15 +108,12 @@ def main() -> None:
     parser.add_argument("--learners", default="pftal,ftal,ogd,mi_ogd")
     parser.add_argument("--stats-seeds", type=int, default=0, help="then a statistics sweep of this many seeds")
     parser.add_argument("--stats-chunk", type=int, default=10**5)
-    parser.add_argument(
-        "--layouts", default="auto", help="engine layouts to time, comma-separated (sweep(..., layout=...)): a row each"
-    )
     args = parser.parse_args()
     T, d = args.horizon, args.dim
     print(f"jaxpriv {jp.__version__}, jax {jax.__version__}, backend {jax.default_backend()}, {jax.devices()[0]}")
     print(f"T = {T}, d = {d}, quadratic stream, l2 ball; checkpoints='log'")
     print(
-        f"{'learner':>8} {'layout':>11} {'seeds':>8} | {'compile s':>9} {'sweep s':>9} {'seed-steps/s':>12} | "
+        f"{'learner':>8} {'seeds':>8} | {'compile s':>9} {'sweep s':>9} {'seed-steps/s':>12} | "
         f"{'fixed us/step':>13} {'fixed share':>11}"
     )
     for name in filter(None, args.learners.split(",")):  # --learners "" runs the statistics sweep only
@@ -131,14 +121,13 @@ def main() -> None:
         fixed = one / T
         seeds = args.min_seeds
         while seeds <= args.max_seeds:
-            for layout in args.layouts.split(","):  # before / after a layout change, on the same machine
-                compile_s, steady = time_sweep(name, seeds, T, d, args.chunk, layout)
-                rate = seeds * T / steady
-                print(
-                    f"{name:>8} {layout:>11} {seeds:>8} | {compile_s:>9.2f} {steady:>9.4f} {rate:>12.3g} | "
-                    f"{fixed * 1e6:>13.2f} {fixed * T / steady:>10.0%}",
-                    flush=True,
-                )
+            compile_s, steady = time_sweep(name, seeds, T, d, args.chunk)
+            rate = seeds * T / steady
+            print(
+                f"{name:>8} {seeds:>8} | {compile_s:>9.2f} {steady:>9.4f} {rate:>12.3g} | "
+                f"{fixed * 1e6:>13.2f} {fixed * T / steady:>10.0%}",
+                flush=True,
+            )
             seeds *= 10
     if args.stats_seeds:
         stats_sweep(args.stats_seeds, args.stats_chunk, T, d)

@@ -21,12 +21,11 @@ d in {3, 10, 100} with each noise family (gamma, laplace, gaussian), FTAL, OGD, 
 bandit-feedback learners, AdaC-UCB at step level (K = 10; NumPy: benchmarks/bandits_throughput.py)
 and the window learners WDP-COCOP / WDP-COCOL (simplex, W = 16; their NumPy runs the window tree
 mechanism as the library does, about 2 node draws per step: the same work per step, not the same
-numbers). --layouts adds a column per engine layout (sweep(..., layout=...)), its time against the
-first's, timed in the same alternation. Pin it to one core: taskset -c 0 python ...
+numbers). Pin it to one core: taskset -c 0 python ...
 With --numpy-procs N the NumPy side splits its seeds over N worker processes (the multi-core NumPy
 baseline against --cpu-devices N).
 Usage: python benchmarks/throughput.py [--quick] [--no-bandit] [--no-window] [--cpu-table] [--cpu-devices N]
-       [--numpy-procs N] [--seeds S] [--horizon T] [--reps R] [--layouts a,b] [--rows name,name:d]
+       [--numpy-procs N] [--seeds S] [--horizon T] [--reps R] [--rows name,name:d]
 """
 
 from __future__ import annotations
@@ -621,15 +620,11 @@ def oco_rows(
     reps: int = 3,
     numpy_procs: int = 1,
     rows: tuple[tuple[str, int], ...] = CPU_ROWS,
-    layouts: tuple[str, ...] = ("vmap_scan",),
 ) -> None:
     """Each learner's sweep against NumPy vectorised over seeds: timed alternately, median of ``reps`` each.
 
-    The first of ``layouts`` is the engine's batching the ratio is taken for (``"vmap_scan"``:
-    the engine before issue 25, and ``"auto"``'s choice); each further layout adds a column, its
-    time over the first's (> 1: faster), timed in the same alternation. ``numpy_procs > 1``
-    splits NumPy's seeds over that many worker processes (started before the timing), the
-    multi-core NumPy a user could write with ``multiprocessing``.
+    ``numpy_procs > 1`` splits NumPy's seeds over that many worker processes (started before
+    the timing), the multi-core NumPy a user could write with ``multiprocessing``.
     """
     pool = None
     if numpy_procs > 1:
@@ -638,31 +633,26 @@ def oco_rows(
         pool = multiprocessing.get_context("spawn").Pool(numpy_procs)  # no fork of a process running JAX
         pool.map(_numpy_oco_part, [(i, 8, 8, 3, "ogd") for i in range(numpy_procs)])  # workers up and warm
     share = -(-seeds // numpy_procs)
-    extra = "".join(f" {'x ' + lay:>13}" for lay in layouts[1:])
     print(
         f"\n{'learner':>19} {'seeds':>6} {'T':>6} {'d':>4} | {'compile s':>9} {'sweep s':>8} {'NumPy s':>8} "
-        f"{'seed-steps/s':>12} {'state B/seed':>12} | {'x NumPy vec':>11} {'paired':>15} |{extra}"
+        f"{'seed-steps/s':>12} {'state B/seed':>12} | {'x NumPy vec':>11} {'paired':>15}"
     )
     for name, dim in rows:
         learner, env, ep, vary = _oco_setup(name, horizon, dim)
 
-        def go(lp, key, layout, learner=learner, env=env, ep=ep):
+        def go(lp, key, learner=learner, env=env, ep=ep):
             params = jp.SimParams(lp, ep)
-            r = jp.sweep(learner, env, params, key, horizon, seeds=seeds, checkpoints="log", layout=layout)
+            r = jp.sweep(learner, env, params, key, horizon, seeds=seeds, checkpoints="log")
             jax.block_until_ready(r.regret)
 
-        first = {}
-        for layout in layouts:
-            t0 = time.perf_counter()
-            go(vary(-1), jax.random.key(0), layout)
-            first[layout] = time.perf_counter() - t0
-        jt: dict[str, list[float]] = {layout: [] for layout in layouts}
-        nt = []
+        t0 = time.perf_counter()
+        go(vary(-1), jax.random.key(0))
+        first = time.perf_counter() - t0
+        jt, nt = [], []
         for rep in range(reps):  # alternate the sides: a shared machine's load hits them alike
-            for layout in layouts:
-                t0 = time.perf_counter()
-                go(vary(rep), jax.random.key(1 + rep), layout)
-                jt[layout].append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            go(vary(rep), jax.random.key(1 + rep))
+            jt.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             if pool is None:
                 _numpy_row(np.random.default_rng(rep), seeds, horizon, dim, name)
@@ -671,22 +661,19 @@ def oco_rows(
                     _numpy_oco_part, [(rep * numpy_procs + i, share, horizon, dim, name) for i in range(numpy_procs)]
                 )
             nt.append(time.perf_counter() - t0)
-        med = {layout: float(np.median(v)) for layout, v in jt.items()}
-        j, n = med[layouts[0]], float(np.median(nt))
-        paired = np.array(nt) / np.array(jt[layouts[0]])  # each rep's NumPy run over the sweep run next to it
-        cols = "".join(f" {j / med[lay]:>12.2f}x" for lay in layouts[1:])
+        j, n = float(np.median(jt)), float(np.median(nt))
+        paired = np.array(nt) / np.array(jt)  # each rep's NumPy run over the sweep run next to it
         state = carry_bytes(learner, env, ep, vary(0), horizon)
         spread = f"{np.median(paired):.2f} [{paired.min():.2f}-{paired.max():.2f}]"
         print(
-            f"{name:>19} {seeds:>6} {horizon:>6} {dim:>4} | {first[layouts[0]] - j:>9.2f} {j:>8.3f} {n:>8.3f} "
-            f"{seeds * horizon / j:>12.3g} {state:>12} | {n / j:>10.2f}x {spread:>15} |{cols}",
+            f"{name:>19} {seeds:>6} {horizon:>6} {dim:>4} | {first - j:>9.2f} {j:>8.3f} {n:>8.3f} "
+            f"{seeds * horizon / j:>12.3g} {state:>12} | {n / j:>10.2f}x {spread:>15}",
             flush=True,
         )
     print(
-        f"x NumPy vec: NumPy time / sweep time ({layouts[0]}), each the median of {reps} runs taken alternately in "
+        f"x NumPy vec: NumPy time / sweep time, each the median of {reps} runs taken alternately in "
         "this process;\npaired: the median [min-max] over the reps of each rep's NumPy time over the sweep time "
         "timed next to it (the spread is the machine's noise);\n"
-        f"x <layout>: the {layouts[0]} sweep's time / that layout's (> 1: faster), same alternation; "
         f"jaxpriv on {len(jax.devices())} {jax.default_backend()} device(s), NumPy (float32) in {numpy_procs} "
         "single-threaded process(es). adac_ucb: K = 10 arms (d unused); wdp_*: the simplex, W = 16.\n"
         "state B/seed: one seed's carry (learner, environment, the engine's sums and its ~100 checkpoint rows)."
@@ -710,11 +697,6 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=1024, help="CPU table: seeds (default 1024)")
     parser.add_argument("--horizon", type=int, default=4096, help="CPU table: T (default 4096)")
     parser.add_argument("--reps", type=int, default=3, help="CPU table: timed runs of each side (median)")
-    parser.add_argument(
-        "--layouts",
-        default="vmap_scan",
-        help="CPU table: engine layouts, the first gives the ratio, the others a column each (seeds_last: slow)",
-    )
     parser.add_argument("--rows", default=None, help="CPU table: only these learners (comma-separated names)")
     args = parser.parse_args()
     if args.cpu_devices is not None:  # before any JAX operation
@@ -726,7 +708,7 @@ def main() -> None:
             wanted = args.rows.split(",")
             rows = tuple(r for r in CPU_ROWS if r[0] in wanted or f"{r[0]}:{r[1]}" in wanted)
         size = (256, 512) if args.quick else (args.seeds, args.horizon)
-        oco_rows(*size, reps=args.reps, numpy_procs=args.numpy_procs, rows=rows, layouts=tuple(args.layouts.split(",")))
+        oco_rows(*size, reps=args.reps, numpy_procs=args.numpy_procs, rows=rows)
         return
     configs = [(1024, 4096, 10), (100, 16384, 3), (4096, 1024, 10)]
     if args.quick:

@@ -16,7 +16,6 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend import core as jax_core
 
 from jaxpriv import _resume, _validate
 from jaxpriv._base import (
@@ -562,216 +561,6 @@ def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...],
     return _outputs(learner, env, carry)
 
 
-# --- how the engine batches seeds: the carry's layout ---------------------------------------------
-
-#: The ways the engine can batch one seed's step over seeds (``sweep(..., layout=...)``).
-LAYOUTS: tuple[str, ...] = ("auto", "vmap_scan", "seeds_first", "seeds_last")
-
-
-def resolve_layout(layout: str = "auto") -> str:
-    """The batching the engine uses: ``layout``, or for ``"auto"`` ``$JAXPRIV_LAYOUT`` else the backend's choice.
-
-    The components are written for one seed; the engine batches them in one of three ways,
-    all giving the same numbers (the same keys, the same draws; XLA may sum a few values in
-    another order, float32 rounding: ``tests/engine/test_layout.py``):
-
-    * ``"vmap_scan"``: ``vmap(scan(step))``, JAX's batching of the whole run. The carry's
-      leaves are ``[seeds, ...]``; JAX keeps a leaf no seed changes (an environment's
-      centre, a calibrated noise scale) unbatched.
-    * ``"seeds_first"``: ``scan(vmap(step))`` with the seed axis first, leaves
-      ``[grid, seeds, ...]``; the engine keeps the leaves no seed changes unbatched
-      (``seed_batched``), so the compiled step is that of ``"vmap_scan"``.
-    * ``"seeds_last"``: ``scan(vmap(step, in_axes=-1, out_axes=-1))``, leaves
-      ``[..., grid, seeds]``.
-
-    ``"auto"`` is ``"vmap_scan"`` on every backend. Measured on a CPU (one core of an AMD EPYC
-    with AVX-512, 1024 seeds, T = 1024, a machine shared with other jobs;
-    ``benchmarks/throughput.py --cpu-table --layouts vmap_scan,seeds_first,seeds_last``):
-    ``"seeds_first"`` compiles to the same step as ``"vmap_scan"`` and runs at 0.84-1.05x of
-    its speed for every learner of the table (noise), while ``"seeds_last"`` is 4-16x slower
-    (0.06x PFTAL at d = 100, 0.2x OGD at d = 10). JAX's batching rules put the batch axis of
-    every value the step creates first (a draw's ``[d]`` noise from a per-seed key, a
-    broadcast, a reduction's result), so the ``[..., seeds]`` carry leaves are transposed to
-    ``[seeds, ...]`` and back within every step: 29 transposes in OGD's step (jaxpr), which
-    XLA materialises around the tree's updates, the conditionals and the reductions (60
-    copy instructions in OGD's compiled sweep against 31). The issue's toy step (a draw, a projection, a
-    running sum: one elementwise kernel, into which XLA fuses the transposes) ran 1.9x faster
-    seeds-last at d = 10; the learners' steps are not one kernel.
-
-    On a GPU (unmeasured: no GPU was available when this was chosen) ``"auto"`` is also
-    ``"vmap_scan"``, by XLA's documentation and a cost model rather than a measurement: the
-    step's elementwise fusions index by the output's linear element, so neighbouring threads
-    read neighbouring addresses in either layout (coalesced); the large-seed regime is bound
-    by traffic over the per-seed state, and ``"seeds_last"`` as ``vmap`` expresses it adds a
-    read and a write of each transposed leaf per step (at least twice the state traffic),
-    which no better-coalesced reduction over ``d`` repays. Measure ``layout="seeds_last"``
-    against the default with ``benchmarks/scaling.py --layouts`` before changing this choice.
-
-    Args:
-      layout: one of ``LAYOUTS``. ``"auto"`` reads ``$JAXPRIV_LAYOUT`` first (one of the
-        three others), so a whole program can be forced without editing its calls.
-
-    Returns:
-      ``"vmap_scan"``, ``"seeds_first"`` or ``"seeds_last"``.
-
-    Raises:
-      ValueError: an unknown ``layout`` (or ``$JAXPRIV_LAYOUT``).
-    """
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    if layout != "auto":
-        return layout
-    forced = os.environ.get("JAXPRIV_LAYOUT", "").strip()
-    if forced:
-        if forced not in LAYOUTS[1:]:
-            raise ValueError(f"JAXPRIV_LAYOUT must be one of {LAYOUTS[1:]}, got {forced!r}")
-        return forced
-    return "vmap_scan"  # every backend: see above (CPU measured; GPU by the cost model, unmeasured)
-
-
-def _depends(closed: Any, dep_in: list[bool]) -> list[bool]:
-    """Which outputs of a ``ClosedJaxpr`` depend on the inputs flagged in ``dep_in`` (conservative).
-
-    An equation with any dependent input makes all its outputs dependent (a ``cond``, ``scan``
-    or ``pjit`` is not looked into): a leaf found independent is certainly the same for every seed.
-    """
-    jaxpr = closed.jaxpr
-    dep = {v for v, d in zip(jaxpr.invars, dep_in, strict=True) if d}
-    for eqn in jaxpr.eqns:
-        if any(isinstance(v, jax_core.Var) and v in dep for v in eqn.invars):
-            dep.update(eqn.outvars)
-    return [isinstance(v, jax_core.Var) and v in dep for v in jaxpr.outvars]
-
-
-def seed_batched(learner: Learner, env: Env, checkpoints: tuple[int, ...], params: Any, axes: Any) -> tuple[bool, ...]:
-    """For each leaf of the engine's ``Carry``, whether it can differ between seeds or grid points.
-
-    The fixpoint ``vmap`` computes for a batched ``scan``: a leaf of the initial carry is
-    batched when it depends on the seed's key or on a swept params leaf; a leaf stays
-    unbatched while one step computes it from unbatched leaves and the shared clock only.
-    Read from the jaxprs of ``_init_carry`` and ``_step`` (traced, not compiled). The
-    ``scan(vmap(step))`` layouts keep the unbatched leaves at their one-seed shape.
-    """
-    if axes is None:
-        axes, _ = grid_axes(params, allow_grid=True)
-    point = _one_point(params, axes)
-    swept = jax.tree_util.tree_map(
-        lambda a, p: jax.tree.map(lambda _: a == 0, p), axes, point, is_leaf=lambda x: x is None
-    )
-    swept = tuple(jax.tree.leaves(swept))
-    try:
-        return _seed_batched_cached(learner, env, checkpoints, point, swept)  # traced once per signature
-    except TypeError:  # unhashable params (a user's dict of leaves): trace every time
-        return _seed_batched_cached.__wrapped__(learner, env, checkpoints, point, swept)
-
-
-@functools.lru_cache(maxsize=256)
-def _seed_batched_cached(
-    learner: Learner, env: Env, checkpoints: tuple[int, ...], point: Any, swept: tuple[bool, ...]
-) -> tuple[bool, ...]:
-    key = jax.eval_shape(jax.random.key, 0)
-    init = partial(_init_carry, learner, env, checkpoints)
-    flags = _depends(jax.make_jaxpr(init)(key, point), [True, *swept])
-    shapes = jax.eval_shape(init, key, point)
-    step = jax.make_jaxpr(partial(_step, learner, env, checkpoints))(shapes, jax.ShapeDtypeStruct((), jnp.int32))
-    while True:
-        new = [a or b for a, b in zip(flags, _depends(step, [*flags, False]), strict=True)]
-        if new == flags:
-            return tuple(flags)
-        flags = new
-
-
-def _vmap_carry(
-    fn: Callable, layout: str, batched: tuple[bool, ...], grid: bool, out_axes: Any = None, shared: int = 0
-) -> Callable:
-    """``fn(leaves, *rest)`` (one seed's flat carry leaves, ``shared`` unbatched arguments) over ``layout``.
-
-    Batched leaves are ``[grid, seeds, ...]`` (``"seeds_first"``) or ``[..., grid, seeds]``
-    (``"seeds_last"``); the others keep one seed's shape. ``out_axes=None``: the outputs are
-    carry leaves in the same layout; otherwise the outputs take ``[grid, seeds, ...]``.
-    """
-    ax = 0 if layout == "seeds_first" else -1
-    in_axes = tuple(ax if b else None for b in batched)
-    carry_out = out_axes is None
-    if grid and layout == "seeds_last":  # the outer vmap is over seeds (the last axis)
-        inner_out, outer_out = (in_axes, in_axes) if carry_out else (0, 1)
-    else:  # seeds_first: the outer vmap is over the grid (the first axis)
-        inner_out = outer_out = in_axes if carry_out else 0
-
-    def batch(f, out):
-        return jax.vmap(f, in_axes=(in_axes, *(None,) * shared), out_axes=out)
-
-    inner = batch(fn, inner_out)
-    return batch(inner, outer_out) if grid else inner
-
-
-def _to_layout(carry: Any, layout: str, batched: tuple[bool, ...], grid: bool) -> Any:
-    """A ``[grid, seeds, ...]`` carry (``vmap`` of ``_init_carry``) in ``layout``: unbatched leaves of seed 0."""
-    if layout == "vmap_scan":
-        return carry
-    nb = 2 if grid else 1
-    leaves, treedef = jax.tree.flatten(carry)
-    out = []
-    for x, b in zip(leaves, batched, strict=True):
-        if not b:
-            x = x[(0,) * nb]
-        elif layout == "seeds_last":
-            x = jnp.moveaxis(x, tuple(range(nb)), tuple(range(-nb, 0)))
-        out.append(x)
-    return jax.tree.unflatten(treedef, out)
-
-
-def _from_layout(carry: Carry, layout: str, batched: tuple[bool, ...] | None) -> Carry:
-    """The inverse of ``_to_layout``: every leaf ``[grid, seeds, ...]`` (how a sweep's progress is saved)."""
-    if layout == "vmap_scan":
-        return carry
-    width = carry.k_steps.shape  # (G, seeds) or (seeds,) in every layout: one key per seed
-    nb = len(width)
-    leaves, treedef = jax.tree.flatten(carry)
-    out = []
-    for x, b in zip(leaves, batched, strict=True):
-        if not b:
-            x = jnp.broadcast_to(x, (*width, *x.shape))
-        elif layout == "seeds_last":
-            x = jnp.moveaxis(x, tuple(range(-nb, 0)), tuple(range(nb)))
-        out.append(x)
-    return jax.tree.unflatten(treedef, out)
-
-
-def _init_batch(learner, env, checkpoints, axes, layout, batched, keys, params) -> Any:
-    """The initial carry of every seed and grid point, in ``layout``."""
-    carry = map_seeds_and_grid(partial(_init_carry, learner, env, checkpoints), axes, None, keys, params)
-    return _to_layout(carry, layout, batched, axes is not None)
-
-
-def _advance_batch(learner, env, checkpoints, length, grid, layout, batched, carry, start) -> Any:
-    """``_advance`` of every seed and grid point: ``vmap(scan)``, or ``scan(vmap(step))`` in ``layout``."""
-    if layout == "vmap_scan":
-        return _over_seeds_and_grid(lambda c: _advance(learner, env, checkpoints, length, c, start), grid)(carry)
-    leaves, treedef = jax.tree.flatten(carry)
-
-    def one(flat, t):
-        return tuple(jax.tree.leaves(_step(learner, env, checkpoints, jax.tree.unflatten(treedef, flat), t)))
-
-    step = _vmap_carry(one, layout, batched, grid, shared=1)
-
-    def body(flat, t):
-        return step(flat, t), None
-
-    ts = jnp.asarray(start, jnp.int32) + jnp.arange(1, length + 1, dtype=jnp.int32)
-    flat, _ = jax.lax.scan(body, tuple(leaves), ts)
-    return jax.tree.unflatten(treedef, flat)
-
-
-def _outputs_batch(learner, env, grid, layout, batched, carry) -> tuple[Any, ...]:
-    """``_outputs`` of every seed and grid point, ``[grid, seeds, ...]`` whatever the layout."""
-    if layout == "vmap_scan":
-        return _over_seeds_and_grid(partial(_outputs, learner, env), grid)(carry)
-    leaves, treedef = jax.tree.flatten(carry)
-    fn = _vmap_carry(lambda flat: _outputs(learner, env, jax.tree.unflatten(treedef, flat)), layout, batched, grid, 0)
-    return fn(tuple(leaves))
-
-
 # --- compile counts --------------------------------------------------------------------------------
 
 #: The kinds of compiled function ``compile_count`` counts, each with the calls that compile it.
@@ -974,37 +763,10 @@ def map_seeds_and_grid(one: Any, axes: Any, chunk: int | None, keys: jax.Array, 
     return jax.vmap(over_seeds, in_axes=(axes,))(params)
 
 
-def _in_chunks(fn: Callable, chunk: int | None, keys: jax.Array, grid: bool) -> Any:
-    """``fn(keys)`` (outputs ``[grid, seeds, ...]``) over ``keys`` in batches of ``chunk``, as ``lax.map`` batches."""
-    n = keys.shape[0]
-    if chunk is None or chunk >= n:
-        return fn(keys)
-    full = n // chunk * chunk
-    axis = 1 if grid else 0
-
-    def merge_chunks(x):  # [chunks, (G,) chunk, ...] -> [(G,) chunks * chunk, ...]
-        x = jnp.moveaxis(x, 0, axis)
-        return x.reshape(*x.shape[:axis], full, *x.shape[axis + 2 :])
-
-    out = jax.tree.map(merge_chunks, jax.lax.map(fn, keys[:full].reshape(n // chunk, chunk)))
-    if full == n:
-        return out
-    return jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis), out, fn(keys[full:]))
-
-
-@partial(engine_jit, static_argnums=(0, 1, 2, 3, 4, 5, 6, 7))
+@partial(engine_jit, static_argnums=(0, 1, 2, 3, 4, 5))
 @counts_compiles("sweep")
-def _sweep_jit(learner, env, horizon, checkpoints, axes, chunk, layout, batched, keys, params):
-    if layout == "vmap_scan":
-        return map_seeds_and_grid(partial(_run, learner, env, horizon, checkpoints), axes, chunk, keys, params)
-    grid = axes is not None
-
-    def batch(ks):
-        carry = _init_batch(learner, env, checkpoints, axes, layout, batched, ks, params)
-        carry = _advance_batch(learner, env, checkpoints, horizon, grid, layout, batched, carry, jnp.int32(0))
-        return _outputs_batch(learner, env, grid, layout, batched, carry)
-
-    return _in_chunks(batch, chunk, keys, grid)
+def _sweep_jit(learner, env, horizon, checkpoints, axes, chunk, keys, params):
+    return map_seeds_and_grid(partial(_run, learner, env, horizon, checkpoints), axes, chunk, keys, params)
 
 
 def sweep(
@@ -1021,7 +783,6 @@ def sweep(
     stats: Stats | None = None,
     save: str | os.PathLike | None = None,
     progress: bool | Callable[[int, int], None] = False,
-    layout: str = "auto",
 ) -> Result | SweepStats:
     """Run many seeds, and a grid of params values, in one compiled call.
 
@@ -1082,19 +843,15 @@ def sweep(
         ``ValueError``: what the learner and the environment compute (their
         traced programs and constants, so every static argument: set and
         radius, noise family, mechanism, ``z_dist``, ...), horizon, seeds, chunk,
-        segment, checkpoints, key, params, stats, the layout (when not
-        ``"vmap_scan"``), the process, the JAX version, backend and device count
-        (``jaxpriv._resume``). A truncated, corrupted or edited file (the checksum
+        segment, checkpoints, key, params, stats, the process, the JAX version,
+        backend and device count (``jaxpriv._resume``); a file saved under a batching
+        layout that older versions offered (``layout="seeds_first"`` or
+        ``"seeds_last"``) is refused too. A truncated, corrupted or edited file (the checksum
         covers its metadata too) is a ``ValueError`` naming it; a path that cannot
         be written (a folder, under a file, read-only) is refused before anything
         runs. Deleted when the sweep finishes.
       progress: ``True`` prints one line per segment to stderr; a callable is
         called as ``progress(done, total)`` in seed-steps.
-      layout: how the engine batches one seed's step over the seeds and the grid:
-        ``"auto"`` (``$JAXPRIV_LAYOUT`` if set, else the backend's choice, ``"vmap_scan"``),
-        ``"vmap_scan"``, ``"seeds_first"`` or ``"seeds_last"`` (``resolve_layout``: what each
-        does and what was measured). The same numbers in every layout, up to float32 rounding
-        where XLA sums in another order; a saved sweep resumes only under the same layout.
 
     Returns:
       A ``Result`` with arrays of shape ``[G, seeds, m]`` (or ``[seeds, m]``
@@ -1111,10 +868,8 @@ def sweep(
             raise ValueError(f"stats must be a jaxpriv.stats.Stats, got {type(stats).__name__}")
         stats = stats.validate()
     ckpts = normalize_checkpoints(horizon, checkpoints)
-    layout = resolve_layout(layout)
     params, axes, size = _prepare(learner, env, params, allow_grid=True, horizon=horizon)
     axes = axes if size else None
-    batched = None if layout == "vmap_scan" else seed_batched(learner, env, ckpts, params, axes)
     all_keys = jax.random.split(as_key(key), seeds)
     procs, pid = jax.process_count(), jax.process_index()
     if procs > 1 and seeds % procs:
@@ -1123,12 +878,11 @@ def sweep(
     keys = all_keys[pid * local : (pid + 1) * local]
     if segment is None and stats is None and save is None and not progress:
         padded = _pad_seeds(keys, _device_width(local))
-        out = _sweep_jit(learner, env, horizon, ckpts, axes, chunk, layout, batched, padded, params)
+        out = _sweep_jit(learner, env, horizon, ckpts, axes, chunk, padded, params)
         out = (x if x is None else _take_seeds(x, local, axes is not None) for x in out)
         result = Result(jnp.asarray(ckpts, jnp.int32), *out, private=declared_private(learner))
         return _gather_result(result, axes is not None)
     driver = _Driver(learner, env, horizon, ckpts, axes, params, chunk or local, segment or horizon, stats)
-    driver.layout, driver.batched = layout, batched
     if save is not None:
         if not isinstance(save, (str, os.PathLike)) or not str(save):
             raise ValueError(f"save must be a file path (a str or os.PathLike), got {save!r}")
@@ -1138,8 +892,6 @@ def sweep(
         save = _resume.check_writable(save, "save")  # before anything runs
         fingerprint = _fingerprint(learner, env, horizon, seeds, chunk, segment, ckpts, all_keys, params, stats, axes)
         fingerprint["process"] = f"{pid} of {procs}"
-        if layout != "vmap_scan":  # the default adds no field: files saved before layouts existed resume
-            fingerprint["layout"] = layout
     else:
         fingerprint = None
     out = driver.run(keys, save, fingerprint, progress)
@@ -1183,10 +935,10 @@ def _gather_accumulator(acc: Accumulator) -> Accumulator:
 # --- the segmented driver ------------------------------------------------------------------------
 
 
-@partial(engine_jit, static_argnums=(0, 1, 2, 3, 4, 5))
+@partial(engine_jit, static_argnums=(0, 1, 2, 3))
 @counts_compiles("driver")
-def _init_jit(learner, env, checkpoints, axes, layout, batched, keys, params):
-    return _init_batch(learner, env, checkpoints, axes, layout, batched, keys, params)
+def _init_jit(learner, env, checkpoints, axes, keys, params):
+    return map_seeds_and_grid(partial(_init_carry, learner, env, checkpoints), axes, None, keys, params)
 
 
 def _over_seeds_and_grid(fn: Callable, grid: bool) -> Callable:
@@ -1194,16 +946,16 @@ def _over_seeds_and_grid(fn: Callable, grid: bool) -> Callable:
     return jax.vmap(fn) if grid else fn
 
 
-@partial(engine_jit, static_argnums=(0, 1, 2, 3, 4, 5, 6))
-@counts_compiles("driver")
-def _advance_jit(learner, env, checkpoints, length, grid, layout, batched, carry, start):
-    return _advance_batch(learner, env, checkpoints, length, grid, layout, batched, carry, start)
-
-
 @partial(engine_jit, static_argnums=(0, 1, 2, 3, 4))
 @counts_compiles("driver")
-def _outputs_jit(learner, env, grid, layout, batched, carry):
-    return _outputs_batch(learner, env, grid, layout, batched, carry)
+def _advance_jit(learner, env, checkpoints, length, grid, carry, start):
+    return _over_seeds_and_grid(lambda c: _advance(learner, env, checkpoints, length, c, start), grid)(carry)
+
+
+@partial(engine_jit, static_argnums=(0, 1, 2))
+@counts_compiles("driver")
+def _outputs_jit(learner, env, grid, carry):
+    return _over_seeds_and_grid(partial(_outputs, learner, env), grid)(carry)
 
 
 @partial(engine_jit, static_argnums=(0, 1))
@@ -1220,7 +972,6 @@ class _Driver:
         self.learner, self.env, self.horizon, self.ckpts = learner, env, horizon, checkpoints
         self.axes, self.params, self.chunk, self.segment, self.stats = axes, params, chunk, segment, stats
         self.grid = axes is not None
-        self.layout, self.batched = "vmap_scan", None  # sweep sets them (resolve_layout, seed_batched)
 
     def run(self, keys: jax.Array, save: Path | None, fingerprint: dict | None, progress: Any) -> Any:
         n = keys.shape[0]
@@ -1244,23 +995,19 @@ class _Driver:
         for c in range(first_chunk, n_chunks):  # a driver loop over compiled chunks, not over seeds
             ks = keys[c * chunk : (c + 1) * chunk]
             valid = np.arange(width) < ks.shape[0]  # the padding's runs are dropped
-            lay = (self.layout, self.batched)
-            carry = _init_jit(self.learner, self.env, self.ckpts, self.axes, *lay, _pad_seeds(ks, width), self.params)
+            carry = _init_jit(self.learner, self.env, self.ckpts, self.axes, _pad_seeds(ks, width), self.params)
             start_seg = 0
-            if carry_leaves is not None:  # saved as [grid, seeds, ...] whatever the layout
-                canonical = _restore(_from_layout(carry, *lay), carry_leaves)
-                carry = _to_layout(canonical, *lay, self.grid)
+            if carry_leaves is not None:
+                carry = _restore(carry, carry_leaves)
                 start_seg, carry_leaves = first_segment, None
             for s in range(start_seg, n_segments):  # a driver loop over compiled segments, not over steps
                 t0 = time.perf_counter()
                 start = s * self.segment
                 length = min(self.segment, self.horizon - start)
-                carry = _advance_jit(
-                    self.learner, self.env, self.ckpts, length, self.grid, *lay, carry, jnp.int32(start)
-                )
+                carry = _advance_jit(self.learner, self.env, self.ckpts, length, self.grid, carry, jnp.int32(start))
                 last = s == n_segments - 1
                 if save is not None and not last:
-                    _save(save, fingerprint, c, s + 1, _from_layout(carry, *lay), done, acc)
+                    _save(save, fingerprint, c, s + 1, carry, done, acc)
                 if progress:
                     jax.block_until_ready(carry)
                     now = c * chunk * self.horizon + int(valid.sum()) * (start + length)
@@ -1275,7 +1022,7 @@ class _Driver:
                             file=sys.stderr,
                             flush=True,
                         )
-            out = _outputs_jit(self.learner, self.env, self.grid, *lay, carry)
+            out = _outputs_jit(self.learner, self.env, self.grid, carry)
             if self.stats is not None:
                 acc = merge(acc, to_accumulator(_summary_jit(self.stats, self.grid, out, jnp.asarray(valid))))
             else:
@@ -1349,6 +1096,8 @@ def _load(path: Path, fingerprint: dict) -> tuple:
     meta, z = _resume.read(path, remedy)
     saved = meta.get("fingerprint", {})
     wrong = _resume.differences(saved, fingerprint)
+    if saved.get("layout", "vmap_scan") != "vmap_scan":  # only files saved under a removed layout have the field
+        wrong.insert(0, f"layout: saved {saved['layout']!r}, a batching jaxpriv no longer has (now 'vmap_scan' only)")
     if wrong:
         raise ValueError(f"{path} was written by another sweep configuration ({'; '.join(wrong)}); {remedy}")
     try:

@@ -180,6 +180,21 @@ def test_a_resume_under_a_changed_component_is_refused_naming_it(tmp_path, chang
     assert calls and not path.exists()
 
 
+def test_a_file_saved_under_a_removed_layout_is_refused(tmp_path):
+    """Older versions had ``sweep(layout="seeds_first" | "seeds_last")`` and wrote it into the fingerprint."""
+    path = tmp_path / "sweep.npz"
+    _interrupted(path)
+    meta, arrays = _resume.read(path, "")
+    meta = {k: v for k, v in meta.items() if k not in ("format", "checksum")}
+    meta["fingerprint"]["layout"] = "seeds_last"  # such a file, with a valid checksum
+    _resume.write(path, meta, arrays)
+    calls = []
+    with pytest.raises(ValueError, match="layout: saved 'seeds_last', a batching jaxpriv no longer has") as err:
+        jp.sweep(*_base(), 3, T, seeds=4, chunk=2, segment=16, save=path, progress=calls.append)
+    assert str(path) in str(err.value) and "delete it to start the sweep over" in str(err.value)
+    assert not calls  # refused before anything ran
+
+
 def _array_data_offset(path: Path, member: str) -> int:
     """The byte offset of the array data of ``member`` (after its zip and .npy headers)."""
     with zipfile.ZipFile(path) as z:
