@@ -119,8 +119,10 @@ GUARANTEES = {
     "gaussian": ("ρ-zCDP", ("rho",)),
 }
 
-# Smallest budget whose calibrated noise is representable in float32: below it, Δ/ε
-# overflows (or ε itself rounds to zero) when the engine casts params to float32.
+# The budget floor of the components that declare none of their own (the mechanisms, the bandits of
+# jaxpriv.bandits): below it, Δ/ε overflows (or ε itself rounds to zero) when the engine casts params to
+# float32. The learners of jaxpriv.oco refuse their own floor instead, where their arithmetic breaks
+# (jaxpriv.oco._floor; docs/guide/sharp_edges.md), and pass ``floor=`` to ``budget_value``.
 FLOAT32_TINY_BUDGET = 1e-30
 
 
@@ -168,20 +170,20 @@ def budget(
     )
 
 
-def budget_value(name: str, value: Any) -> None:
-    """A privacy budget: all entries in ``(0, inf]``, numeric, and not so small that float32 loses it.
+def budget_value(name: str, value: Any, floor: float = FLOAT32_TINY_BUDGET) -> None:
+    """A privacy budget: all entries in ``(0, inf]``, numeric, and not below ``floor``.
 
-    ``inf`` is the explicit non-private limit. A budget below ``FLOAT32_TINY_BUDGET``
-    (1e-30) is refused: it passes a float64 check but its noise scale overflows, or the
-    budget itself becomes 0, once the engine computes in float32.
+    ``inf`` is the explicit non-private limit. A budget below ``floor`` is refused: by default
+    ``FLOAT32_TINY_BUDGET`` (1e-30), which passes a float64 check but whose noise scale overflows, or
+    which becomes 0, once the engine computes in float32. A learner of ``jaxpriv.oco`` passes the
+    least budget any learner takes (``jaxpriv.oco._floor.MIN_BUDGET``) and checks its own floor.
     """
     numeric(name, value)
     positive(name, value)
     v = _concrete(value)
-    if v is not None and np.any((v > 0) & (v < FLOAT32_TINY_BUDGET)):
+    if v is not None and np.any((v > 0) & (v < floor)):
         raise ValueError(
-            f"{name} must be >= {FLOAT32_TINY_BUDGET:g} (smaller budgets give noise that float32 cannot "
-            f"represent), got {value!r}"
+            f"{name} must be >= {floor:g} (smaller budgets give noise that float32 cannot represent), got {value!r}"
         )
 
 

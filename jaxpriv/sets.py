@@ -235,14 +235,45 @@ def _project_simplex(v: jax.Array, total: float) -> jax.Array:
     so an input whose largest entry exceeds ``total`` in magnitude is first shifted by that
     entry (``v - max v``). Without the shift, ``sum u_j - total`` loses ``total`` to rounding
     once the entries are large (``[1e8, 0, 0]`` went to ``[0, 0, 0]``, off the simplex) and
-    overflows near ``3.4e38``. Inputs with ``|max v| <= total`` keep the numbers of the
-    formula above bit for bit; larger ones differ from it by rounding only, and are more accurate.
+    overflows near ``3.4e38``.
+
+    The output is formed in the sorted order, ``max(u - θ, 0)``, and moved back to ``v``'s
+    order exactly (the sort's permutation; adding zeros), rather than as ``max(v - shift - θ, 0)``
+    from ``v`` again: XLA may recompute a fused ``v`` in each consumer and contract the multiply
+    that made it into ``v - shift`` (one rounding instead of two), while the sort read the rounded
+    product; the output was then off by up to an ulp of ``|v|``, more than ``total`` once
+    ``|v| >~ 1e7·total`` (PFTAL at ε = 1e-8 played ``[0, 228.6, 0, 0]``; issue 35). Every number
+    is now computed once from the sorted values: the same operations on the same numbers as the
+    formula with a rounded ``v``, so the result equals it bit for bit wherever ``v`` was rounded.
+    A NaN entry of ``v`` stays NaN in the output; ``_onto_simplex`` is a last guard.
     """
     d = v.shape[-1]
-    # -sort(-v): a NaN entry (last in jnp.sort's order) becomes +inf in -v, last too; u is then -inf there
+    # -sort(-v): a NaN entry (last in the sort's order) becomes +inf in -v, last too; u is then -inf there
     # rather than NaN, which the prefix condition below excludes alike (the output keeps v's NaN).
     neg = -v
-    u = -_sort_ascending(jnp.where(jnp.isnan(neg), jnp.inf, neg))
+    key = jnp.where(jnp.isnan(neg), jnp.inf, neg)
+    if 2 <= d <= RANK_SORT_MAX:  # _sort_ascending's rank sort, its permutation kept to move the output back
+        onehot = _rank_onehot(key)
+        u = -_to_order(onehot, key)
+
+        def unsort(x: jax.Array) -> jax.Array:
+            return jnp.sum(jnp.where(onehot, x[..., None, :], 0.0), axis=-1)
+
+    elif d < 2:
+        u = -key
+
+        def unsort(x: jax.Array) -> jax.Array:
+            return x
+
+    else:
+        iota = jnp.broadcast_to(jnp.arange(d), key.shape)
+        sorted_key, order = jax.lax.sort((key, iota), num_keys=1)
+        u = -sorted_key
+        where_from = jax.lax.sort((order, iota), num_keys=1)[1]  # the inverse permutation
+
+        def unsort(x: jax.Array) -> jax.Array:
+            return jnp.take_along_axis(x, where_from, axis=-1)
+
     top = u[..., :1]
     shift = jnp.where(jnp.abs(top) <= total, jnp.zeros_like(top), top)  # the sort order is unchanged
     u = u - shift
@@ -254,23 +285,18 @@ def _project_simplex(v: jax.Array, total: float) -> jax.Array:
     cond = (u - css / ks > 0) & jnp.isfinite(css)
     k = jnp.sum(cond, axis=-1, keepdims=True)
     theta = jnp.take_along_axis(css, jnp.maximum(k, 1) - 1, axis=-1) / jnp.maximum(k, 1).astype(v.dtype)
-    return _onto_simplex(jnp.maximum(v - shift - theta, 0.0), v, total)
+    w = jnp.where(jnp.isnan(v), v, unsort(jnp.maximum(u - theta, 0.0)))
+    return _onto_simplex(w, v, total)
 
 
 def _onto_simplex(w: jax.Array, v: jax.Array, total: float) -> jax.Array:
     """``w >= 0`` (last axis) unchanged when ``|sum w - total| <= SUM_TOLERANCE·d·total``, else put back on the simplex.
 
-    The projection's output sums to ``total`` up to rounding of magnitudes ``<= 2·total`` (after
-    the shift) when every use of ``v`` sees the same numbers. XLA does not promise that: it
-    may recompute a fused input in each consumer, and contract the multiply that made it into
-    the final subtraction ``v - shift`` (a fused multiply-add, one rounding instead of two) while
-    the sort and the shift read the rounded product. Then ``v - shift - θ`` is off by up to
-    half an ulp of ``|v|``, which exceeds ``total`` once ``|v| >~ 1e7·total``: a leader of norm
-    ``1e9`` (PFTAL at ε = 1e-8) was projected to ``[0, 228.6, 0, 0]`` or to ``0``. Such an output is
-    rescaled to ``w·total/sum w`` (non-negative, summing to ``total`` within ``d`` ulps); an all-zero
-    one becomes the vertex ``total·e_i`` at ``i = argmax v``. At such a scale the input's own rounding
-    (an ulp of ``|v|``) moves the exact projection by more than the set's size, so either is the exact
-    projection of a point within the input's rounding. NaN sums (a NaN in ``v``) are left as they are.
+    A consistent evaluation of the projection sums to ``total`` within ``0.75·d`` ulps; this guard
+    catches what would still escape (a compiler that recomputes a value differently in two places):
+    such an output is rescaled to ``w·total/sum w`` (non-negative, summing to ``total`` within ``d``
+    ulps); an all-zero one becomes the vertex ``total·e_i`` at ``i = argmax v``. NaN sums (a NaN in
+    ``v``) are left as they are.
     """
     d = w.shape[-1]
     s = jnp.sum(w, axis=-1, keepdims=True)

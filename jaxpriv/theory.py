@@ -199,7 +199,8 @@ def regularized_pftal_strength(
     minimised at ``H = (L/R) sqrt(κ / (4κ + T/2))``. For the Gamma tree
     ``c ~ d D^{1.5}/ε``, so ``H ~ sqrt(d log^{2.5} T / (ε T))``: the paper's
     choice (Theorem 11 states it up to constants; these are the proof's). At
-    ``ε = inf``, ``H ~ (L/R) sqrt(4 (1 + ln T) / T)`` (regularised FTAL).
+    ``ε = inf``, ``H ~ (L/R) sqrt(4 (1 + ln T) / T)`` (regularised FTAL). Where ``κ`` overflows
+    float32 (tiny budgets), ``H`` is its limit ``L/(2R)``, never NaN.
 
     ``unit_noise_norm``: ``c`` itself, for another prefix-sum mechanism
     (``sqrt(d · max_t Var_t)`` per unit clip, ``oco.regularized_pftal(mechanism=...)``);
@@ -214,7 +215,10 @@ def regularized_pftal_strength(
     t = jnp.asarray(horizon, jnp.float32)
     lip = jnp.asarray(lipschitz, jnp.float32)
     r = jnp.asarray(radius, jnp.float32)
-    return (lip / r) * jnp.sqrt(kappa / (4.0 * kappa + 0.5 * t))
+    # κ/(4κ + T/2) -> 1/4 as κ -> inf: at tiny budgets the variance behind c overflows float32 (Gamma
+    # tree, ε < 1e-18) and inf/inf would make H NaN; the limit keeps every finite κ's number as it was.
+    denom = 4.0 * kappa + 0.5 * t
+    return (lip / r) * jnp.sqrt(jnp.where(jnp.isfinite(denom), kappa / denom, 0.25))
 
 
 def private_experts_regret_bound(

@@ -158,16 +158,17 @@ def check_budget(component: str, params: Any, noise: str) -> None:
         _validate.budget(component, noise, params, needs=("epsilon",), refuses=("rho",))
 
 
-def check_budget_values(component: str, params: Any, noise: str) -> None:
-    """``check_budget``, then the budget's values: in ``(0, inf]``, numeric, representable in float32.
+def check_budget_values(component: str, params: Any, noise: str, floor: float = _validate.FLOAT32_TINY_BUDGET) -> None:
+    """``check_budget``, then the budget's values: in ``(0, inf]``, numeric, not below ``floor``.
 
-    For any params with ``epsilon`` / ``rho`` fields (a mechanism's or a learner's).
+    For any params with ``epsilon`` / ``rho`` fields (a mechanism's or a learner's). A learner
+    passes ``floor`` and checks its own floor after (``jaxpriv.oco._floor``).
     """
     check_budget(component, params, noise)
     if noise == "gaussian":
-        _validate.budget_value("rho", params.rho)
+        _validate.budget_value("rho", params.rho, floor)
     else:
-        _validate.budget_value("epsilon", params.epsilon)
+        _validate.budget_value("epsilon", params.epsilon, floor)
 
 
 def tree_node_scale(component: str, params: TreeParams, noise: str, factor: float, depth: int, dtype) -> jax.Array:

@@ -248,15 +248,25 @@ def check_window_budget(component: str, params: Any, noise: str) -> None:
         _validate.budget(component, noise, params, needs=("epsilon",), refuses=("delta",), guarantee="window ε-DP")
 
 
-def check_window_budget_values(component: str, params: Any, noise: str, calibration: str, depth: int) -> None:
+def check_window_budget_values(
+    component: str,
+    params: Any,
+    noise: str,
+    calibration: str,
+    depth: int,
+    floor: float = _validate.FLOAT32_TINY_BUDGET,
+) -> None:
     """``check_window_budget``, then the values: ε in ``(0, inf]``, δ in ``(0, 1)``, and a valid calibration.
+
+    ε below ``floor`` is refused; a learner passes ``floor`` and checks its own floor after
+    (``jaxpriv.oco._floor``).
 
     The ``"paper"`` Gaussian calibration is refused where it does not deliver the claimed
     (ε, δ) (``window_gaussian_delta`` above ``delta``, i.e. ε above
     ``paper_calibration_max_epsilon``); the message names ``calibration="composition"``.
     """
     check_window_budget(component, params, noise)
-    _validate.budget_value("epsilon", params.epsilon)
+    _validate.budget_value("epsilon", params.epsilon, floor)
     if noise != "gaussian":
         return
     _validate.budget_value("delta", params.delta)

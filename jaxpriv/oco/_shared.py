@@ -143,11 +143,14 @@ def check_wdp_params(
 ) -> None:
     """Raise ``ValueError`` naming the argument.
 
-    A missing or wrong-family budget (ε for ``"gamma"``; ε and δ for ``"gaussian"``), ε ``<= 0``,
+    A missing or wrong-family budget (ε for ``"gamma"``; ε and δ for ``"gaussian"``), ε ``<= 0`` or
+    below ``_floor.MIN_BUDGET`` (the learner checks its own floor after),
     δ outside ``(0, 1)``, an ε beyond the ``"paper"`` Gaussian calibration's range
     (``check_window_budget_values``, ``k_W = depth``), μ ``<= 0``, ``L < 0``, β outside ``(0, 1)``.
     """
-    check_window_budget_values(component, params, noise, calibration, depth)
+    from jaxpriv.oco import _floor
+
+    check_window_budget_values(component, params, noise, calibration, depth, _floor.MIN_BUDGET)
     _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
     _validate.nonnegative("lipschitz", params.lipschitz)
     _validate.in_open_interval("beta", params.beta, 0.0, 1.0)

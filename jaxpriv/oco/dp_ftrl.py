@@ -13,6 +13,7 @@ from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
 from jaxpriv.mechanisms import TreeParams, release_variance
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
+from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import prefix_sum_mechanism
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -240,7 +241,9 @@ def dp_ftrl(
       ValueError: ``constraint`` has no projection, or a static argument is invalid (a
         ``mechanism`` of another shape, a shorter horizon, add/remove neighbours, a ``noise``
         that disagrees with it); ``check`` raises it for a missing or wrong-family budget, a
-        budget ``<= 0``, a negative ``lipschitz`` (``<= 0`` or infinite with the tuned ``λ``),
+        budget ``<= 0`` or
+        below the learner's floor (where its float32 arithmetic breaks, docs/guide/sharp_edges.md),
+        a negative ``lipschitz`` (``<= 0`` or infinite with the tuned ``λ``),
         or a ``regularization`` that is neither ``nan`` nor in ``(0, inf)``.
 
     References:
@@ -255,6 +258,7 @@ def dp_ftrl(
     diameter = float(constraint.diameter)
     unit_var = release_variance(tree, _unit_params(noise, norm_factor), np.arange(1, horizon + 1))
     unit_noise_sum = float(np.sum(np.sqrt(dim * unit_var[: horizon - 1])))  # S at budget 1, L = 1
+    release_std = _floor.ReleaseStd(tree, horizon)
 
     def tree_params(params: DPFTRLParams) -> TreeParams:
         return TreeParams(params.epsilon, params.rho, norm_factor * jnp.asarray(params.lipschitz, jnp.float32))
@@ -275,7 +279,23 @@ def dp_ftrl(
         _validate.nonnegative("lipschitz", params.lipschitz)
         if lam is not None and np.any(np.isnan(lam)):  # the tuned λ is proportional to L
             _validate.positive("lipschitz", params.lipschitz, allow_inf=False)
-        check_budget_values("dp_ftrl", params, noise)
+        check_budget_values("dp_ftrl", params, noise, _floor.MIN_BUDGET)
+        name, power = _floor.budget_name(noise), _floor.budget_power(noise)
+        values = _floor.concrete(getattr(params, name), params.lipschitz, params.regularization)
+        if values is None:
+            return
+        # The budget floor (docs/guide/sharp_edges.md): the release v_t, v_t/λ and the tuned λ's 2LS stay finite.
+        budget, lip, _ = values
+        clip = norm_factor * lip
+        lam_used = np.asarray(regularization(params), np.float64)
+        noise_sum = 2.0 * lip * lip * unit_noise_sum / (np.sqrt(budget) if noise == "gaussian" else budget)
+        noise_sum = np.where(np.isnan(values[2]), noise_sum, 0.0)  # only the tuned λ (regularization = nan) forms it
+        std = release_std(TreeParams(**{name: budget}, sensitivity=clip))
+        terms = [
+            _floor.release_term(std, dim, lam_used, horizon * clip, power, "the noisy gradient sum v_t/λ"),
+            _floor.Term("the tuned λ's 2LS (S: the noise norms summed)", noise_sum, power),
+        ]
+        _floor.check("dp_ftrl", name, budget, terms, f"T={horizon}, d={dim}, noise={noise!r}")
 
     def init_fn(key: PRNGKey, params: DPFTRLParams) -> DPFTRLState:
         check_budget("dp_ftrl", params, noise)

@@ -20,7 +20,7 @@ from jaxpriv.mechanisms import (
     mutual_information_to_stddev,
     tree_depth,
 )
-from jaxpriv.oco import one_point
+from jaxpriv.oco import _floor, one_point
 from jaxpriv.sets import ConstraintSet
 
 
@@ -102,7 +102,8 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
       A ``Learner`` with params ``MIBanditOGDParams``; feedback is the loss value at the played point.
 
     Raises:
-      ValueError: a set without projection or inner ball; ``check``: ``C <= 0``,
+      ValueError: a set without projection or inner ball; ``check``: ``C <= 0`` or
+        below the learner's floor (where its float32 arithmetic breaks, docs/guide/sharp_edges.md),
         ``F <= 0``, ``L < 0``, ``δ ∉ (0, r)``, ``η <= 0``.
 
     References:
@@ -131,7 +132,17 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
         if eta is not None and np.any(~np.isnan(eta) & ~((eta > 0) & np.isfinite(eta))):
             raise ValueError(f"learning_rate must be in (0, inf) or nan (Theorem 4's η), got {eta!r}")
         _require_budget(params)
-        _validate.budget_value("mutual_information", params.mutual_information)
+        _validate.budget_value("mutual_information", params.mutual_information, _floor.MIN_BUDGET)
+        values = _floor.concrete(params.mutual_information, params.loss_bound, params.lipschitz, params.exploration)
+        if values is not None and eta is not None:  # the budget floor (docs/guide/sharp_edges.md)
+            budget, bound, lip, delta = values
+            default_delta = theory.mi_bandit_ogd_exploration(horizon, dim, lip, bound, radius, r, outer, budget, p)
+            delta = np.where(np.isnan(delta), np.asarray(default_delta, np.float64), delta)  # grows as C falls
+            clip = np.asarray(bandit_clip_bound(bound, lip, delta, p), np.float64)
+            shrink = np.asarray(one_point.shrink_factor(delta, r), np.float64)
+            rate_bound = radius / (clip * np.sqrt(horizon))  # the default η's largest value
+            args = (budget, clip, eta, rate_bound, shrink, horizon, dim, f"T={horizon}, d={dim}")
+            _floor.check_mutual_information("mi_bandit_ogd", *args)
 
     def init_fn(key: PRNGKey, params: MIBanditOGDParams) -> MIBanditOGDState:
         _require_budget(params)

@@ -12,6 +12,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _rng, _validate, theory
 from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, dyadic_step, mutual_information_to_stddev, tree_depth
+from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import MAX_DEPTH
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -80,7 +81,8 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
       A ``Learner`` with params ``MIOGDParams``; feedback is the gradient at the played point.
 
     Raises:
-      ValueError: ``constraint`` has no projection; ``check``: ``mutual_information <= 0``,
+      ValueError: ``constraint`` has no projection; ``check``: ``mutual_information <= 0`` or
+        below the learner's floor (where its float32 arithmetic breaks, docs/guide/sharp_edges.md),
         ``lipschitz <= 0``, ``learning_rate <= 0``, or a ``nan`` learning rate without ``horizon``.
 
     References:
@@ -103,7 +105,14 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         if horizon is None and np.any(np.isnan(eta)):
             raise ValueError("learning_rate: nan selects Theorem 2's step size, which needs mi_ogd(..., horizon=T)")
         _require_budget(params)
-        _validate.budget_value("mutual_information", params.mutual_information)
+        _validate.budget_value("mutual_information", params.mutual_information, _floor.MIN_BUDGET)
+        values = _floor.concrete(params.mutual_information, params.lipschitz)
+        if values is not None:  # the budget floor (docs/guide/sharp_edges.md)
+            budget, lip = values
+            steps = horizon or 2**31 - 1  # no horizon: any run the int32 clock allows
+            _floor.check_mutual_information(
+                "mi_ogd", budget, lip, eta, radius / (lip * np.sqrt(steps)), 1.0, steps, dim, f"T={horizon}, d={dim}"
+            )
 
     def init_fn(key: PRNGKey, params: MIOGDParams) -> MIOGDState:
         _require_budget(params)

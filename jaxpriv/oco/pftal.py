@@ -13,6 +13,7 @@ from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
 from jaxpriv.mechanisms import DyadicSums, TreeParams, dyadic_init, tree_depth
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
+from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import dyadic_prefix_sum, leader_point, prefix_sum_mechanism
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -99,7 +100,8 @@ def pftal(
         (a ``mechanism`` of another shape, a shorter horizon, add/remove neighbours, or
         a ``noise`` that disagrees with it);
         ``check`` raises it for ``strong_convexity <= 0``, a negative ``lipschitz``
-        or a budget ``<= 0``.
+        or a budget ``<= 0`` or
+        below the learner's floor (where its float32 arithmetic breaks, docs/guide/sharp_edges.md).
 
     References:
       Smith & Thakurta, (Nearly) Optimal Algorithms for Private Online Learning
@@ -114,10 +116,22 @@ def pftal(
     def tree_params(params: PFTALParams) -> TreeParams:
         return TreeParams(params.epsilon, params.rho, norm_factor * jnp.asarray(params.lipschitz, jnp.float32))
 
+    release_std = _floor.ReleaseStd(tree, horizon)
+    name, power = _floor.budget_name(noise), _floor.budget_power(noise)
+
     def check(params: PFTALParams) -> None:
         _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
         _validate.nonnegative("lipschitz", params.lipschitz)
-        check_budget_values("pftal", params, noise)
+        check_budget_values("pftal", params, noise, _floor.MIN_BUDGET)
+        values = _floor.concrete(getattr(params, name), params.lipschitz, params.strong_convexity)
+        if values is not None:  # the budget floor (docs/guide/sharp_edges.md): v_t/H must stay finite
+            budget, lip, h = values
+            clip = norm_factor * lip
+            mech_params = TreeParams(**{name: budget}, sensitivity=clip)
+            detail = f"T={horizon}, d={constraint.dim}, noise={noise!r}"
+            dim, radius = constraint.dim, constraint.radius
+            args = (release_std, mech_params, horizon, dim, radius, clip, h, detail)
+            _floor.check_ftal_leader("pftal", name, power, *args)
 
     def init_fn(key: PRNGKey, params: PFTALParams) -> PFTALState:
         check_budget("pftal", params, noise)

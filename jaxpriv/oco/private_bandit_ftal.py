@@ -13,7 +13,7 @@ from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
 from jaxpriv.mechanisms import TreeParams, tree_depth
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
-from jaxpriv.oco import one_point
+from jaxpriv.oco import _floor, one_point
 from jaxpriv.oco._shared import (
     PRESETS,
     BanditFTALState,
@@ -109,7 +109,8 @@ def private_bandit_ftal(
     Raises:
       ValueError: a set without projection or inner ball, a bad static argument, a
         ``mechanism`` that does not fit (as ``oco.pftal``);
-        ``check``: ``β ∉ (0, r)``, ``B <= 0``, ``H < 0``, ``λ < 0``, ``H + λ <= 0``, a budget ``<= 0``.
+        ``check``: ``β ∉ (0, r)``, ``B <= 0``, ``H < 0``, ``λ < 0``, ``H + λ <= 0``, a budget ``<= 0``
+        or below the learner's floor (where its float32 arithmetic breaks, docs/guide/sharp_edges.md).
 
     References:
       Smith & Thakurta, (Nearly) Optimal Algorithms for Private Online Learning
@@ -125,10 +126,29 @@ def private_bandit_ftal(
     # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) pB/β.
     norm_factor = float(np.sqrt(constraint.dim)) if noise == "laplace" else 1.0
 
+    release_std = _floor.ReleaseStd(tree, horizon)
+    name = _floor.budget_name(noise)
+
     def check(params: PrivateBanditFTALParams) -> None:
         _validate.positive("loss_bound", params.loss_bound, allow_inf=False)
-        check_budget_values("private_bandit_ftal", params, noise)
+        check_budget_values("private_bandit_ftal", params, noise, _floor.MIN_BUDGET)
         check_bandit_ftal_params(params, horizon, p, r, preset)
+        values = _floor.concrete(
+            getattr(params, name), params.loss_bound, params.strong_convexity, params.exploration, params.regularization
+        )
+        if values is None:
+            return
+        # The budget floor (docs/guide/sharp_edges.md): the leader (W_t - (v_t + λW_t)/(H + λ))/t, then
+        # c + (y - c)/s onto the shrunk set, must stay finite.
+        budget, bound = values[:2]
+        h, lam, beta = (np.asarray(v, np.float64) for v in preset_values(params, horizon, p, r, preset))
+        clip = norm_factor * p * bound / beta
+        divisor = np.asarray(one_point.shrink_factor(beta, r), np.float64) / np.maximum(1.0, 1.0 / (h + lam))
+        fixed = horizon * (clip + constraint.radius * (1.0 + lam))
+        std = release_std(TreeParams(**{name: budget}, sensitivity=clip))
+        power = _floor.budget_power(noise)
+        term = _floor.release_term(std, constraint.dim, divisor, fixed, power, "the leader v_t/(H + λ)")
+        _floor.check("private_bandit_ftal", name, budget, [term], f"T={horizon}, d={constraint.dim}, noise={noise!r}")
 
     def init_fn(key: PRNGKey, params: PrivateBanditFTALParams) -> BanditFTALState:
         check_budget("private_bandit_ftal", params, noise)

@@ -13,6 +13,8 @@ from jaxpriv import _validate, theory
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private
 from jaxpriv.mechanisms import TreeParams, describe, release_variance, tree_depth
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
+from jaxpriv.oco import _floor
+from jaxpriv.oco._shared import prefix_sum_mechanism
 from jaxpriv.oco.pftal import PFTALParams, PFTALState, pftal
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -80,7 +82,8 @@ def regularized_pftal(
 
     Raises:
       ValueError: ``constraint`` has no projection or a static argument is bad;
-        ``check``: ``strong_convexity <= 0``, a negative ``lipschitz``, a budget ``<= 0``.
+        ``check``: ``strong_convexity <= 0``, a negative ``lipschitz``, a budget ``<= 0``
+        or below the learner's floor (where its float32 arithmetic breaks, docs/guide/sharp_edges.md).
 
     References:
       Smith & Thakurta, (Nearly) Optimal Algorithms for Private Online Learning
@@ -98,6 +101,10 @@ def regularized_pftal(
         steps = np.arange(1, horizon + 1)
         unit = TreeParams(rho=1.0, sensitivity=clip) if noise == "gaussian" else TreeParams(1.0, sensitivity=clip)
         unit_variance = float(np.max(release_variance(mechanism, unit, steps)))
+
+    # The Laplace tree clips the L1 norm (as in pftal); the base learner's mechanism and its largest release std.
+    norm_factor = float(np.sqrt(dim)) if noise == "laplace" else 1.0
+    release_std = _floor.ReleaseStd(prefix_sum_mechanism(horizon, dim, noise, mechanism)[0], horizon)
 
     def unit_noise_norm(budget: ArrayLike) -> jax.Array | None:
         if unit_variance is None:
@@ -125,7 +132,17 @@ def regularized_pftal(
         _validate.nonnegative("lipschitz", params.lipschitz)
         if h is not None and np.any(np.isnan(h)):  # Theorem 11's H is proportional to L
             _validate.positive("lipschitz", params.lipschitz, allow_inf=False)
-        check_budget_values("regularized_pftal", params, noise)
+        check_budget_values("regularized_pftal", params, noise, _floor.MIN_BUDGET)
+        name = _floor.budget_name(noise)
+        values = _floor.concrete(getattr(params, name), params.lipschitz, params.strong_convexity)
+        if values is not None:  # the budget floor (docs/guide/sharp_edges.md): v_t/H must stay finite
+            budget, lip, _ = values
+            h_used = np.asarray(strength(params), np.float64)
+            clip = norm_factor * (lip + h_used * radius)
+            mech_params = TreeParams(**{name: budget}, sensitivity=clip)
+            power, detail = _floor.budget_power(noise), f"T={horizon}, d={dim}, noise={noise!r}"
+            args = (release_std, mech_params, horizon, dim, radius, clip, h_used, detail)
+            _floor.check_ftal_leader("regularized_pftal", name, power, *args)
 
     def init_fn(key: PRNGKey, params: RegularizedPFTALParams) -> PFTALState:
         check_budget("regularized_pftal", params, noise)

@@ -26,6 +26,7 @@ from jaxpriv.mechanisms import (
     window_tree,
 )
 from jaxpriv.mechanisms._window_tree import check_window, check_window_budget
+from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import (
     check_wdp_params,
     dyadic_prefix_sum,
@@ -104,8 +105,22 @@ def local_oracle_learner(
         tree = window_tree(horizon, dim, window, noise, neighbouring, calibration, round_window)
     x1 = start_point(constraint)
 
+    release_std = _floor.ReleaseStd(tree, horizon) if private else None
+
     def check(params: WDPParams) -> None:
         check_wdp_params(params, noise, calibration, k_w, "wdp_cocol")
+        delta = 1.0 if params.delta is None else params.delta
+        values = _floor.concrete(params.epsilon, delta, params.lipschitz, params.strong_convexity)
+        if private and values is not None:  # the budget floor (docs/guide/sharp_edges.md): ĝ_t must stay finite
+            # The oracle's direction ĝ_t + μ(t x̂_t - S_t) + C₀μ(x̂_t - x̂_1): a finite one keeps x̂ in the set (a
+            # radius that overflows to inf is harmless: the oracle then moves all the mass, min(·, total)).
+            budget, delta, lip, mu = values
+            clip = np.asarray(window_sensitivity(sensitivity, lip, mu, diameter), np.float64)
+            delta = None if params.delta is None else delta
+            std = release_std(WindowTreeParams(budget, delta, clip))
+            fixed = horizon * clip + mu * (2.0 * horizon + c0) * constraint.radius
+            term = _floor.release_term(std, dim, 1.0, fixed, 1.0, "the oracle's direction ĝ_t + μ(t x̂_t - S_t)")
+            _floor.check("wdp_cocol", "epsilon", budget, [term], f"T={horizon}, d={dim}, W={window}, noise={noise!r}")
 
     def init_fn(key: PRNGKey, params: WDPParams) -> WDPCOCOLState:
         check_window_budget("wdp_cocol", params, noise)
@@ -233,7 +248,9 @@ def wdp_cocol(
     Raises:
       ValueError: a set without a local linear oracle, ``W < 1``, ``W`` not a power of two, a bad
         static argument (``sensitivity="paper"``: renamed); ``check``: a missing or wrong-family
-        budget (also in ``init``), ``μ <= 0``, ``L < 0``, ``ε <= 0``, ``δ`` or ``β`` outside
+        budget (also in ``init``), ``μ <= 0``, ``L < 0``, ``ε <= 0`` or
+        below the learner's floor (where its float32 arithmetic breaks, docs/guide/sharp_edges.md),
+        ``δ`` or ``β`` outside
         ``(0, 1)``, an ε beyond the ``"paper"`` calibration's range.
 
     References:

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
@@ -24,6 +25,7 @@ from jaxpriv.mechanisms import (
     window_tree,
 )
 from jaxpriv.mechanisms._window_tree import check_window, check_window_budget
+from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import check_wdp_params, dyadic_prefix_sum, leader_point, sensitivity_rule, window_sensitivity
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -126,7 +128,9 @@ def wdp_cocop(
     Raises:
       ValueError: a set without projection, ``W < 1``, ``W`` not a power of two, a bad static
         argument (``sensitivity="paper"``: renamed); ``check``: a missing or wrong-family budget
-        (also in ``init``), ``μ <= 0``, ``L < 0``, ``ε <= 0``, ``δ`` outside ``(0, 1)``, an ε
+        (also in ``init``), ``μ <= 0``, ``L < 0``, ``ε <= 0`` or
+        below the learner's floor (where its float32 arithmetic breaks, docs/guide/sharp_edges.md),
+        ``δ`` outside ``(0, 1)``, an ε
         beyond the ``"paper"`` calibration's range.
 
     References:
@@ -142,8 +146,20 @@ def wdp_cocop(
     k_w = window_depth(check_window(window, horizon, round_window), horizon)
     diameter = float(constraint.diameter)
 
+    release_std = _floor.ReleaseStd(tree, horizon)
+
     def check(params: WDPParams) -> None:
         check_wdp_params(params, noise, calibration, k_w, "wdp_cocop")
+        delta = 1.0 if params.delta is None else params.delta
+        values = _floor.concrete(params.epsilon, delta, params.lipschitz, params.strong_convexity)
+        if values is not None:  # the budget floor (docs/guide/sharp_edges.md): ĝ_t/μ must stay finite
+            budget, delta, lip, mu = values
+            clip = np.asarray(window_sensitivity(sensitivity, lip, mu, diameter), np.float64)
+            delta = None if params.delta is None else delta
+            mech_params = WindowTreeParams(budget, delta, clip)
+            detail = f"T={horizon}, d={constraint.dim}, W={window}, noise={noise!r}"
+            args = (release_std, mech_params, horizon, constraint.dim, constraint.radius, clip, mu, detail)
+            _floor.check_ftal_leader("wdp_cocop", "epsilon", 1.0, *args)
 
     def init_fn(key: PRNGKey, params: WDPParams) -> WDPCOCOPState:
         check_window_budget("wdp_cocop", params, noise)

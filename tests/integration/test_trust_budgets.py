@@ -44,7 +44,7 @@ def test_no_budget_is_refused_and_inf_is_the_explicit_non_private_limit():
     np.testing.assert_array_equal(free.regret, ftal.regret)
 
 
-@pytest.mark.parametrize("eps", [1e-50, 1e-31, 1e-300])
+@pytest.mark.parametrize("eps", [1e-50, 1e-34, 1e-300])  # below pftal's floor here (about 1e-33), issue 35
 def test_a_budget_float32_cannot_represent_is_refused_before_compiling(eps):
     with pytest.raises(ValueError, match="float32"):
         jp.run(oco.pftal(32, BALL), ENV, jp.SimParams(oco.PFTALParams(eps, lipschitz=2.0), ENV_P), 0, 32)
