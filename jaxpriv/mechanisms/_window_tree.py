@@ -15,16 +15,20 @@ decomposition of ``j`` inside the current block (the nodes at the set bits of
 ``j``, as in the binary tree) and, from the second block on, the suffix
 decomposition of length ``B - j`` of the previous block (mirrored). Every node
 is used at a contiguous range of steps (left children and block roots in the
-prefix phase, right children in the suffix phase, never both), so its noise is
-drawn when it is first used, from a key that is a function of the node alone,
+prefix phase, right children in the suffix phase, never both). Its noise is a
+function of the node alone, ``draw(level, index)`` from the key
 ``fold_in(fold_in(key, level), index)`` for the node covering
-``(index·2^level, (index+1)·2^level]``, and only running noise sums are kept:
-memory ``O(d log W)`` per seed, about two node draws per step amortised.
+``(index·2^level, (index+1)·2^level]``, so it is the same vector whenever it is
+drawn: the prefix node is drawn when it closes, the suffix nodes a few steps
+ahead of their first use (``_shrink_suffix``), and only running noise sums are
+kept. Any computation that sums the same nodes gives the same release up to the
+order of the float32 additions. A step draws exactly two nodes, one batch, and
+reads and writes a few rows in place: no branch and no loop over levels;
+memory ``O(d log W)`` per seed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -36,6 +40,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
 from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_field, poison_past_horizon
+from jaxpriv._inplace import get_row, set_row, set_rows
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import trailing_zeros
@@ -119,14 +124,15 @@ class WindowTreeParams(NamedTuple):
 class WindowTreeState(NamedTuple):
     """State of a window tree with blocks of ``B = 2^m`` inputs.
 
-    The release at ``t`` is ``total + prefix[0] + suffix[0]`` (the suffix only from the second block on).
+    The release at ``t`` is ``total`` plus the prefix noise (``prefix`` row ``tz(j)``) plus, from the
+    second block on, the suffix noise (``_suffix_noise`` at the lowest set bit of ``B - j``).
     """
 
     key: jax.Array  # the base key; node noise is a function of (key, level, index)
     total: jax.Array  # shape=[d], exact running sum of the clipped inputs (compensated summation)
     compensation: jax.Array  # shape=[d], Kahan compensation of ``total``
-    prefix: jax.Array  # shape=[m + 2, d], row h: noise of the current block's prefix nodes at set bits >= h of j
-    suffix: jax.Array  # shape=[m + 1, d], row h: noise of the previous block's suffix nodes at set bits >= h of B - j
+    prefix: jax.Array  # shape=[m + 2, d], row h (a set bit of j): noise of the prefix nodes at set bits >= h of j
+    suffix: jax.Array  # shape=[2(m + 1), d], rows 2h, 2h + 1: chain sums and chain bases of the suffix (_shrink_suffix)
     scale: jax.Array  # shape=(), per-node noise scale (Gamma scale or Gaussian σ)
     sensitivity: jax.Array  # shape=(), clipping bound Δ
     nonfinite: jax.Array  # shape=(), int32, inputs with a NaN / ±inf entry, replaced by zero
@@ -340,7 +346,7 @@ def _calibrate(
     eqs. (13)/(16), or the analytic Gaussian for ``"composition"``), computed once here so
     ``step`` takes no params (spec §2.4). The noise rows start at zero: ``prefix`` has
     ``m + 2`` rows (row ``m + 1`` stays zero, the "nothing above" of a full block),
-    ``suffix`` ``m + 1`` (spec §2.6).
+    ``suffix`` ``2(m + 1)`` (rows ``2m``, ``2m + 1`` stay zero; spec §2.6, ``_shrink_suffix``).
     """
     check_window_budget("window_tree", params, noise)
     sens = factor * jnp.asarray(params.sensitivity, dtype)
@@ -351,7 +357,7 @@ def _calibrate(
         total=zero,
         compensation=zero,
         prefix=jnp.zeros((levels + 2, dim), dtype),
-        suffix=jnp.zeros((levels + 1, dim), dtype),
+        suffix=jnp.zeros((2 * (levels + 1), dim), dtype),
         scale=jnp.asarray(scale, dtype),
         sensitivity=jnp.asarray(params.sensitivity, dtype),
         nonfinite=jnp.zeros((), jnp.int32),
@@ -368,52 +374,84 @@ def _block_position(t: jax.Array, size: int) -> tuple[jax.Array, jax.Array]:
     return j, trailing_zeros(j)
 
 
-def _advance_prefix(
-    prefix: jax.Array, draw: Callable, t: jax.Array, j: jax.Array, level: jax.Array, scale: jax.Array, levels: int
-) -> tuple[jax.Array, jax.Array]:
+def _advance_prefix(prefix: jax.Array, eta: jax.Array, j: jax.Array, level: jax.Array) -> tuple[jax.Array, jax.Array]:
     """The prefix decomposition of ``j`` in the current block (the binary tree's nodes at the set bits of ``j``).
 
-    Going from ``j - 1`` to ``j`` clears the bits below ``level = tz(j)`` and sets bit
-    ``level``: the node closing at ``t`` is drawn (at its first use), rows ``h <= level``
-    become row ``level + 1`` (the set bits above) plus its noise, rows above keep their sums.
-    ``j = 1`` opens a block: the previous block's rows are dropped.
-    Returns the rows and row 0, the prefix part of ``n_t``.
+    Row ``h``, at a set bit ``h`` of ``j``, is the noise of the nodes at the set bits ``>= h``
+    (rows at clear bits are stale and never read; row ``m + 1`` stays zero). Going from
+    ``j - 1`` to ``j`` clears the bits below ``level = tz(j)`` and sets bit ``level``: row
+    ``level`` becomes the row of the next set bit of ``j`` above ``level`` (the zero row if none:
+    ``j = 1`` opens a block) plus ``eta``, the noise of the node closing at ``t``, drawn at its
+    first use. One row read, one written, in place. Returns the rows and row ``level``, the
+    prefix part of ``n_t``, read back from the written array.
     """
-    eta = scale * draw(level, (t >> level) - 1)
-    fresh = j == 1
-    below = jnp.where(fresh, 0.0, jax.lax.dynamic_index_in_dim(prefix, level + 1, 0, keepdims=False))
-    value = below + eta
-    rows = jnp.arange(levels + 2, dtype=jnp.int32)[:, None]
-    return jnp.where(rows <= level, value, jnp.where(fresh, 0.0, prefix)), value
+    rest = j & (j - 1)  # j without bit level
+    above = jnp.where(rest == 0, prefix.shape[-2] - 1, trailing_zeros(rest))  # the next set bit, or zero row m + 1
+    value = get_row(prefix, above) + eta
+    prefix = set_row(prefix, value, level)
+    return prefix, get_row(prefix, level)
+
+
+def _suffix_noise(suffix: jax.Array, t: jax.Array, h: jax.Array, size: int) -> jax.Array:
+    """The noise of the previous block's suffix nodes at the set bits ``>= h`` of its length (bit ``h`` set).
+
+    Bit ``h`` was set by the last drop of a node of level ``c > h``: at the step ``a + 1`` with
+    ``a`` the largest multiple of ``2^(h+1)`` up to ``t - 1`` and ``c = min(tz(a), m)``. The noise is
+    that chain's base (``suffix`` row ``2c + 1``) plus its own nodes of levels ``h..c-1``
+    (row ``2h``). ``h = m``: rows ``2m`` and ``2m + 1`` are zero.
+    """
+    start = jax.lax.shift_left(jax.lax.shift_right_logical(t - 1, h + 1), h + 1)
+    chain = trailing_zeros(start | size)
+    return get_row(suffix, 2 * chain + 1) + get_row(suffix, 2 * h)
+
+
+def _suffix_node(t: jax.Array, size: int) -> tuple[jax.Array, jax.Array]:
+    """The suffix node drawn ahead at ``t`` (``_shrink_suffix``): level ``c = min(tz(t - 1), m)`` and its index."""
+    c = trailing_zeros((t - 1) | size)  # min(tz(t - 1), m); m at t = 1
+    return c, jax.lax.shift_right_arithmetic(t - 1 - size, c) + 2
 
 
 def _shrink_suffix(
-    suffix: jax.Array, draw: Callable, length: jax.Array, end: jax.Array, scale: jax.Array, levels: int
-) -> jax.Array:
-    """The previous block's suffix shrinks from length ``B - j + 1`` to ``B - j`` (spec §2.3, §2.6).
+    suffix: jax.Array, eta: jax.Array, t: jax.Array, j: jax.Array, levels: int
+) -> tuple[jax.Array, jax.Array]:
+    """The previous block's suffix shrinks from length ``B - j + 1`` to ``L = B - j`` (spec §2.3, §2.6).
 
-    The suffix of length ``B - j`` ending at ``end = t - j`` is the decomposition mirrored:
-    the node of level ``h`` at each set bit of the length, largest rightmost.
-    ``c = tz(B - j + 1)`` nodes are new, of levels ``< c`` (each right child's only use
-    starts here). Rows ``>= c`` keep their sums except row ``c``, which drops the old node
-    of level ``c``; rows ``h < c`` add the new nodes of levels ``h..c-1``. A loop with the
-    (unbatched) trip count ``c`` draws each new node once: ``O(d)`` work per step amortised,
-    one compiled body whatever ``W``. Row 0 is the suffix part of ``n_t``.
+    The suffix of length ``L`` ending at ``t - j`` is the decomposition mirrored: the node of
+    level ``h`` at each set bit of ``L``, largest rightmost. At ``t`` the leftmost node, of level
+    ``c = tz(L + 1) = min(tz(t - 1), m)``, is dropped and ``c`` nodes of levels ``c - 1..0``
+    (the right children down its left edge, each used from here on only) take its place.
+
+    So that a step draws one suffix node rather than up to ``m`` (a loop, or ``m`` draws), the
+    nodes are drawn ahead: node noise is a function of the node alone, so a node may be drawn
+    before its first use. The chain of ``c = min(tz(a), m)`` nodes of the drop at ``a + 1`` is
+    drawn one node a step, its level-``i`` node at step ``a + 1 - 2^i`` (from level ``c - 1``
+    down to level 0 at step ``a``), and summed from the top as drawn: row ``2i`` holds the
+    chain's nodes of levels ``i..c-1``. So step ``s`` draws the node of level
+    ``c_s = min(tz(s - 1), m)`` of the chain of ``a = s - 1 + 2^(c_s)``, which covers
+    ``(a - B + 2^(c_s), a - B + 2^(c_s + 1)]`` (``_suffix_node``; ``eta`` is its noise; at
+    ``c_s = m``, once a block, it is not used). The chains in progress nest, and a chain's row
+    ``2i`` is next written when its bit ``i`` of ``L`` is cleared. At the drop, row ``2c + 1``
+    gets the chain's base: the noise of the nodes at the set bits of ``L`` above ``c``. The
+    noise at a set bit ``h`` of ``L`` is then its chain's base plus its chain row ``2h``
+    (``_suffix_noise``): the nodes of the spec's sum, added in another order (the last bits of
+    the float32 sum may differ from adding them one by one). Two rows written (``2c``,
+    ``2c + 1``: one block) and five read, in place; rows ``2m``, ``2m + 1`` stay zero. In the
+    first block the rows fill with the chains of the second (and unused ones); the release
+    masks the suffix there. Returns the rows and the suffix part of ``n_t``, read back from
+    the written array.
     """
-    c = trailing_zeros(length + 1)
-    padded = jnp.concatenate([suffix, jnp.zeros_like(suffix[:1])])  # row m + 1: zero
-    base = jax.lax.dynamic_index_in_dim(padded, c + 1, 0, keepdims=False)
-    suffix = jax.lax.dynamic_update_index_in_dim(padded, base, c, 0)[: levels + 1]
-
-    def body(i, carry):
-        rows, acc = carry
-        h = c - 1 - i  # from level c - 1 down to 0
-        upper = (length >> (h + 1)) << (h + 1)  # bits of the length above level h
-        acc = acc + scale * draw(h, ((end - upper) >> h) - 1)  # the node ends at end - upper
-        return jax.lax.dynamic_update_index_in_dim(rows, acc, h, 0), acc
-
-    rows, _ = jax.lax.fori_loop(0, c, body, (suffix, base))
-    return rows
+    size = 2**levels
+    length = size - j
+    c = trailing_zeros((t - 1) | size)  # min(tz(t - 1), m); m at t = 1 (the level of _suffix_node)
+    high = jax.lax.shift_left(jax.lax.shift_right_logical(length, c + 1), c + 1)  # the bits of L above c
+    base = _suffix_noise(suffix, t, trailing_zeros(high | size), size)  # at the next set bit, or the zero level m
+    # The node drawn, of level c, belongs to the chain of the drop at a + 1, a = t - 1 + 2^c (bit c + 1 of
+    # a is set iff bit c + 1 of t - 1 is clear): it is the chain's top node when min(tz(a), m) = c + 1.
+    first = ((jax.lax.shift_right_logical(t - 1, c + 1) & 1) == 0) | (c + 1 >= levels)
+    above_in_chain = jnp.where(first, 0.0, get_row(suffix, 2 * c + 2))
+    chain = jnp.where(c < levels, above_in_chain + eta, 0.0)
+    suffix = set_rows(suffix, jnp.stack([chain, base.astype(chain.dtype)], axis=-2), 2 * c)
+    return suffix, _suffix_noise(suffix, t, trailing_zeros(length | size), size)
 
 
 def _release(
@@ -442,7 +480,12 @@ def _window_tree_step(
     dim: int,
     dtype,
 ) -> tuple[WindowTreeState, jax.Array]:
-    """One step (spec §2.6): clip and add ``x`` exactly, update the prefix and suffix noise, release."""
+    """One step (spec §2.6): clip and add ``x`` exactly, update the prefix and suffix noise, release.
+
+    Branch-free and loop-free: the level logic is scalar arithmetic on the shared clock ``t``,
+    two nodes are drawn (the prefix node closing at ``t`` and one suffix node ahead), and the
+    noise rows are read and written in place (``jaxpriv._inplace``), ``O(d)`` whatever ``W``.
+    """
     t = jnp.asarray(t, jnp.int32)
     size = 2**levels
     x, bad = guard_input(x, state.sensitivity, "l2", dtype)
@@ -450,11 +493,15 @@ def _window_tree_step(
     total, compensation = kahan_add(KahanSum(state.total, state.compensation), x)
     draw = partial(_node_noise, state.key, dim=dim, noise=noise, dtype=dtype)
     j, level = _block_position(t, size)
-    prefix, prefix_noise = _advance_prefix(state.prefix, draw, t, j, level, state.scale, levels)
-    suffix, suffix_noise = state.suffix, None
+    nodes = [(level, (t >> level) - 1)]  # the prefix node closing at t
     if size < horizon:  # a second block exists: the suffix of length B - j of the previous one, ending at t - j
-        suffix = _shrink_suffix(state.suffix, draw, size - j, t - j, state.scale, levels)
-        suffix_noise = suffix[0]
+        nodes.append(_suffix_node(t, size))
+    node_levels, node_indices = (jnp.stack(x) for x in zip(*nodes, strict=True))
+    eta = state.scale * jax.vmap(draw)(node_levels, node_indices)  # the step's nodes in one batch: one set of kernels
+    prefix, prefix_noise = _advance_prefix(state.prefix, eta[0], j, level)
+    suffix, suffix_noise = state.suffix, None
+    if size < horizon:
+        suffix, suffix_noise = _shrink_suffix(state.suffix, eta[1], t, j, levels)
     release = _release(total, prefix_noise, suffix_noise, t, size, horizon)
     new_state = state._replace(
         total=total,

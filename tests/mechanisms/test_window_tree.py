@@ -84,6 +84,28 @@ def test_mechanism_releases_the_worked_example_exactly(noise):
     np.testing.assert_allclose(scanned, by_hand, rtol=1e-6, atol=1e-5 * scale)
 
 
+@pytest.mark.parametrize(("window", "horizon", "noise"), [(2, 37, "gamma"), (16, 200, "gamma"), (32, 300, "gaussian")])
+def test_release_noise_is_the_sum_of_the_drawn_nodes_of_the_reference_decomposition(window, horizon, noise):
+    """Over many blocks: n_t is the sum of draw(level, index) over window_nodes(t) (spec §2.3, §2.6).
+
+    The step draws the suffix nodes ahead of their first use and keeps chain sums (``_shrink_suffix``);
+    whatever the order of the additions, the release noise is made of exactly the reference nodes.
+    """
+    d = 3
+    tree = window_tree(horizon, d, window, noise)
+    params = _params(noise, 1.0)
+    noise_t = np.asarray(_prefix_sums(tree, params, jnp.zeros((horizon, d)), jax.random.key(5))[0])
+    key = jax.random.split(jax.random.key(5))[0]  # _prefix_sums's init key: the nodes' base key
+    scale = float(tree.init(key, params).scale)
+    nodes = {t: window_nodes(t, window, horizon)[1] for t in range(1, horizon + 1)}
+    ids = sorted({node for used in nodes.values() for node in used})
+    levels, indices = (jnp.asarray(x, jnp.int32) for x in zip(*ids, strict=True))
+    draws = scale * np.asarray(jax.vmap(lambda h, i: _node_noise(key, h, i, d, noise, jnp.float32))(levels, indices))
+    draw = dict(zip(ids, draws.astype(np.float64), strict=True))
+    expected = np.stack([sum(draw[node] for node in nodes[t]) for t in range(1, horizon + 1)])
+    np.testing.assert_allclose(noise_t, expected, rtol=0, atol=2e-6 * scale * d)
+
+
 @pytest.mark.parametrize(("window", "horizon"), [(1, 20), (2, 37), (4, 40), (8, 100), (16, 64), (64, 40), (40, 40)])
 def test_noisy_nodes_partition_the_window_and_expire_on_schedule(window, horizon):
     k_w = mechanisms.window_depth(window, horizon)
