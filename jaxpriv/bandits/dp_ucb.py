@@ -52,6 +52,7 @@ from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs, zero_nonfinite
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.mechanisms import TreeParams, binary_tree, describe, release_variance
+from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 
 #: The prefix-sum mechanisms DP-UCB accepts (``describe(mechanism).name``).
@@ -282,6 +283,7 @@ def dp_ucb(
 
     def check(params: DPUCBParams) -> None:
         check_budget_values("dp_ucb", params, family)
+        check_sampler_floor("dp_ucb", params, sampler_floor_of(mech))  # the samplers' δ floor
         _validate.positive("alpha", params.alpha, allow_inf=False)
 
     def init_fn(key: PRNGKey, params: DPUCBParams) -> DPUCBState:
@@ -327,7 +329,8 @@ def dp_ucb(
     def nonfinite_fn(state: DPUCBState) -> jax.Array:
         return jnp.sum(state.nonfinite, dtype=jnp.int32) + nonfinite_inputs(mech, state.trees)
 
-    init_fn = declare(init_fn, params=DPUCBParams, private=declared_private(mech) is not False)
+    private = declared_private(mech) is not False
+    init_fn = declare(init_fn, params=DPUCBParams, private=private, sampler_floor=sampler_floor_of(mech))
     learner = Learner(init_fn, declare(act_fn, num_arms=K), update_fn, check, T, nonfinite=nonfinite_fn)
     return learner
 

@@ -1,8 +1,8 @@
 """The demo: PFTAL against FTAL and OGD over privacy levels on a strongly convex quadratic stream.
 
 ``jaxpriv demo`` calls ``run_demo``; so can a notebook. It writes ``results.npz``
-(regret at checkpoints), ``settings.json`` (settings, versions, timings and the
-final-regret table), ``summary.csv`` (the final-regret table: mean ± standard error)
+(regret at checkpoints), ``settings.json`` (settings, versions, timings, the samplers'
+δ floor per budget and the final-regret table), ``summary.csv`` (the final-regret table: mean ± standard error)
 and ``regret.png`` into one folder, and prints the table.
 """
 
@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxpriv as jp
-from jaxpriv import _validate, envs, oco, plot, sets, theory
+from jaxpriv import _validate, envs, mechanisms, oco, plot, sets, theory
 from jaxpriv._base import as_key
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 
@@ -81,7 +81,8 @@ def run_demo(
       A ``DemoResult``; the files are written under ``out``.
 
     Raises:
-      ValueError: a horizon of ``2**31 - 1`` or more, or a seed outside ``[0, 2**64)`` (before anything runs).
+      ValueError: a horizon of ``2**31 - 1`` or more, a seed outside ``[0, 2**64)``, or a budget PFTAL refuses
+        (e.g. one whose samplers' δ floor exceeds ``mechanisms.SAMPLER_DELTA_MAX``), before anything runs.
     """
     horizon = _validate.horizon(horizon)
     seed = _validate.seed("seed", seed)
@@ -107,7 +108,10 @@ def run_demo(
             len(eps),
         ),
     }
+    for learner, params, _ in learners.values():  # every refusal (a budget above the samplers' floor) before any run
+        learner.check(params)
     runs = _sweep_learners(learners, stream, as_key(seed), horizon, seeds, ckpts, chunk)
+    floors = mechanisms.sampler_settings({name: (lr, p) for name, (lr, p, _) in learners.items()}, len(eps))
     rows = _table(runs.regret, eps, noise, stream, horizon)
     _print_table(rows, horizon, seeds)
     settings = {
@@ -126,6 +130,11 @@ def run_demo(
         "checkpoints": len(ckpts),
         "seconds": runs.seconds,
         "nonfinite_warnings": runs.warnings,
+        # the δ the float32 samplers' bounded support adds to PFTAL's guarantee at each budget (null: no tree of
+        # those samplers), the stated δ each finite budget was checked against, and the supports
+        "sampler_delta_floor": floors["floor"],
+        "sampler_delta_max": floors["delta_max"],
+        "sampler_support": floors["support"],
         "table": rows,
         "arrays": "results.npz: steps[m], epsilon[E], ogd[1,S,m], ftal[1,S,m], pftal[E,S,m] (regret at steps)",
     }

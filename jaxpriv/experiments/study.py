@@ -11,7 +11,9 @@ on which chunks ran before.
 Outputs in the output folder: ``results.npz`` (raw arrays; their axes are named
 in the JSON), ``settings.json`` (the study, the grid, versions, timings, and
 ``"private"``: whether each learner's stated guarantee holds, ``false`` for a non-private
-learner or an opt-out built with ``private = false``),
+learner or an opt-out built with ``private = false``; ``"sampler_delta_floor"``: the δ the float32
+samplers' bounded support adds to each learner's guarantee at each grid point, ``null`` where no
+tree of those samplers is involved, with ``"sampler_delta_max"`` and ``"sampler_support"``),
 ``summary.csv`` (one row per grid point: mean and standard error of the final
 regret, the theorem's bound where one exists), ``regret.png`` (regret curves
 with 95% bands, ``jaxpriv.plot.regret_vs_t``) and ``final_regret.png`` (final regret
@@ -437,11 +439,24 @@ def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None
     return rows
 
 
-def _learner_settings(arm: StudyLearner) -> dict[str, Any]:
-    """A learner's entry of ``settings.json``: its label, name, static arguments (a mechanism by its name)."""
+def _learner_settings(arm: StudyLearner, sampler_floor: dict[str, Any] | None) -> dict[str, Any]:
+    """A learner's entry of ``settings.json``: its label, name, static arguments (a mechanism by its name).
+
+    ``sampler_floor``: its samplers' δ floor per grid point (``_sampler_floors``), or ``None``.
+    """
     static = {k: (mechanisms.describe(v).name if k == "mechanism" else v) for k, v in arm.static.items()}
     entry = {"label": arm.label, "name": arm.name, "static": static, "axes": arm.axes, "swept": arm.swept}
-    return entry | {"private": declared_private(arm.learner)}
+    return entry | {"private": declared_private(arm.learner), "sampler_delta_floor": sampler_floor}
+
+
+def _sampler_floors(study: Study) -> dict[str, Any]:
+    """The samplers' δ floor of each learner at each grid point (``mechanisms.sampler_settings``, keyed by label).
+
+    ``None`` for a learner whose noise does not come through a tree of the float32 samplers (FTAL,
+    OGD, MI-OGD, the square-root factorization, BLT, ...); 1 at an infinite budget (no noise).
+    """
+    components = {arm.label: (arm.learner, arm.params.learner) for arm in study.learners}
+    return mechanisms.sampler_settings(components, study.size)
 
 
 def _settings(
@@ -449,6 +464,7 @@ def _settings(
     seconds: float, warning: str | None, rows: list[dict[str, Any]],
 ) -> dict[str, Any]:  # fmt: skip
     """``settings.json`` (less the versions, which ``write_settings`` adds)."""
+    floors = _sampler_floors(study)
     lead = ["learner"] if study.compare else []
     axis_names = {
         name: lead + (["grid", "seed", "checkpoint"] if arrays[name].ndim == 3 + len(lead) else ["grid", "seed"])
@@ -465,6 +481,14 @@ def _settings(
         "private": [declared_private(arm.learner) for arm in study.learners]
         if study.compare
         else declared_private(study.learners[0].learner),
+        # the float32 samplers' bounded support: the δ it adds to each learner's guarantee at each grid point
+        # (null where no tree of those samplers is involved), the stated δ every finite budget was checked
+        # against before compiling, and the supports (docs/algorithms/mechanisms.md, "The samplers' tails")
+        "sampler_delta_floor": [floors["floor"][arm.label] for arm in study.learners]
+        if study.compare
+        else floors["floor"][study.learners[0].label],
+        "sampler_delta_max": floors["delta_max"],
+        "sampler_support": floors["support"],
         "env": study.env_name,
         "horizon": study.horizon,
         "seeds": study.seeds,
@@ -490,7 +514,7 @@ def _settings(
         "summary": rows,
     }
     if study.compare:
-        settings["learners"] = [_learner_settings(arm) for arm in study.learners]
+        settings["learners"] = [_learner_settings(arm, floors["floor"][arm.label]) for arm in study.learners]
         settings["reference"] = study.reference
     return settings
 

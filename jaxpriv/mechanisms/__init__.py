@@ -1,6 +1,8 @@
 """Private mechanisms: prefix sums (tree, Honaker, square root, BLT), their variance oracle, noise, accounting."""
 
 from jaxpriv.mechanisms._accounting import (
+    SAMPLER_DELTA_MAX,
+    SAMPLER_SUPPORT,
     analytic_gaussian_sigma,
     analytic_gaussian_stddev,
     dp_to_zcdp,
@@ -10,6 +12,7 @@ from jaxpriv.mechanisms._accounting import (
     gaussian_stddev,
     laplace_node_scale,
     node_variance,
+    sampler_delta_floor,
     tree_depth,
     zcdp_to_dp,
     zcdp_to_dp_tight,
@@ -35,6 +38,14 @@ from jaxpriv.mechanisms._mutual_information import (
     stddev_to_mutual_information,
 )
 from jaxpriv.mechanisms._noise import gamma_norm
+from jaxpriv.mechanisms._sampler_floor import (
+    SamplerFloor,
+    check_sampler_floor,
+    component_delta_floor,
+    sampler_floor_of,
+    sampler_settings,
+    tree_sampler_floor,
+)
 from jaxpriv.mechanisms._sqrt_factorization import (
     SQRT_MAX_ELEMENTS,
     SqrtState,
@@ -77,6 +88,8 @@ __all__ = [
     "GAUSSIAN_CALIBRATIONS",
     "NEIGHBOURING",
     "NOISE_FAMILIES",
+    "SAMPLER_DELTA_MAX",
+    "SAMPLER_SUPPORT",
     "SQRT_MAX_ELEMENTS",
     "WINDOW_NOISE_FAMILIES",
     "BLTCoefficients",
@@ -84,6 +97,7 @@ __all__ = [
     "DyadicSums",
     "HonakerState",
     "PrefixSumInfo",
+    "SamplerFloor",
     "SqrtState",
     "TreeParams",
     "TreeState",
@@ -101,8 +115,10 @@ __all__ = [
     "blt_norms",
     "budget_field",
     "calibrated_sensitivity",
+    "check_sampler_floor",
     "clip_l1",
     "clip_l2",
+    "component_delta_floor",
     "describe",
     "dp_to_zcdp",
     "dyadic_init",
@@ -122,11 +138,15 @@ __all__ = [
     "paper_calibration_max_epsilon",
     "prefix_sums",
     "release_variance",
+    "sampler_delta_floor",
+    "sampler_floor_of",
+    "sampler_settings",
     "sqrt_coefficients",
     "sqrt_factorization",
     "stddev_to_mutual_information",
     "trailing_zeros",
     "tree_depth",
+    "tree_sampler_floor",
     "window_depth",
     "window_gaussian_delta",
     "window_node_scale",

@@ -381,6 +381,20 @@ SAMPLER_SUPPORT = {
     "normal": (float(np.float32(-6.4439335)), float(np.float32(6.2751713))),  # Φ⁻¹(2^-34), Φ⁻¹(1 - 1.5·2^-33)
 }
 
+#: The stated δ: the largest ``sampler_delta_floor`` a tree component accepts (issue 35). Every
+#: component whose noise reaches its releases through a tree of these samplers (``binary_tree``,
+#: ``honaker_tree`` and the learners built on them, the WDP learners' window tree) refuses in its
+#: ``check``, before compiling, a finite budget whose floor exceeds it (``jaxpriv.mechanisms.
+#: check_sampler_floor``). 1e-5 is the δ conventionally stated beside ε (below ``1/n`` for the
+#: ``n <= 10^5`` records it is quoted with; ``1/T = 6e-5`` at the demo's ``T = 2^14``): a floor above
+#: it means the samplers alone break a claim as strong as (ε, 1e-5). It refuses the budgets where
+#: a node's shift nears the support: for trees of 11-15 levels, Gaussian ρ above 12-16, Laplace ε
+#: above 91-119, Gamma ε above 71-93 at d = 3 (33-40 at d = 100); for one node, ρ above 2 and ε
+#: above 5-11; Gamma-norm trees of d >~ 2500 at every budget (the bound's directional term). It
+#: accepts the demo's ε ∈ {0.1, 1, 10, ∞} for every family (d <= 100) and every budget the
+#: library's examples, notebooks and tests run (docs/algorithms/mechanisms.md, "The stated δ").
+SAMPLER_DELTA_MAX = 1e-5
+
 
 def _concave_envelope_at(y: np.ndarray, h: np.ndarray, x: float) -> float:
     """The least concave majorant of the points ``(y, h)`` (``y`` increasing, ``y[0] = 0``) at ``x``."""

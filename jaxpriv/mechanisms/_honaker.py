@@ -15,6 +15,7 @@ from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_
 from jaxpriv._inplace import set_row
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, suffix_step, trailing_zeros
+from jaxpriv.mechanisms._sampler_floor import tree_sampler_floor
 from jaxpriv.mechanisms._tree import (
     NEIGHBOURING,
     NOISE_FAMILIES,
@@ -111,6 +112,7 @@ def honaker_tree(
     sampler = _noise.SAMPLERS[noise]
     norm = input_norm(noise)
     weights = honaker_weights(depth)
+    sampler_floor = tree_sampler_floor("honaker_tree", noise, depth, dim)  # the same nodes as the tree's
 
     def init_fn(key: PRNGKey, params: TreeParams) -> HonakerState:
         del key
@@ -159,9 +161,9 @@ def honaker_tree(
         return node * bits
 
     return Mechanism(
-        declare(init_fn, params=TreeParams, private=True),
+        declare(init_fn, params=TreeParams, private=True, sampler_floor=sampler_floor),
         step_fn,
-        partial(check_tree_params, noise=noise, component="honaker_tree"),
+        partial(check_tree_params, noise=noise, component="honaker_tree", sampler_floor=sampler_floor),
         horizon,
         nonfinite=nonfinite_field,
         info=PrefixSumInfo("honaker_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),

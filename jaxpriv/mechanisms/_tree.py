@@ -29,6 +29,7 @@ from jaxpriv._base import (
 )
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
+from jaxpriv.mechanisms._sampler_floor import SamplerFloor, check_sampler_floor, tree_sampler_floor
 from jaxpriv.mechanisms._variance import budget_unit_variance, describe
 
 NOISE_FAMILIES = ("gamma", "laplace", "gaussian")
@@ -183,11 +184,18 @@ def tree_node_variance(noise: str, params: TreeParams, sensitivity: np.ndarray, 
     return budget_unit_variance(noise, params, sensitivity, dim) * (depth if noise == "gaussian" else depth**2)
 
 
-def check_tree_params(params: TreeParams, noise: str, component: str = "binary_tree") -> None:
-    """Raise ``ValueError`` for a missing or wrong-family budget, a budget ``<= 0``, or a bad sensitivity."""
+def check_tree_params(
+    params: TreeParams, noise: str, component: str = "binary_tree", sampler_floor: SamplerFloor | None = None
+) -> None:
+    """Raise ``ValueError`` for a missing or wrong-family budget, a budget ``<= 0``, or a bad sensitivity.
+
+    With ``sampler_floor`` (the trees): also for a finite budget whose float32 samplers' δ floor
+    exceeds ``SAMPLER_DELTA_MAX`` (``check_sampler_floor``).
+    """
     check_budget_values(component, params, noise)
     _validate.numeric("sensitivity", params.sensitivity)
     _validate.nonnegative("sensitivity", params.sensitivity)
+    check_sampler_floor(component, params, sampler_floor)
 
 
 NEIGHBOURING = ("add_remove", "replace")
@@ -223,7 +231,10 @@ def binary_tree(
       variance ``2(D s/ε)²``.
     * ``"gaussian"``: ρ-zCDP, L2 norm; ``N(0, D s²/(2ρ) I)`` per node.
 
-    An infinite budget gives zero noise and the exact prefix sums.
+    An infinite budget gives zero noise and the exact prefix sums. The float32
+    samplers' bounded support adds a δ floor to the guarantee
+    (``sampler_delta_floor``, declared as the init's ``sampler_floor``): ``check``
+    refuses a finite budget whose floor exceeds ``SAMPLER_DELTA_MAX`` (1e-5).
 
     Guard rails. An input with a NaN or ±inf entry is replaced by the zero
     vector before clipping (``guard_input``) and counted in ``TreeState.nonfinite``,
@@ -266,6 +277,7 @@ def binary_tree(
     depth = _accounting.tree_depth(horizon)
     sampler = _noise.SAMPLERS[noise]
     norm = input_norm(noise)
+    sampler_floor = tree_sampler_floor("binary_tree", noise, depth, dim)
 
     def init_fn(key: PRNGKey, params: TreeParams) -> TreeState:
         del key
@@ -292,9 +304,9 @@ def binary_tree(
         return popcount(t) * tree_node_variance(noise, params, sensitivity_fn(params), dim, depth)
 
     return Mechanism(
-        declare(init_fn, params=TreeParams, private=True),
+        declare(init_fn, params=TreeParams, private=True, sampler_floor=sampler_floor),
         step_fn,
-        partial(check_tree_params, noise=noise),
+        partial(check_tree_params, noise=noise, sampler_floor=sampler_floor),
         horizon,
         nonfinite=nonfinite_field,
         info=PrefixSumInfo("binary_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),

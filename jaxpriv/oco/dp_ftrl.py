@@ -12,6 +12,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
 from jaxpriv.mechanisms import TreeParams, release_variance
+from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import prefix_sum_mechanism
@@ -280,6 +281,7 @@ def dp_ftrl(
         if lam is not None and np.any(np.isnan(lam)):  # the tuned λ is proportional to L
             _validate.positive("lipschitz", params.lipschitz, allow_inf=False)
         check_budget_values("dp_ftrl", params, noise, _floor.MIN_BUDGET)
+        check_sampler_floor("dp_ftrl", params, sampler_floor_of(tree))  # the samplers' δ floor
         name, power = _floor.budget_name(noise), _floor.budget_power(noise)
         values = _floor.concrete(getattr(params, name), params.lipschitz, params.regularization)
         if values is None:
@@ -317,5 +319,6 @@ def dp_ftrl(
     def nonfinite_fn(state: DPFTRLState) -> jax.Array:
         return nonfinite_inputs(tree, state.tree)  # the gradients the mechanism zeroed
 
-    init_fn = declare(init_fn, params=DPFTRLParams, private=declared_private(tree) is not False)
+    private = declared_private(tree) is not False
+    init_fn = declare(init_fn, params=DPFTRLParams, private=private, sampler_floor=sampler_floor_of(tree))
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)

@@ -12,6 +12,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
 from jaxpriv.mechanisms import DyadicSums, TreeParams, dyadic_init, tree_depth
+from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import dyadic_prefix_sum, leader_point, prefix_sum_mechanism
@@ -123,6 +124,7 @@ def pftal(
         _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
         _validate.nonnegative("lipschitz", params.lipschitz)
         check_budget_values("pftal", params, noise, _floor.MIN_BUDGET)
+        check_sampler_floor("pftal", params, sampler_floor_of(tree))  # the samplers' δ floor
         values = _floor.concrete(getattr(params, name), params.lipschitz, params.strong_convexity)
         if values is not None:  # the budget floor (docs/guide/sharp_edges.md): v_t/H must stay finite
             budget, lip, h = values
@@ -156,5 +158,7 @@ def pftal(
     def nonfinite_fn(state: PFTALState) -> jax.Array:
         return nonfinite_inputs(tree, state.tree)  # the gradients the tree zeroed
 
-    init_fn = declare(init_fn, params=PFTALParams, private=declared_private(tree) is not False)
+    init_fn = declare(
+        init_fn, params=PFTALParams, private=declared_private(tree) is not False, sampler_floor=sampler_floor_of(tree)
+    )
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)

@@ -12,6 +12,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
 from jaxpriv.mechanisms import TreeParams, tree_depth
+from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import _floor, one_point
 from jaxpriv.oco._shared import (
@@ -132,6 +133,7 @@ def private_bandit_ftal(
     def check(params: PrivateBanditFTALParams) -> None:
         _validate.positive("loss_bound", params.loss_bound, allow_inf=False)
         check_budget_values("private_bandit_ftal", params, noise, _floor.MIN_BUDGET)
+        check_sampler_floor("private_bandit_ftal", params, sampler_floor_of(tree))  # the samplers' δ floor
         check_bandit_ftal_params(params, horizon, p, r, preset)
         values = _floor.concrete(
             getattr(params, name), params.loss_bound, params.strong_convexity, params.exploration, params.regularization
@@ -172,5 +174,6 @@ def private_bandit_ftal(
         # Its own counter (non-finite loss values) plus the one-point estimates the tree zeroed.
         return jnp.sum(state.nonfinite, dtype=jnp.int32) + nonfinite_inputs(tree, state.sums)
 
-    init_fn = declare(init_fn, params=PrivateBanditFTALParams, private=declared_private(tree) is not False)
+    private = declared_private(tree) is not False
+    init_fn = declare(init_fn, params=PrivateBanditFTALParams, private=private, sampler_floor=sampler_floor_of(tree))
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)

@@ -10,6 +10,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private
+from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.oco.pftal import PFTALState
 from jaxpriv.oco.regularized_pftal import RegularizedPFTALParams, regularized_pftal
 from jaxpriv.sets import simplex
@@ -73,6 +74,7 @@ def private_experts(
         return RegularizedPFTALParams(params.epsilon, params.rho, lipschitz, params.strong_convexity)
 
     def check(params: PrivateExpertsParams) -> None:
+        check_sampler_floor("private_experts", params, sampler_floor_of(base))  # the samplers' δ floor
         base.check(inner(params))
 
     def init_fn(key: PRNGKey, params: PrivateExpertsParams) -> PFTALState:
@@ -81,5 +83,6 @@ def private_experts(
     def update_fn(key: PRNGKey, state: PFTALState, action: jax.Array, costs: jax.Array, t: jax.Array) -> PFTALState:
         return base.update(key, state, action, costs, t)
 
-    init_fn = declare(init_fn, params=PrivateExpertsParams, private=declared_private(base) is not False)
+    private = declared_private(base) is not False
+    init_fn = declare(init_fn, params=PrivateExpertsParams, private=private, sampler_floor=sampler_floor_of(base))
     return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite)

@@ -12,6 +12,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate, theory
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private
 from jaxpriv.mechanisms import TreeParams, describe, release_variance, tree_depth
+from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import prefix_sum_mechanism
@@ -133,6 +134,7 @@ def regularized_pftal(
         if h is not None and np.any(np.isnan(h)):  # Theorem 11's H is proportional to L
             _validate.positive("lipschitz", params.lipschitz, allow_inf=False)
         check_budget_values("regularized_pftal", params, noise, _floor.MIN_BUDGET)
+        check_sampler_floor("regularized_pftal", params, sampler_floor_of(base))  # the samplers' δ floor
         name = _floor.budget_name(noise)
         values = _floor.concrete(getattr(params, name), params.lipschitz, params.strong_convexity)
         if values is not None:  # the budget floor (docs/guide/sharp_edges.md): v_t/H must stay finite
@@ -152,5 +154,6 @@ def regularized_pftal(
         w = jnp.asarray(action, jnp.float32)
         return base.update(key, state, action, jnp.asarray(grad, jnp.float32) + state.strong_convexity * w, t)
 
-    init_fn = declare(init_fn, params=RegularizedPFTALParams, private=declared_private(base) is not False)
+    private = declared_private(base) is not False
+    init_fn = declare(init_fn, params=RegularizedPFTALParams, private=private, sampler_floor=sampler_floor_of(base))
     return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite)

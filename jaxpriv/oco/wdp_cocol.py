@@ -25,6 +25,7 @@ from jaxpriv.mechanisms import (
     window_noise_bound,
     window_tree,
 )
+from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, tree_sampler_floor
 from jaxpriv.mechanisms._window_tree import check_window, check_window_budget
 from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import (
@@ -98,6 +99,7 @@ def local_oracle_learner(
     diameter = float(constraint.diameter)
     depth = tree_depth(horizon)
     k_w = window_depth(window, horizon)
+    sampler_floor = tree_sampler_floor("window_tree", noise, k_w, dim, calibration) if private else None
     lloo = constraint.local_linear_oracle
     tree = None
     if private:
@@ -109,6 +111,7 @@ def local_oracle_learner(
 
     def check(params: WDPParams) -> None:
         check_wdp_params(params, noise, calibration, k_w, "wdp_cocol")
+        check_sampler_floor("wdp_cocol", params, sampler_floor)  # the samplers' δ floor
         delta = 1.0 if params.delta is None else params.delta
         values = _floor.concrete(params.epsilon, delta, params.lipschitz, params.strong_convexity)
         if private and values is not None:  # the budget floor (docs/guide/sharp_edges.md): ĝ_t must stay finite
@@ -181,7 +184,7 @@ def local_oracle_learner(
         return nonfinite_inputs(tree, state.grads)  # the gradients the window tree zeroed
 
     # Not private: exact dyadic sums, nothing is zeroed (Garber–Hazan).
-    init_fn = declare(init_fn, params=WDPParams, private=private)
+    init_fn = declare(init_fn, params=WDPParams, private=private, sampler_floor=sampler_floor)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn if private else no_nonfinite)
 
 

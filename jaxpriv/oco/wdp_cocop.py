@@ -24,6 +24,7 @@ from jaxpriv.mechanisms import (
     window_depth,
     window_tree,
 )
+from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, tree_sampler_floor
 from jaxpriv.mechanisms._window_tree import check_window, check_window_budget
 from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import check_wdp_params, dyadic_prefix_sum, leader_point, sensitivity_rule, window_sensitivity
@@ -144,12 +145,14 @@ def wdp_cocop(
     tree = window_tree(horizon, constraint.dim, window, noise, neighbouring, calibration, round_window)
     depth = tree_depth(horizon)
     k_w = window_depth(check_window(window, horizon, round_window), horizon)
+    sampler_floor = tree_sampler_floor("window_tree", noise, k_w, constraint.dim, calibration)
     diameter = float(constraint.diameter)
 
     release_std = _floor.ReleaseStd(tree, horizon)
 
     def check(params: WDPParams) -> None:
         check_wdp_params(params, noise, calibration, k_w, "wdp_cocop")
+        check_sampler_floor("wdp_cocop", params, sampler_floor)  # the samplers' δ floor
         delta = 1.0 if params.delta is None else params.delta
         values = _floor.concrete(params.epsilon, delta, params.lipschitz, params.strong_convexity)
         if values is not None:  # the budget floor (docs/guide/sharp_edges.md): ĝ_t/μ must stay finite
@@ -187,5 +190,5 @@ def wdp_cocop(
     def nonfinite_fn(state: WDPCOCOPState) -> jax.Array:
         return nonfinite_inputs(tree, state.tree)  # the gradients the window tree zeroed
 
-    init_fn = declare(init_fn, params=WDPParams, private=True)
+    init_fn = declare(init_fn, params=WDPParams, private=True, sampler_floor=sampler_floor)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)

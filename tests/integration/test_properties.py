@@ -43,7 +43,11 @@ def _expected_scale(noise: str, budget: float, sens: float, depth: int) -> float
 def test_tree_noise_scale_is_the_formula_of_the_claimed_guarantee(noise, budget, sens, horizon, neighbouring):
     tree = M.binary_tree(horizon, 2, noise, neighbouring)
     params = M.TreeParams(**{M.budget_field(noise): budget}, sensitivity=sens)
-    tree.check(params)
+    if M.component_delta_floor(tree, params) > M.SAMPLER_DELTA_MAX:  # the samplers' δ floor: refused by check
+        with pytest.raises(ValueError, match="SAMPLER_DELTA_MAX"):
+            tree.check(params)
+    else:
+        tree.check(params)
     state = tree.init(jax.random.key(0), params)
     s = sens * (2.0 if neighbouring == "replace" else 1.0)
     expected = _expected_scale(noise, budget, s, M.tree_depth(horizon))
@@ -94,7 +98,11 @@ def test_pftal_takes_exactly_its_familys_budget(noise, budget, constraint):
     learner = oco.pftal(32, constraint, noise)
     own, other = M.budget_field(noise), ("epsilon" if noise == "gaussian" else "rho")
     good = oco.PFTALParams(**{own: budget}, lipschitz=1.0, strong_convexity=1.0)
-    learner.check(good)
+    if M.component_delta_floor(learner, good) > M.SAMPLER_DELTA_MAX:  # the samplers' δ floor: refused
+        with pytest.raises(ValueError, match="SAMPLER_DELTA_MAX"):
+            learner.check(good)
+    else:
+        learner.check(good)
     state = learner.init(jax.random.key(0), good)
     clip = math.sqrt(3) if noise == "laplace" else 1.0
     expected = _expected_scale(noise, budget, 2.0 * clip, M.tree_depth(32))  # replace-one: 2L

@@ -1,0 +1,242 @@
+"""The samplers' δ floor as a contract: declared by each tree component, refused above ``SAMPLER_DELTA_MAX``.
+
+``_accounting.sampler_delta_floor`` gives the δ that the float32 samplers' bounded support adds
+to a tree whose nodes each get ``budget/depth``. A component whose noise comes from those samplers
+through such a tree declares what its floor is computed from (a ``SamplerFloor``, on its ``init``:
+``declare(init, sampler_floor=...)``), and its ``check`` refuses, on concrete values and before
+anything compiles, a finite budget whose floor exceeds ``SAMPLER_DELTA_MAX`` (``check_sampler_floor``).
+The studies and the demo record the floor per learner and grid point in ``settings.json``
+(``sampler_settings``). Host, float64.
+
+Covered: ``binary_tree`` and ``honaker_tree`` (each input enters ``D = tree_depth(T)`` nodes), the
+learners built on them (PFTAL, regularised PFTAL, private experts, private bandit FTAL, DP-FTRL,
+DP-UCB), and the WDP learners' window tree (``k_W = window_depth(W, T)`` nodes; its Gaussian noise,
+calibrated from (ε, δ), as a per-node shift ``s/σ``). Not covered (no declaration, ``None`` in
+``settings.json``): the square-root factorization and BLT (transformed Gaussian noise), MI-OGD's
+per-step noise, the bandits' own Laplace and Gaussian draws, and the ``window_tree`` mechanism used
+on its own (its ``check`` is ``_window_tree.check_window_tree_params``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from jaxpriv import _validate
+from jaxpriv._base import declared
+from jaxpriv.mechanisms._accounting import (
+    SAMPLER_DELTA_MAX,
+    SAMPLER_SUPPORT,
+    analytic_gaussian_sigma,
+    sampler_delta_floor,
+)
+
+#: Where the derivation, the tables and the stated δ are documented.
+DOCS = "docs/algorithms/mechanisms.md, 'The samplers' tails'"
+
+
+@functools.lru_cache(maxsize=4096)
+def _floor_at(noise: str, budget: float, depth: int, dim: int) -> float:
+    """``sampler_delta_floor`` at one budget (cached: a Gaussian value costs about 10 ms)."""
+    return float(sampler_delta_floor(noise, budget, depth, dim))
+
+
+class SamplerFloor(NamedTuple):
+    """What a component's samplers' δ floor is computed from (declared on its ``init`` as ``sampler_floor``).
+
+    Attributes:
+      mechanism: the tree the noise goes through: ``"binary_tree"``, ``"honaker_tree"`` or ``"window_tree"``.
+      noise: its family: ``"gamma"``, ``"laplace"`` or ``"gaussian"``.
+      depth: the nodes one input enters, each with ``budget/depth`` (``D``, or the window tree's ``k_W``).
+      dim: ``d``, the dimension of a node's noise.
+      calibration: the window tree's Gaussian calibration (``"paper"`` or ``"composition"``), which
+        turns (ε, δ) into the node's σ; ``None`` otherwise.
+    """
+
+    mechanism: str
+    noise: str
+    depth: int
+    dim: int
+    calibration: str | None = None
+
+    @property
+    def budget_name(self) -> str:
+        """The params field of the budget: ``"rho"`` for a Gaussian tree, ``"epsilon"`` otherwise (window trees too)."""
+        return "rho" if self.noise == "gaussian" and self.mechanism != "window_tree" else "epsilon"
+
+    @property
+    def guarantee(self) -> str:
+        """The guarantee the floor weakens, for messages."""
+        if self.mechanism == "window_tree":
+            return "window (ε, δ)-DP" if self.noise == "gaussian" else "window ε-DP"
+        return "ρ-zCDP (and its (ε, δ) conversions)" if self.noise == "gaussian" else "ε-DP"
+
+    def budget(self, params: Any) -> np.ndarray | None:
+        """The concrete budget of ``params`` (float64), or ``None`` when it is traced or missing."""
+        value = getattr(params, self.budget_name, None)
+        return None if value is None else _validate._concrete(value)
+
+    def floor(self, params: Any) -> np.ndarray | None:
+        """The floor at every budget of ``params`` (float64, the budget's shape; 1 at an infinite budget).
+
+        ``None`` when the budget (or a window tree's δ) is traced or missing. A budget outside
+        ``[0, inf]`` gives NaN (the component's own checks refuse it).
+        """
+        budget = self.budget(params)
+        if budget is None:
+            return None
+        if self.mechanism == "window_tree" and self.noise == "gaussian":
+            delta = None if getattr(params, "delta", None) is None else _validate._concrete(params.delta)
+            if delta is None:
+                return None
+            budget = _window_gaussian_rho(budget, delta, self.depth, self.calibration or "paper")
+        out = np.full(budget.shape, np.nan)
+        for i, value in enumerate(budget.flat):
+            if value >= 0:  # NaN and negative budgets stay NaN
+                out.flat[i] = _floor_at(self.noise, float(value), self.depth, self.dim)
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """The model, as recorded in ``settings.json``."""
+        out = {"mechanism": self.mechanism, "noise": self.noise, "nodes_per_input": self.depth, "dim": self.dim}
+        if self.calibration is not None:
+            out["calibration"] = self.calibration
+        return out
+
+
+def _window_gaussian_rho(epsilon: np.ndarray, delta: np.ndarray, depth: int, calibration: str) -> np.ndarray:
+    """The ρ whose node shift ``sqrt(2ρ/k_W)`` is the window tree's ``s/σ`` at (ε, δ) (``inf`` at ε = inf).
+
+    A Gaussian window tree's node has ``σ = s·u(ε, δ)``, ``s`` one input's sensitivity, so a
+    neighbour shifts its unit-scale noise by ``1/u``: the floor of ``sampler_delta_floor``'s
+    Gaussian model with ``ρ = k_W/(2u²)``. ``"paper"``: ``u = sqrt(8) k_W ln(2/δ)/ε``;
+    ``"composition"``: the exact analytic σ for sensitivity ``sqrt(k_W)`` (never above the traced
+    one ``init`` uses, so the floor is never understated).
+    """
+    eps, delta = np.broadcast_arrays(np.asarray(epsilon, np.float64), np.asarray(delta, np.float64))
+    ok = np.isfinite(eps) & (eps > 0) & (delta > 0) & (delta < 1)
+    e, d = np.where(ok, eps, 1.0), np.where(ok, delta, 0.5)
+    if calibration == "paper":
+        unit = np.sqrt(8.0) * depth * np.log(2.0 / d) / e
+    else:
+        unit = np.asarray(analytic_gaussian_sigma(e, d, np.sqrt(depth)), np.float64)
+    rho = depth / (2.0 * unit * unit)
+    return np.where(ok, rho, np.where(np.isposinf(eps), np.inf, np.nan))
+
+
+def tree_sampler_floor(
+    mechanism: str, noise: str, depth: int, dim: int, calibration: str | None = None
+) -> SamplerFloor:
+    """The ``SamplerFloor`` of a tree (``calibration`` only for a Gaussian window tree)."""
+    if mechanism != "window_tree" or noise != "gaussian":
+        calibration = None
+    return SamplerFloor(mechanism, noise, int(depth), int(dim), calibration)
+
+
+def sampler_floor_of(component: Any) -> SamplerFloor | None:
+    """The ``SamplerFloor`` a ``Mechanism`` or ``Learner`` declares on its ``init``, or ``None`` (not covered)."""
+    fn = getattr(component, "init", None)
+    value = None if fn is None else declared(fn, "sampler_floor")
+    return value if isinstance(value, SamplerFloor) else None
+
+
+def component_delta_floor(component: Any, params: Any) -> np.ndarray | None:
+    """The samplers' δ floor of ``component`` at every budget of ``params`` (its own params class), or ``None``.
+
+    ``None`` where the component declares no floor (not a tree component, or a mechanism the
+    floor does not cover) or where the budget is traced.
+    """
+    floor = sampler_floor_of(component)
+    return None if floor is None else floor.floor(params)
+
+
+def check_sampler_floor(component: str, params: Any, floor: SamplerFloor | None) -> None:
+    """Refuse a finite budget whose samplers' δ floor exceeds ``SAMPLER_DELTA_MAX`` (``ValueError``).
+
+    Every value of a swept budget is checked; the message names the first refused one (and its grid
+    point), its floor, the stated δ and the largest budget accepted there. ``inf`` (no noise) is
+    never refused; a traced budget, or ``floor=None`` (not covered), is not checked.
+    """
+    if floor is None:
+        return
+    values = floor.floor(params)
+    if values is None:
+        return
+    budget = np.broadcast_to(floor.budget(params), values.shape)
+    bad = np.isfinite(budget) & (values > SAMPLER_DELTA_MAX)
+    if not np.any(bad):
+        return
+    i = int(np.flatnonzero(bad)[0])
+    name, b, f = floor.budget_name, float(budget.flat[i]), float(values.flat[i])
+    where = "" if values.ndim == 0 else f" (grid point {i})"
+    delta = None
+    if floor.mechanism == "window_tree" and floor.noise == "gaussian":
+        delta = float(np.broadcast_to(_validate._concrete(params.delta), values.shape).flat[i])
+    largest = _largest_accepted(floor, b, delta)
+    at = "" if delta is None else f" at delta={delta:g}"
+    hint = (
+        f"the largest {name} accepted here{at} is about {largest:.3g}"
+        if largest is not None
+        else f"no {name} keeps it below that here (the Gamma bound grows with d: use noise='laplace' or 'gaussian')"
+    )
+    raise ValueError(
+        f"{component}: {name}={b:g}{where} is refused: the float32 samplers' bounded support "
+        f"(SAMPLER_SUPPORT) leaves a δ floor of {f:.3g} under its {floor.guarantee} guarantee "
+        f"(noise={floor.noise!r}, {floor.depth} nodes per input, each with {name}/{floor.depth}, d={floor.dim}), "
+        f"above the stated δ SAMPLER_DELTA_MAX = {SAMPLER_DELTA_MAX:g}: the claim would hold only with δ >= {f:.3g}. "
+        f"{hint[0].upper() + hint[1:]}; an infinite {name} (no noise) is always accepted ({DOCS})."
+    )
+
+
+def _largest_accepted(floor: SamplerFloor, refused: float, delta: float | None) -> float | None:
+    """About the largest budget below ``refused`` whose floor is at most ``SAMPLER_DELTA_MAX`` (``None``: none)."""
+
+    def at(b: float) -> float:
+        if delta is None:
+            return _floor_at(floor.noise, b, floor.depth, floor.dim)
+        rho = float(_window_gaussian_rho(np.asarray(b), np.asarray(delta), floor.depth, floor.calibration or "paper"))
+        return _floor_at(floor.noise, rho, floor.depth, floor.dim)
+
+    lo, hi = refused, refused
+    while at(lo) > SAMPLER_DELTA_MAX:
+        hi, lo = lo, lo / 16.0
+        if lo < 1e-30:
+            return None
+    for _ in range(40):  # geometric bisection: at(lo) <= max < at(hi)
+        mid = float(np.sqrt(lo * hi))
+        if at(mid) > SAMPLER_DELTA_MAX:
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def sampler_settings(components: dict[str, tuple[Any, Any]], size: int) -> dict[str, Any]:
+    """The ``settings.json`` record: the stated δ, the supports and each component's floor per grid point.
+
+    Args:
+      components: label -> ``(component, params)``, the component's own params whose budget has
+        ``size`` values (or one, repeated).
+      size: the number of grid points.
+
+    Returns:
+      ``{"delta_max", "support", "floor"}``; ``floor[label]`` is ``None`` where the component
+      declares no floor, else its model (``SamplerFloor.describe``) and ``"floor"``: one float per
+      grid point (1 at an infinite budget: no noise, no guarantee).
+    """
+    floors: dict[str, Any] = {}
+    for label, (component, params) in components.items():
+        model = sampler_floor_of(component)
+        values = None if model is None else model.floor(params)
+        if values is None:
+            floors[label] = None
+            continue
+        flat = np.ravel(values) if np.size(values) != 1 else np.repeat(np.ravel(values), size)
+        floors[label] = model.describe() | {"floor": [None if np.isnan(v) else float(v) for v in flat]}
+    return {
+        "delta_max": SAMPLER_DELTA_MAX,
+        "support": {k: [float(lo), float(hi)] for k, (lo, hi) in SAMPLER_SUPPORT.items()},
+        "floor": floors,
+    }
