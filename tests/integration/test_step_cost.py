@@ -46,15 +46,15 @@ def test_a_solver_comparator_is_the_one_conditional_and_runs_at_checkpoints_only
     assert sim._branch_free_comparator() is False  # the CPU: exact comparators are under the conditional too
 
 
-@pytest.mark.parametrize("horizon", [64, 4096])
-def test_the_tree_step_touches_rows_not_arrays(horizon):
+def test_the_tree_step_touches_rows_not_arrays():
     # Before (a switch over levels, one-row updates that XLA emitted as whole-array rewrites): PFTAL's
     # bytes per seed-step grew with the tree's depth (6.2 KB at T = 64, 8.2 KB at T = 1024, d = 10).
     # Now a step reads three rows and writes two of each tree: the same bytes at any depth.
-    ex = learner_examples(horizon, 10)
-    cost = step_cost(*ex["pftal"], horizon=horizon, seeds=8)
-    assert cost.conditionals == 1 and cost.loops == 0  # the comparator's, at the checkpoints
-    assert cost.bytes_per_seed_step < 5500, cost
+    costs = [step_cost(*learner_examples(h, 10)["pftal"], horizon=h, seeds=8) for h in (64, 4096)]
+    for cost in costs:
+        assert cost.conditionals == 1 and cost.loops == 0  # the comparator's, at the checkpoints
+        assert cost.bytes_per_seed_step < 7000, cost
+    assert abs(costs[1].bytes_per_seed_step - costs[0].bytes_per_seed_step) < 250, costs
 
 
 @pytest.mark.parametrize("name", ["wdp_cocop", "wdp_cocol"])
