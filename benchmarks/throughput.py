@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxpriv as jp
-from jaxpriv import _rng, envs, mechanisms, oco, sets
+from jaxpriv import _rng, envs, mechanisms, oco, sets, testing
 from jaxpriv._base import engine_jit
 
 # The NumPy references compute in float32, the sweep's precision (float64 measured 1.0-1.27x slower).
@@ -601,17 +601,8 @@ def _numpy_oco_part(args: tuple[int, int, int, int, str]) -> float:
 
 
 def carry_bytes(learner, env, ep, lp, horizon: int) -> int:
-    """Bytes of one seed's sweep state: the learner's and environment's state, the engine's sums and
-    checkpoint rows (``checkpoints="log"``), from shapes only (``jax.eval_shape``; a key counts 8 bytes)."""
-    checkpoints = jp.sim.normalize_checkpoints(horizon, "log")
-    shapes = jax.eval_shape(
-        lambda k: jp.sim._init_carry(learner, env, checkpoints, k, jp.SimParams(lp, ep)), jax.random.key(0)
-    )
-    total = 0
-    for leaf in jax.tree.leaves(shapes):
-        size = 8 if jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key) else leaf.dtype.itemsize
-        total += int(np.prod(leaf.shape)) * size
-    return total
+    """Bytes of one seed's sweep state (``jaxpriv.testing.carry_bytes``)."""
+    return testing.carry_bytes(learner, env, jp.SimParams(lp, ep), horizon)
 
 
 def oco_rows(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -121,15 +122,11 @@ def _opcode(instruction: str) -> str:
 
 def _called(instruction: str) -> list[str]:
     """The computations an instruction calls (branches, loop bodies, fused computations, reductions)."""
-    names = []
-    for part in instruction.replace("{", ",").replace("}", ",").split(","):
-        part = part.strip()
-        for key in ("calls=", "body=", "condition=", "to_apply=", "branch_computations=", "true_computation=",
-                    "false_computation="):  # fmt: skip
-            if part.startswith(key):
-                names.append(part[len(key) :].lstrip("%"))
-    for part in instruction.split("branch_computations={", 1)[1:]:
-        names += [n.strip().lstrip("%") for n in part.split("}", 1)[0].split(",")]
+    names = re.findall(
+        r"(?:calls|body|condition|to_apply|true_computation|false_computation)=%?([\w.\-]+)", instruction
+    )
+    for group in re.findall(r"branch_computations=\{([^}]*)\}", instruction):
+        names += [n.strip().lstrip("%") for n in group.split(",")]
     return names
 
 
@@ -157,6 +154,22 @@ def _scan_body(comps: dict[str, list[str]], horizon: int) -> str:
     if best is None:
         raise ValueError(f"no while loop with trip count {horizon} in the compiled sweep")
     return best
+
+
+def carry_bytes(learner: Any, env: Any, params: Any, horizon: int) -> int:
+    """Bytes of one seed's sweep state: the learner's and environment's state, the engine's sums and checkpoint
+    rows (``checkpoints="log"``), from shapes only (``jax.eval_shape``; a key counts 8 bytes)."""
+    import jax
+    import numpy as np
+
+    from jaxpriv import sim
+
+    ckpts = sim.normalize_checkpoints(horizon, "log")
+    shapes = jax.eval_shape(lambda k: sim._init_carry(learner, env, ckpts, k, params), jax.random.key(0))
+    return sum(
+        int(np.prod(x.shape)) * (8 if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x.dtype.itemsize)
+        for x in jax.tree.leaves(shapes)
+    )
 
 
 def step_cost(
@@ -221,11 +234,7 @@ def step_cost(
     nested = [_opcode(ins) for name in inside for ins in comps[name]]
     one = costs(one_scan)
     two = costs(program(True)) if with_bytes else {"bytes accessed": np.nan, "flops": np.nan}
-    shapes = jax.eval_shape(lambda k: sim._init_carry(learner, env, ckpts, k, params), keys[0])
-    state = sum(
-        int(np.prod(x.shape)) * (8 if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x.dtype.itemsize)
-        for x in jax.tree.leaves(shapes)
-    )
+    state = carry_bytes(learner, env, params, horizon)
     return StepCost(
         conditionals=sum(_opcode(ins) == "conditional" for lines in comps.values() for ins in lines),
         body_conditionals=nested.count("conditional"),

@@ -30,6 +30,7 @@ from jaxpriv import bandits, envs, mechanisms, oco, sets, stats, tune
 from jaxpriv._base import Env, Learner, Mechanism, declare, declared_params, declared_private
 from jaxpriv.bandits.episodic import simulate_dp_se_epochs, simulate_gope_phases, simulate_ucb_episodes
 from jaxpriv.experiments import registry, study
+from jaxpriv.testing import learner_examples
 
 T, K, D = 20, 3, 2
 MEANS = np.array([0.2, 0.5, 0.7], np.float32)
@@ -196,34 +197,11 @@ def test_a_users_undeclared_component_falls_back_to_its_annotation():
 
 # --- every factory declares its params class -------------------------------------------------------------------
 
+#: Every registered learner, built (``jaxpriv.testing.learner_examples``: one example of each, shared with the
+#: step-cost tests), beside its factory.
+_EXAMPLES = learner_examples(64, 3)
 LEARNER_BUILDS = {
-    "pftal": (oco.pftal, lambda: oco.pftal(T, BALL)),
-    "regularized_pftal": (oco.regularized_pftal, lambda: oco.regularized_pftal(T, BALL)),
-    "private_experts": (oco.private_experts, lambda: oco.private_experts(T, 3)),
-    "ftal": (oco.ftal, lambda: oco.ftal(BALL, T)),
-    "ogd": (oco.ogd, lambda: oco.ogd(BALL)),
-    "mi_ogd": (oco.mi_ogd, lambda: oco.mi_ogd(BALL, T)),
-    "private_bandit_ftal": (oco.private_bandit_ftal, lambda: oco.private_bandit_ftal(T, BALL)),
-    "bandit_ftal": (oco.bandit_ftal, lambda: oco.bandit_ftal(T, BALL)),
-    "fkm": (oco.fkm, lambda: oco.fkm(T, BALL)),
-    "mi_bandit_ogd": (oco.mi_bandit_ogd, lambda: oco.mi_bandit_ogd(T, BALL)),
-    "dp_ftrl": (oco.dp_ftrl, lambda: oco.dp_ftrl(T, BALL)),
-    "wdp_cocop": (oco.wdp_cocop, lambda: oco.wdp_cocop(T, BALL, 4)),
-    "wdp_cocol": (oco.wdp_cocol, lambda: oco.wdp_cocol(T, SIMPLEX, 4)),
-    "online_frank_wolfe": (oco.online_frank_wolfe, lambda: oco.online_frank_wolfe(BALL, T)),
-    "garber_hazan": (oco.garber_hazan, lambda: oco.garber_hazan(T, SIMPLEX)),
-    "ucb": (bandits.ucb, lambda: bandits.ucb(K, T)),
-    "adac_ucb": (bandits.adac_ucb, lambda: bandits.adac_ucb(K, T)),
-    "adap_ucb": (bandits.adap_ucb, lambda: bandits.adap_ucb(K, T)),
-    "adap_klucb": (bandits.adap_klucb, lambda: bandits.adap_klucb(K, T)),
-    "dp_ucb": (bandits.dp_ucb, lambda: bandits.dp_ucb(K, T)),
-    "ldp_ucb": (bandits.ldp_ucb, lambda: bandits.ldp_ucb(K, T)),
-    "dp_se": (bandits.dp_se, lambda: bandits.dp_se(K, T)),
-    "gope": (bandits.gope, lambda: bandits.gope(K, D, T)),
-    "adac_gope": (bandits.adac_gope, lambda: bandits.adac_gope(K, D, T)),
-    "adac_gope_var": (bandits.adac_gope_var, lambda: bandits.adac_gope_var(K, D, T)),
-    "rs_oful": (bandits.rs_oful, lambda: bandits.rs_oful(K, D, T)),
-    "adac_oful": (bandits.adac_oful, lambda: bandits.adac_oful(K, D, T)),
+    name: (entry.factory, lambda name=name: _EXAMPLES[name][0]) for name, entry in registry.LEARNERS.items()
 }
 #: The non-private learners: they declare ``private=False`` (``Result.private`` is ``False``).
 NOT_PRIVATE = {"ftal", "ogd", "bandit_ftal", "fkm", "online_frank_wolfe", "garber_hazan", "ucb", "gope", "rs_oful"}
