@@ -6,7 +6,7 @@ explicit state pytrees; ``run`` scans one experiment over the horizon and
 """
 
 from jaxpriv import audit, bandits, envs, mechanisms, oco, plot, sets, stats, theory, tidy, tune
-from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, PRNGKey
+from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, PRNGKey, Spec
 from jaxpriv.sim import Result, SimParams, log_checkpoints, run, summarize, sweep, use_cpu_cores
 from jaxpriv.stats import Stats, SweepStats
 
@@ -20,6 +20,7 @@ __all__ = [
     "PRNGKey",
     "Result",
     "SimParams",
+    "Spec",
     "Stats",
     "SweepStats",
     "__version__",

@@ -129,6 +129,50 @@ class NonfiniteFn(Protocol):
         ...
 
 
+class Spec(NamedTuple):
+    """What a component says about itself: the static facts the engine needs, in one field.
+
+    Every factory of jaxpriv builds its ``Learner``, ``Mechanism`` or ``Env`` with one
+    (``Learner(..., spec=Spec("pftal", PFTALParams, private=True, static=(("horizon", T), ...)))``).
+    A field of the component, so it travels with it: a wrapper that replaces a function (``_replace``)
+    keeps it. A component without a spec (``spec=None``, a user's own) has none of these
+    checks: any params class is taken, ``Result.private`` is ``None``, nothing is compared.
+
+    Attributes:
+      name: the factory's name (``"pftal"``, ``"adac_ucb"``, ``"quadratic_stream"``), for
+        messages and for a saved run's fingerprint.
+      params: the one params class the component takes. ``run`` / ``sweep``, ``jaxpriv.tune``
+        and the episode simulators refuse any other class before compiling, a subclass or a
+        field-for-field copy included (``check_params_class``). ``None``: no check.
+      private: (learners, mechanisms) whether the component's stated privacy guarantee is in
+        force: ``False`` for a non-private algorithm and for a private one built with an
+        opt-out (``clip=False``, an ablation, ...). Recorded as ``Result.private``.
+      static: the factory's static arguments as ``(name, value)`` pairs of plain hashable
+        values (``("horizon", 1024), ("dim", 10), ("noise", "gamma")``): what a saved run's
+        fingerprint records and compares besides the traced computation.
+      num_arms: (bandit learners and environments) the arm indices played / accepted are
+        ``0..K-1``; ``run`` / ``sweep`` refuse a pair whose numbers differ before compiling.
+      action_shape: (environments) the shape of the action the environment takes.
+      ndims: ``(field, rank)`` pairs: the base rank of the params class's array fields
+        (``(("means", 1),)``: one ``means`` vector per run). A leaf with one more dimension is
+        a grid axis (``jaxpriv.sim``'s grid detection); fields not named are scalars.
+      sampler_floor: (tree components) the ``SamplerFloor`` the float32 samplers' δ floor is
+        computed from (``jaxpriv.mechanisms._sampler_floor``), or ``None`` (not covered).
+      fast_path: an algorithm-specific fast path (the bandits' exact episode simulators), or
+        ``None``.
+    """
+
+    name: str
+    params: type | None = None
+    private: bool | None = None
+    static: tuple[tuple[str, Any], ...] = ()
+    num_arms: int | None = None
+    action_shape: tuple[int, ...] | None = None
+    ndims: tuple[tuple[str, int], ...] = ()
+    sampler_floor: Any = None
+    fast_path: Any = None
+
+
 class PrefixSumInfo(NamedTuple):
     """What a prefix-sum mechanism declares about itself (``Mechanism.info``; read with ``describe``).
 
@@ -177,12 +221,13 @@ class Mechanism(NamedTuple):
       nonfinite: optional ``state -> int32`` (``NonfiniteFn``): how many inputs the
         mechanism replaced by zero (``zero_nonfinite``), from its state. jaxpriv's
         mechanisms declare ``nonfinite_field`` (their states' ``nonfinite`` field).
-        ``None``: undeclared; ``nonfinite_inputs`` then searches the state for fields
-        named ``nonfinite`` (``count_nonfinite``).
+        ``None``: undeclared; ``nonfinite_inputs`` then reports 0 (the state is not searched).
       info: the mechanism's description when it is a prefix-sum mechanism
         (``PrefixSumInfo``: shape, noise family, neighbouring relation, calibrated
         sensitivity, exact variance oracle), else ``None``. A field, so it travels with
         the mechanism: ``mechanism._replace(step=wrapped)`` keeps it.
+      spec: what the mechanism says about itself (``Spec``: name, params class, privacy,
+        static arguments), or ``None`` for a mechanism built by hand.
     """
 
     init: InitFn
@@ -191,6 +236,7 @@ class Mechanism(NamedTuple):
     horizon: int | None = None
     nonfinite: NonfiniteFn | None = None
     info: PrefixSumInfo | None = None
+    spec: Spec | None = None
 
 
 class Learner(NamedTuple):
@@ -207,7 +253,9 @@ class Learner(NamedTuple):
       nonfinite: optional ``state -> int32`` (``NonfiniteFn``): the inputs (gradients,
         losses, rewards) the learner and its mechanism replaced by zero: its own counter
         plus ``mechanism.nonfinite`` of its mechanism's state. ``None``: undeclared;
-        ``nonfinite_inputs`` then searches the state for fields named ``nonfinite``.
+        ``nonfinite_inputs`` then reports 0 (the state is not searched).
+      spec: what the learner says about itself (``Spec``: name, params class, privacy,
+        static arguments, number of arms), or ``None`` for a learner built by hand.
     """
 
     init: InitFn
@@ -216,6 +264,7 @@ class Learner(NamedTuple):
     check: CheckFn | None = None
     horizon: int | None = None
     nonfinite: NonfiniteFn | None = None
+    spec: Spec | None = None
 
 
 class EnvInfo(NamedTuple):
@@ -260,6 +309,10 @@ class Env(NamedTuple):
       check: optional ``params -> None`` (``CheckFn``) validating params eagerly.
       horizon: the longest run the environment supports (e.g. the prefix its
         comparator regenerates), or ``None``; ``run`` / ``sweep`` refuse a longer one.
+      exact: ``True`` when ``comparator`` is a closed form whose gap is always 0
+        (``jaxpriv.envs.exact_comparator``); the engine then reports ``Result.gap = None``.
+      spec: what the environment says about itself (``Spec``: name, params class, static
+        arguments, number of arms, action shape, grid ranks), or ``None``.
     """
 
     reset: ResetFn
@@ -268,6 +321,8 @@ class Env(NamedTuple):
     check: CheckFn | None = None
     relative: bool = False
     horizon: int | None = None
+    exact: bool = False
+    spec: Spec | None = None
 
 
 def _engine_compiler_options() -> dict[str, Any] | None:
