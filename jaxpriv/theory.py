@@ -281,11 +281,15 @@ def mi_ogd_regret_bound(
 BANDIT_PRESETS = ("oblivious", "adaptive", "general_convex")
 ADVERSARIES = ("oblivious", "adaptive")
 
+# The bandit learners keep their point in the shrunk set c + s(C - c), s = (1 - ξ)(1 - SHRINK_MARGIN)
+# (``oco.one_point.shrink_factor``): the margin (1.5e-5 of the set's size) absorbs the float32 rounding of
+# c + s(x - c) + βu, so every played point lies in C exactly, not up to an ulp. Here because the bounds'
+# effective ξ depends on it and the theory imports no learner.
+SHRINK_MARGIN = 2.0**-16
+
 
 def _shrink_xi(exploration: ArrayLike, inner_radius: ArrayLike) -> jax.Array:
     """The effective ``ξ = 1 - s`` of the shrunk set ``c + s(C - c)`` (``oco.one_point.shrink_factor``)."""
-    from jaxpriv.oco.one_point import SHRINK_MARGIN
-
     beta = jnp.asarray(exploration, jnp.float32)
     return 1.0 - (1.0 - beta / jnp.asarray(inner_radius, jnp.float32)) * (1.0 - SHRINK_MARGIN)
 
@@ -343,7 +347,7 @@ def private_bandit_ftal_regret_bound(
 
     * ``3βL_h T + ξR_c L_h T``: smoothing and playing ``w + βu`` (Lemma 13), with
       ``ξ`` the effective shrink (``β/r`` and the float32 margin of
-      ``oco.one_point.SHRINK_MARGIN``) and ``R_c`` the outer radius about the inner
+      ``SHRINK_MARGIN``) and ``R_c`` the outer radius about the inner
       centre the set is shrunk towards (``sets.bandit_radii``);
     * ``2G²(1 + ln T)/H'``: FTAL on the surrogates (eq. (23)), strong convexity
       ``H' = H + λ``, Lipschitz ``G = pB/β + λ||C|| + H'||C||`` (the one-point

@@ -4,28 +4,27 @@
   FTAL, PFTAL, WDP-COCOP, WDP-COCOL, online Frank–Wolfe and the Garber–Hazan algorithm.
 * The choice of prefix-sum mechanism (``prefix_sum_mechanism``): PFTAL and private bandit FTAL.
 * The start point of the projection-free learners (``start_point``): WDP-COCOL, online Frank–Wolfe.
-* The window-private learners' sensitivity rules and params checks: WDP-COCOP and WDP-COCOL.
+* The window-private learners' params (``WDPParams``), sensitivity rules and params checks: WDP-COCOP,
+  WDP-COCOL (and the Garber–Hazan algorithm, which runs WDP-COCOL's step without noise).
 * The body of bandit FTAL (state, presets, one-point estimate, leader on the shrunk set):
   bandit FTAL and private bandit FTAL (Algorithm 3), which differ only in their sums.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from jaxpriv import _validate, theory
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
-from jaxpriv.mechanisms import DyadicSums, binary_tree, describe, dyadic_init, dyadic_step
+from jaxpriv.mechanisms import GAMMA, DyadicSums, NoiseFamily, binary_tree, describe, dyadic_init, dyadic_step, noise_family
 from jaxpriv.mechanisms._window_tree import check_window_budget_values
 from jaxpriv.oco import one_point
 from jaxpriv.sets import ConstraintSet
-
-if TYPE_CHECKING:
-    from jaxpriv.oco.wdp_cocop import WDPParams
 
 # --- FTAL's leader and its exact dyadic sums ------------------------------------------------------------------
 
@@ -65,9 +64,9 @@ def no_nonfinite(state: Any) -> jax.Array:
 
 
 def prefix_sum_mechanism(
-    horizon: int, dim: int, noise: str | None, mechanism: Mechanism | None
+    horizon: int, dim: int, noise: NoiseFamily | str | None, mechanism: Mechanism | None
 ) -> tuple[Mechanism, str]:
-    """The learner's prefix-sum mechanism and its noise family: the paper's tree, or a checked ``mechanism``.
+    """The learner's prefix-sum mechanism and its noise family's name: the paper's tree, or a checked ``mechanism``.
 
     Raises:
       ValueError: ``mechanism`` is not a prefix-sum mechanism of ``jaxpriv.mechanisms``, is the
@@ -76,8 +75,8 @@ def prefix_sum_mechanism(
         a noise family other than ``noise``.
     """
     if mechanism is None:
-        noise = "gamma" if noise is None else noise
-        return binary_tree(horizon, dim, noise, neighbouring="replace"), noise
+        noise = GAMMA if noise is None else noise_family(noise)
+        return binary_tree(horizon, dim, noise, neighbouring="replace"), noise.name
     info = describe(mechanism)
     if info.name == "window_tree":
         raise ValueError(
@@ -93,7 +92,7 @@ def prefix_sum_mechanism(
             "mechanism must be built with neighbouring='replace' (the learner's replace-one guarantee), "
             f"got {info.neighbouring!r}"
         )
-    if noise is not None and noise != info.noise:
+    if noise is not None and getattr(noise, "name", noise) != info.noise:  # a family or its name
         raise ValueError(f"noise must be None or {info.noise!r} (the mechanism's family), got {noise!r}")
     return mechanism, info.noise
 
@@ -136,6 +135,30 @@ def sensitivity_rule(value: str) -> str:
             "the replace-one guarantee of Definition 4."
         )
     return _validate.choice("sensitivity", value, SENSITIVITY_RULES)
+
+
+class WDPParams(NamedTuple):
+    """Params of the window-private learners (WDP-COCOP, WDP-COCOL).
+
+    A budget left ``None`` never means "no privacy": the learners refuse params without the
+    budget of their noise family, or with a field of another family (``ValueError`` in
+    ``check`` and in ``init``). The non-private limit is an explicit ``epsilon=inf``.
+
+    Attributes:
+      epsilon: ε of window ε-DP (``"gamma"``) or of window (ε, δ)-DP (``"gaussian"``);
+        required; ``inf`` = no noise.
+      delta: δ in ``(0, 1)`` of window (ε, δ)-DP: required by ``"gaussian"``, refused by ``"gamma"``.
+      lipschitz: ``L``, the Lipschitz constant of the losses on the set.
+      strong_convexity: ``μ > 0``.
+      beta: ``β`` in ``(0, 1)``, the failure probability of the noise bound ``N`` that sets
+        WDP-COCOL's radii (``window_noise_bound``; WDP-COCOP ignores it).
+    """
+
+    epsilon: ArrayLike | None = None
+    delta: ArrayLike | None = None
+    lipschitz: ArrayLike = 1.0
+    strong_convexity: ArrayLike = 1.0
+    beta: ArrayLike = 0.01
 
 
 def check_wdp_params(

@@ -25,10 +25,7 @@ import numpy as np
 from jaxpriv import _rng
 from jaxpriv._base import PRNGKey
 from jaxpriv.sets import ConstraintSet, bandit_radii
-
-# The shrink factor is (1 - ξ)(1 - SHRINK_MARGIN): the margin (1.5e-5 of the set's size) absorbs the
-# float32 rounding of c + s(x - c) + βu, so every played point lies in C exactly, not up to an ulp.
-SHRINK_MARGIN = 2.0**-16
+from jaxpriv.theory import SHRINK_MARGIN  # the shrink factor is (1 - ξ)(1 - SHRINK_MARGIN); the bounds use it too
 
 
 def sphere_dim(constraint: ConstraintSet) -> int:

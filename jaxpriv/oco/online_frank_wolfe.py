@@ -9,11 +9,10 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, declare, poison_past_horizon
+from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon, static_args
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, tree_depth
-from jaxpriv.oco._shared import MAX_DEPTH, dyadic_prefix_sum, no_nonfinite, start_point
+from jaxpriv.oco._shared import MAX_DEPTH, WDPParams, dyadic_prefix_sum, no_nonfinite, start_point
 from jaxpriv.oco.wdp_cocol import WDPCOCOLState, local_oracle_learner
-from jaxpriv.oco.wdp_cocop import WDPParams
 from jaxpriv.sets import ConstraintSet
 
 
@@ -91,8 +90,9 @@ def online_frank_wolfe(constraint: ConstraintSet, horizon: int | None = None) ->
         sigma = jnp.clip(-jnp.sum(direction * step) / jnp.maximum(mu * tf * sq, jnp.finfo(jnp.float32).tiny), 0.0, 1.0)
         return state._replace(x=x + sigma * step, points=points, grads=grads)
 
-    init_fn = declare(init_fn, params=OFWParams, private=False)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=no_nonfinite)
+    static = static_args(constraint=constraint, horizon=horizon)
+    spec = Spec("online_frank_wolfe", OFWParams, private=False, static=static)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=no_nonfinite, spec=spec)
 
 
 class GarberHazanParams(NamedTuple):
@@ -144,5 +144,6 @@ def garber_hazan(horizon: int, constraint: ConstraintSet, constants: str = "proo
     def init_fn(key: PRNGKey, params: GarberHazanParams) -> WDPCOCOLState:
         return inner.init(key, as_wdp(params))
 
-    init_fn = declare(init_fn, params=GarberHazanParams, private=False)
-    return Learner(init_fn, inner.act, inner.update, check, inner.horizon, nonfinite=inner.nonfinite)
+    static = static_args(horizon=horizon, constraint=constraint, constants=constants)
+    spec = Spec("garber_hazan", GarberHazanParams, private=False, static=static)
+    return Learner(init_fn, inner.act, inner.update, check, inner.horizon, nonfinite=inner.nonfinite, spec=spec)

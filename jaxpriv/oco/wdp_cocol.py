@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_inputs, poison_past_horizon
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_inputs, poison_past_horizon, static_args
 from jaxpriv.mechanisms import (
     DyadicSums,
     WindowTreeParams,
@@ -29,6 +29,7 @@ from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, tree_sampler_
 from jaxpriv.mechanisms._window_tree import check_window, check_window_budget
 from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import (
+    WDPParams,
     check_wdp_params,
     dyadic_prefix_sum,
     no_nonfinite,
@@ -36,7 +37,6 @@ from jaxpriv.oco._shared import (
     start_point,
     window_sensitivity,
 )
-from jaxpriv.oco.wdp_cocop import WDPParams
 from jaxpriv.sets import ConstraintSet, require_local_oracle
 
 CONSTANTS = ("proof", "paper")
@@ -184,8 +184,20 @@ def local_oracle_learner(
         return nonfinite_inputs(tree, state.grads)  # the gradients the window tree zeroed
 
     # Not private: exact dyadic sums, nothing is zeroed (Garber–Hazan).
-    init_fn = declare(init_fn, params=WDPParams, private=private, sampler_floor=sampler_floor)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn if private else no_nonfinite)
+    static = static_args(
+        horizon=horizon,
+        constraint=constraint,
+        window=window,
+        noise=noise,
+        sensitivity=sensitivity,
+        calibration=calibration,
+        constants=constants,
+        round_window=round_window,
+        private=private,
+    )
+    spec = Spec("wdp_cocol", WDPParams, private=private, static=static, sampler_floor=sampler_floor)
+    nonfinite = nonfinite_fn if private else no_nonfinite
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite, spec=spec)
 
 
 def wdp_cocol(

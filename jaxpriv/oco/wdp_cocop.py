@@ -11,10 +11,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_inputs
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_inputs, static_args
 from jaxpriv.mechanisms import (
     DyadicSums,
     WindowTreeParams,
@@ -27,32 +26,15 @@ from jaxpriv.mechanisms import (
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, tree_sampler_floor
 from jaxpriv.mechanisms._window_tree import check_window, check_window_budget
 from jaxpriv.oco import _floor
-from jaxpriv.oco._shared import check_wdp_params, dyadic_prefix_sum, leader_point, sensitivity_rule, window_sensitivity
+from jaxpriv.oco._shared import (
+    WDPParams,
+    check_wdp_params,
+    dyadic_prefix_sum,
+    leader_point,
+    sensitivity_rule,
+    window_sensitivity,
+)
 from jaxpriv.sets import ConstraintSet, require_projection
-
-
-class WDPParams(NamedTuple):
-    """Params of the window-private learners (WDP-COCOP, WDP-COCOL).
-
-    A budget left ``None`` never means "no privacy": the learners refuse params without the
-    budget of their noise family, or with a field of another family (``ValueError`` in
-    ``check`` and in ``init``). The non-private limit is an explicit ``epsilon=inf``.
-
-    Attributes:
-      epsilon: ε of window ε-DP (``"gamma"``) or of window (ε, δ)-DP (``"gaussian"``);
-        required; ``inf`` = no noise.
-      delta: δ in ``(0, 1)`` of window (ε, δ)-DP: required by ``"gaussian"``, refused by ``"gamma"``.
-      lipschitz: ``L``, the Lipschitz constant of the losses on the set.
-      strong_convexity: ``μ > 0``.
-      beta: ``β`` in ``(0, 1)``, the failure probability of the noise bound ``N`` that sets
-        WDP-COCOL's radii (``window_noise_bound``; WDP-COCOP ignores it).
-    """
-
-    epsilon: ArrayLike | None = None
-    delta: ArrayLike | None = None
-    lipschitz: ArrayLike = 1.0
-    strong_convexity: ArrayLike = 1.0
-    beta: ArrayLike = 0.01
 
 
 class WDPCOCOPState(NamedTuple):
@@ -190,5 +172,14 @@ def wdp_cocop(
     def nonfinite_fn(state: WDPCOCOPState) -> jax.Array:
         return nonfinite_inputs(tree, state.tree)  # the gradients the window tree zeroed
 
-    init_fn = declare(init_fn, params=WDPParams, private=True, sampler_floor=sampler_floor)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)
+    static = static_args(
+        horizon=horizon,
+        constraint=constraint,
+        window=window,
+        noise=noise,
+        sensitivity=sensitivity,
+        calibration=calibration,
+        round_window=round_window,
+    )
+    spec = Spec("wdp_cocop", WDPParams, private=True, static=static, sampler_floor=sampler_floor)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)

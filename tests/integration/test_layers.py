@@ -1,8 +1,9 @@
-"""The package's import graph: no cycle, and arrows point one way (DESIGN.md, Layout).
+"""The package's import graph: arrows point one way, down a fine order of layers, and no module imports itself
+back in a circle (DESIGN.md, Layout).
 
-experiments -> library components -> sim / mechanisms -> _base. Read from the source with ``ast``
-(every import, at module level or inside a function; imports under ``if TYPE_CHECKING:`` are
-annotations only and do not count), so a new arrow the wrong way fails here before it bites.
+Read from the source with ``ast``. Every import counts: at module level, under ``if TYPE_CHECKING:``
+(an annotation is a dependency too) and inside a function (a deferred import is still an arrow; deferring it
+hides a wrong arrow from Python, not from the design). A new arrow the wrong way fails here before it bites.
 """
 
 import ast
@@ -11,31 +12,35 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2] / "jaxpriv"
 
-# Each top-level part of the package and its layer: a module may import its own layer or lower ones.
+# Each top-level part of the package (a module or a subpackage, ``sim`` either) and its layer: a module may
+# import its own layer or lower ones. The order is the code's: the helpers at the bottom; the privacy
+# mechanisms; the constraint sets and the theory (step sizes, noise scales, regret bounds: arithmetic on
+# params, no learner); the environments; the engine (``sim``: it runs any component and imports none); the
+# learners and the bandit policies (the episodic bandits drive the engine themselves); the tools that work on
+# components and results; the plots (of tidy results); the public API; the experiments; the command line.
 LAYERS = {
     "_rng": 0,
-    "_validate": 0,
     "_kahan": 0,
     "_inplace": 0,
-    "stats": 0,
+    "_validate": 0,
     "_base": 1,
+    "stats": 1,
     "mechanisms": 2,
-    "sets": 2,
-    "_resume": 2,
-    "sim": 3,
+    "sets": 3,
+    "theory": 3,
     "envs": 4,
-    "oco": 4,
-    "bandits": 4,
-    "theory": 4,
-    "tune": 4,
-    "audit": 4,
-    "plot": 4,
-    "tidy": 4,
-    "testing": 4,
-    "jaxpriv": 5,  # the package's __init__: the public API, re-exported
-    "experiments": 6,
-    "cli": 7,
-    "__main__": 8,
+    "sim": 5,
+    "oco": 6,
+    "bandits": 6,
+    "tune": 7,
+    "audit": 7,
+    "tidy": 7,
+    "testing": 7,
+    "plot": 8,
+    "jaxpriv": 9,  # the package's __init__: the public API, re-exported
+    "experiments": 10,
+    "cli": 11,
+    "__main__": 12,
 }
 
 
@@ -49,15 +54,18 @@ def _modules() -> dict[str, Path]:
     return mods
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[int]:
-    skip = set()
+def _function_level(tree: ast.AST) -> set[int]:
+    """The ids of the nodes inside a function's body (run when it is called, not when the module is imported)."""
+    inside = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
-    return skip
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            inside.update(id(n) for n in ast.walk(node) if n is not node)
+    return inside
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph(module_level_only: bool = False) -> dict[str, set[str]]:
+    """``module -> the jaxpriv modules it imports``; with ``module_level_only``, the imports run at import time
+    (and those under ``if TYPE_CHECKING:``), not those inside functions."""
     mods = _modules()
 
     def resolve(name: str) -> str | None:
@@ -68,10 +76,10 @@ def _graph() -> dict[str, set[str]]:
     edges: dict[str, set[str]] = collections.defaultdict(set)
     for mod, path in mods.items():
         tree = ast.parse(path.read_text())
-        skip = _type_checking_nodes(tree)
+        deferred = _function_level(tree) if module_level_only else set()
         package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
         for node in ast.walk(tree):
-            if id(node) in skip:
+            if id(node) in deferred:
                 continue
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -80,11 +88,12 @@ def _graph() -> dict[str, set[str]]:
                 if node.level:
                     parts = package.split(".")
                     base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+                # ``from jaxpriv.oco import one_point``: the submodule where there is one, else the module itself.
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
             else:
                 continue
             for target in targets:
-                if target.startswith("jaxpriv") and (dep := resolve(target)) and dep != mod:
+                if target.split(".")[0] == "jaxpriv" and (dep := resolve(target)) and dep != mod:
                     edges[mod].add(dep)
     return edges
 
@@ -93,37 +102,59 @@ def _part(module: str) -> str:
     return module.split(".")[1] if "." in module else module
 
 
-def test_the_import_graph_has_no_cycle():
-    edges = _graph()
+def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
     state: dict[str, int] = {}
     path: list[str] = []
 
-    def visit(node: str) -> None:
+    def visit(node: str) -> list[str] | None:
         state[node] = 1
         path.append(node)
         for dep in sorted(edges.get(node, ())):
             if state.get(dep) == 1:
-                cycle = [*path[path.index(dep) :], dep]
-                raise AssertionError("import cycle: " + " -> ".join(cycle))
-            if dep not in state:
-                visit(dep)
+                return [*path[path.index(dep) :], dep]
+            if dep not in state and (found := visit(dep)):
+                return found
         path.pop()
         state[node] = 2
+        return None
 
-    for node in sorted(_modules()):
-        if node not in state:
-            visit(node)
+    for node in sorted(edges):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
 
 
-def test_arrows_point_one_way():
+def test_every_part_has_a_layer_and_every_layer_a_part():
+    parts = {_part(m) for m in _modules()}
+    assert not parts - LAYERS.keys(), f"add these parts to LAYERS: {sorted(parts - LAYERS.keys())}"
+    assert not LAYERS.keys() - parts, f"LAYERS names parts that are gone: {sorted(LAYERS.keys() - parts)}"
+
+
+def test_arrows_point_down():
     wrong = []
     for mod, deps in _graph().items():
-        part = _part(mod)
-        assert part in LAYERS, f"{mod}: add its part {part!r} to LAYERS"
         for dep in deps:
-            if LAYERS[_part(dep)] > LAYERS[part]:
-                wrong.append(f"{mod} -> {dep}")
+            if LAYERS[_part(dep)] > LAYERS[_part(mod)]:
+                wrong.append(f"{mod} ({_part(mod)}: {LAYERS[_part(mod)]}) -> {dep} ({LAYERS[_part(dep)]})")
     assert not wrong, "imports from a lower layer to a higher one:\n" + "\n".join(sorted(wrong))
+
+
+def test_the_module_graph_has_no_cycle():
+    """Module by module, not part by part: two files of one subpackage may not import each other either."""
+    cycle = _cycle(_graph(module_level_only=True))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+    cycle = _cycle(_graph())
+    assert cycle is None, "import cycle through an import inside a function: " + " -> ".join(cycle or [])
+
+
+def test_the_checks_see_deferred_and_annotation_imports():
+    """The graph is read right: a function-level import and an import under ``if TYPE_CHECKING:`` are arrows."""
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\ndef f():\n    import b\n")
+    deferred = _function_level(tree)
+    imports = [n for n in ast.walk(tree) if isinstance(n, ast.Import)]
+    assert [id(n) in deferred for n in imports] == [False, True]
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": {"c"}}) is None
 
 
 def test_the_library_never_imports_the_experiments():
