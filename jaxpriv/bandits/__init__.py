@@ -1,12 +1,9 @@
 """Stochastic, linear and contextual bandit policies (private and non-private).
 
-The Section VII reproductions moved to ``jaxpriv.experiments.zcdp_bandits`` (``reproduce``) and
+The Section VII reproductions live in ``jaxpriv.experiments.zcdp_bandits`` (``reproduce``) and
 ``jaxpriv.experiments.zcdp_bandits_linear`` (``run_setting``): the library never imports the experiment
-layer. The old names ``jaxpriv.bandits.reproduce``, ``.experiment`` and ``.experiment_linear`` still
-resolve, lazily, on first access.
+layer.
 """
-
-from typing import Any
 
 from jaxpriv.bandits import design
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
@@ -96,20 +93,3 @@ __all__ = [
     "ucb",
     "ucb_index",
 ]
-
-_MOVED = {
-    "reproduce": ("jaxpriv.experiments.zcdp_bandits", "reproduce"),
-    "experiment": ("jaxpriv.experiments.zcdp_bandits", None),
-    "experiment_linear": ("jaxpriv.experiments.zcdp_bandits_linear", None),
-}
-
-
-def __getattr__(name: str) -> Any:
-    """The reproductions' old names, resolved lazily (they live in ``jaxpriv.experiments`` now)."""
-    if name in _MOVED:
-        import importlib
-
-        module_name, attr = _MOVED[name]
-        module = importlib.import_module(module_name)
-        return module if attr is None else getattr(module, attr)
-    raise AttributeError(f"module 'jaxpriv.bandits' has no attribute {name!r}")
