@@ -41,7 +41,7 @@ depends on no swept value runs once and is repeated at every grid point. Chunk f
 when xarray and pandas are installed (the ``tidy`` extra); ``jaxpriv sweep`` calls it.
 Finished chunks are kept in ``chunks/``; running the
 same study into the same folder again resumes: finished chunks are not recomputed.
-Each chunk file carries the fingerprint of what it holds (``jaxpriv._resume``, the
+Each chunk file carries the fingerprint of what it holds (``jaxpriv.sim._resume``, the
 same mechanism as ``jaxpriv.sweep(save=...)``): what the learner and the environment
 compute, the horizon, the checkpoints, the seed chunk's key and the grid points'
 params. A chunk is reused only under that fingerprint; one written under another
@@ -64,11 +64,12 @@ import jax
 import numpy as np
 
 import jaxpriv
-from jaxpriv import _resume, mechanisms, plot, sim, stats
+from jaxpriv import mechanisms, plot, sim, stats
 from jaxpriv._base import as_key, declared_private
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 from jaxpriv.experiments.registry import Component
 from jaxpriv.experiments.study_file import Study, StudyLearner, load_study, parse_study
+from jaxpriv.sim import _resume
 
 __all__ = ["Component", "Study", "StudyResult", "load_study", "parse_study", "run_study", "write_tidy"]
 
@@ -179,7 +180,7 @@ def _chunk_key(study: Study, chunk: int) -> Any:
 def _chunk_fingerprint(
     study: Study, arm: StudyLearner, block: int, chunk: int, code: tuple[str, str]
 ) -> dict[str, Any]:
-    """What chunk file ``(learner, block, chunk)`` must match to be reused (``jaxpriv._resume.fingerprint``).
+    """What chunk file ``(learner, block, chunk)`` must match to be reused (``jaxpriv.sim._resume.fingerprint``).
 
     The configuration (what the learner and the environment compute, horizon, checkpoints),
     the seed chunk's key, the params of the grid points the block holds (their digest, and

@@ -111,10 +111,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import _resume, _validate, envs, mechanisms, sim
+from jaxpriv import _validate, envs, mechanisms, sim
 from jaxpriv._base import check_horizon, declared
 from jaxpriv.experiments import registry
 from jaxpriv.experiments.registry import Bound, Component
+from jaxpriv.sim import _resume
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -197,7 +197,7 @@ def test_zcdp_to_dp_refuses_delta_outside_the_open_unit_interval(delta):
 
 
 def _fingerprint(learner, env, params, horizon):
-    from jaxpriv import _resume
+    from jaxpriv.sim import _resume
 
     return _resume.fingerprint(
         learner, env, horizon=horizon, seeds=2, chunk=None, segment=None, checkpoints=(horizon,),

@@ -11,7 +11,7 @@ import pytest
 
 from jaxpriv import envs, oco, sets, sim
 from jaxpriv.experiments import registry
-from jaxpriv.sim import SimParams
+from jaxpriv.sim import SimParams, _scan
 from jaxpriv.testing import learner_examples, step_cost
 
 EXAMPLES = learner_examples(64, 10)
@@ -32,7 +32,7 @@ def test_no_learner_branches_in_its_step(name, monkeypatch):
     cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals <= 1 and (cost.loops == 0 or name in NESTED_LOOPS), cost
     # On an accelerator the exact comparators (quadratic, experts, bandits) run branch-free: none at all.
-    monkeypatch.setattr(sim, "_branch_free_comparator", lambda: True)
+    monkeypatch.setattr(_scan, "_branch_free_comparator", lambda: True)  # where the step reads it
     cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals == 0, cost
 

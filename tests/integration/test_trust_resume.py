@@ -1,6 +1,6 @@
 """Issue 23 ("Trust"), items 6-8: a resumed result is the configuration it claims to be.
 
-* The resume fingerprint (``jaxpriv._resume``) covers every static argument of every
+* The resume fingerprint (``jaxpriv.sim._resume``) covers every static argument of every
   component, through the traced computation, and is the same in every process.
 * ``sweep(save=)`` refuses a save file of another configuration (noise family, set
   radius, ``z_dist``, ...), a damaged file (naming it) and an unwritable path, all
@@ -26,8 +26,9 @@ import numpy as np
 import pytest
 
 import jaxpriv as jp
-from jaxpriv import _resume, cli, envs, mechanisms, oco, sets, sim
+from jaxpriv import cli, envs, mechanisms, oco, sets, sim
 from jaxpriv.experiments import study
+from jaxpriv.sim import _resume
 
 ROOT = Path(jp.__file__).resolve().parents[1]
 T = 64

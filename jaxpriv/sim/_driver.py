@@ -1,0 +1,205 @@
+"""The segmented driver: seed chunks × horizon segments, each a compiled call, with save and resume.
+
+``sweep`` runs through ``_Driver`` when it is given a ``segment``, ``stats``, ``save`` or
+``progress``: memory is a chunk's carry plus the outputs, whatever the horizon and seed count.
+After every segment the carry (and the finished chunks' outputs or statistics) can be saved
+atomically with the configuration's fingerprint (``jaxpriv.sim._resume``), and a sweep resumes
+from such a file with the same numbers as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxpriv._base import engine_jit
+from jaxpriv.sim import _resume
+from jaxpriv.sim._scan import Result, _advance, _init_carry, _outputs, counts_compiles
+from jaxpriv.sim._seeds import _device_width, _pad_seeds, _take_seeds, map_seeds_and_grid
+from jaxpriv.stats import Accumulator, chunk_summary, merge, to_accumulator
+
+# --- the segmented driver ------------------------------------------------------------------------
+
+
+@partial(engine_jit, static_argnums=(0, 1, 2, 3))
+@counts_compiles("driver")
+def _init_jit(learner, env, checkpoints, axes, keys, params):
+    return map_seeds_and_grid(partial(_init_carry, learner, env, checkpoints), axes, None, keys, params)
+
+
+def _over_seeds_and_grid(fn: Callable, grid: bool) -> Callable:
+    fn = jax.vmap(fn)
+    return jax.vmap(fn) if grid else fn
+
+
+@partial(engine_jit, static_argnums=(0, 1, 2, 3, 4))
+@counts_compiles("driver")
+def _advance_jit(learner, env, checkpoints, length, grid, carry, start):
+    return _over_seeds_and_grid(lambda c: _advance(learner, env, checkpoints, length, c, start), grid)(carry)
+
+
+@partial(engine_jit, static_argnums=(0, 1, 2))
+@counts_compiles("driver")
+def _outputs_jit(learner, env, grid, carry):
+    return _over_seeds_and_grid(partial(_outputs, learner, env), grid)(carry)
+
+
+@partial(engine_jit, static_argnums=(0, 1))
+@counts_compiles("driver")
+def _summary_jit(stats, grid, outputs, valid):
+    regret, loss, _, _, nf_in, nf_steps = outputs
+    return chunk_summary(stats, regret, loss, nf_in, nf_steps, valid)
+
+
+class _Driver:
+    """Seed chunks × horizon segments, each a compiled call on a fixed shape; saves and resumes."""
+
+    def __init__(self, learner, env, horizon, checkpoints, axes, params, chunk, segment, stats):
+        self.learner, self.env, self.horizon, self.ckpts = learner, env, horizon, checkpoints
+        self.axes, self.params, self.chunk, self.segment, self.stats = axes, params, chunk, segment, stats
+        self.grid = axes is not None
+
+    def run(self, keys: jax.Array, save: Path | None, fingerprint: dict | None, progress: Any) -> Any:
+        n = keys.shape[0]
+        chunk = min(self.chunk, n)
+        n_chunks = -(-n // chunk)
+        n_segments = -(-self.horizon // self.segment)
+        done: list[tuple] = []  # finished chunks' outputs (numpy), when no stats
+        acc = None
+        first_chunk, first_segment, carry_leaves = 0, 0, None
+        if save is not None and save.exists():
+            first_chunk, first_segment, carry_leaves, done, acc = _load(save, fingerprint)
+            if progress is True:
+                print(
+                    f"jaxpriv: resuming {save} at chunk {first_chunk + 1}/{n_chunks}, "
+                    f"segment {first_segment + 1}/{n_segments}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        total = n * self.horizon
+        width = _device_width(chunk)  # the compiled chunk: a multiple of the device count
+        for c in range(first_chunk, n_chunks):  # a driver loop over compiled chunks, not over seeds
+            ks = keys[c * chunk : (c + 1) * chunk]
+            valid = np.arange(width) < ks.shape[0]  # the padding's runs are dropped
+            carry = _init_jit(self.learner, self.env, self.ckpts, self.axes, _pad_seeds(ks, width), self.params)
+            start_seg = 0
+            if carry_leaves is not None:
+                carry = _restore(carry, carry_leaves)
+                start_seg, carry_leaves = first_segment, None
+            for s in range(start_seg, n_segments):  # a driver loop over compiled segments, not over steps
+                t0 = time.perf_counter()
+                start = s * self.segment
+                length = min(self.segment, self.horizon - start)
+                carry = _advance_jit(self.learner, self.env, self.ckpts, length, self.grid, carry, jnp.int32(start))
+                last = s == n_segments - 1
+                if save is not None and not last:
+                    _save(save, fingerprint, c, s + 1, carry, done, acc)
+                if progress:
+                    jax.block_until_ready(carry)
+                    now = c * chunk * self.horizon + int(valid.sum()) * (start + length)
+                    if callable(progress):
+                        progress(now, total)
+                    else:
+                        dt = time.perf_counter() - t0
+                        print(
+                            f"jaxpriv: chunk {c + 1}/{n_chunks} segment {s + 1}/{n_segments} "
+                            f"(t = {start + length}/{self.horizon}): {dt:.2f} s, "
+                            f"{int(valid.sum()) * length / dt:.3g} seed-steps/s",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+            out = _outputs_jit(self.learner, self.env, self.grid, carry)
+            if self.stats is not None:
+                acc = merge(acc, to_accumulator(_summary_jit(self.stats, self.grid, out, jnp.asarray(valid))))
+            else:
+                keep = int(valid.sum())
+                done.append(tuple(None if x is None else _take_seeds(np.asarray(x), keep, self.grid) for x in out))
+            if save is not None and c < n_chunks - 1:
+                _save(save, fingerprint, c + 1, 0, None, done, acc)
+        if save is not None and save.exists():
+            save.unlink()
+        if self.stats is not None:
+            return acc
+        axis = 1 if self.grid else 0
+        cols = [None if done[0][i] is None else np.concatenate([d[i] for d in done], axis) for i in range(6)]
+        return Result(jnp.asarray(self.ckpts, jnp.int32), *(None if x is None else jnp.asarray(x) for x in cols))
+
+
+# --- saving and resuming -------------------------------------------------------------------------
+
+
+def _fingerprint(learner, env, horizon, seeds, chunk, segment, ckpts, keys, params, stats, axes=None) -> dict:
+    """What a saved sweep must match to be resumed, field by field (``jaxpriv.sim._resume.fingerprint``)."""
+    return _resume.fingerprint(
+        learner, env, horizon=horizon, seeds=seeds, chunk=chunk, segment=segment, checkpoints=ckpts,
+        keys=keys, params=params, axes=axes, stats=stats,
+    )  # fmt: skip
+
+
+def _key_leaf(x: Any) -> bool:
+    return isinstance(x, jax.Array) and jnp.issubdtype(x.dtype, jax.dtypes.prng_key)
+
+
+def _save(path: Path, fingerprint: dict, chunk: int, segment: int, carry: Any, done: list, acc: Any) -> None:
+    arrays: dict[str, np.ndarray] = {}
+    if carry is not None:
+        for i, leaf in enumerate(jax.tree.leaves(carry)):
+            arrays[f"carry_{i}"] = np.asarray(jax.random.key_data(leaf) if _key_leaf(leaf) else leaf)
+    for j, out in enumerate(done):
+        for i, x in enumerate(out):
+            if x is not None:
+                arrays[f"done_{j}_{i}"] = x
+    if acc is not None:
+        for name, x in zip(acc._fields, acc, strict=True):
+            arrays[f"acc_{name}"] = x
+    meta = {"fingerprint": fingerprint, "chunk": chunk, "segment": segment}
+    meta |= {"done": len(done), "carry": carry is not None}
+    _resume.write(path, meta, arrays)
+
+
+def _load(path: Path, fingerprint: dict) -> tuple:
+    remedy = "delete it to start the sweep over, or pass another save="
+    meta, z = _resume.read(path, remedy)
+    saved = meta.get("fingerprint", {})
+    wrong = _resume.differences(saved, fingerprint)
+    if saved.get("layout", "vmap_scan") != "vmap_scan":  # only files saved under a removed layout have the field
+        wrong.insert(0, f"layout: saved {saved['layout']!r}, a batching jaxpriv no longer has (now 'vmap_scan' only)")
+    if wrong:
+        raise ValueError(f"{path} was written by another sweep configuration ({'; '.join(wrong)}); {remedy}")
+    try:
+        leaves = None
+        if meta["carry"]:
+            leaves = [z[f"carry_{i}"] for i in range(sum(k.startswith("carry_") for k in z))]
+        done = []
+        for j in range(meta["done"]):
+            done.append(tuple(z[f"done_{j}_{i}"] if f"done_{j}_{i}" in z else None for i in range(6)))
+        acc = None
+        if "acc_n" in z:
+            acc = Accumulator(*(z[f"acc_{name}"] for name in Accumulator._fields))
+        first_chunk, first_segment = int(meta["chunk"]), int(meta["segment"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise _resume.DamagedFile(f"{path} is incomplete ({type(err).__name__}: {err}); {remedy}") from None
+    return first_chunk, first_segment, leaves, done, acc
+
+
+def _restore(template: Any, leaves: list[np.ndarray]) -> Any:
+    flat, treedef = jax.tree.flatten(template)
+    if len(flat) != len(leaves):
+        raise ValueError("the saved carry does not match this sweep's state structure")
+    out = []
+    for t, x in zip(flat, leaves, strict=True):
+        if _key_leaf(t):
+            out.append(jax.random.wrap_key_data(jnp.asarray(x), impl=jax.random.key_impl(t)))
+        else:
+            if x.shape != t.shape or x.dtype != t.dtype:
+                raise ValueError(f"the saved carry has a leaf {x.shape} {x.dtype}, expected {t.shape} {t.dtype}")
+            out.append(jnp.asarray(x))
+    return jax.device_put(jax.tree.unflatten(treedef, out), jax.tree.map(lambda t: t.sharding, template))

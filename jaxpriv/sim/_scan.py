@@ -1,0 +1,371 @@
+"""One seed's run: the carry, the step, the scan over the horizon, ``run`` and ``rollout``.
+
+``_transition`` is the one per-step transition (the step's keys from ``split_step_key``,
+``act``, ``env.step``, ``update``); the engine's ``_step`` adds the bookkeeping (Kahan sums,
+non-finite steps, the checkpoint rows, the comparator) and ``rollout`` records what its
+``record`` hook asks for. ``_advance`` scans ``_step`` over a segment of steps, ``_run`` over the
+whole horizon. Also here: ``Result``, what a run returns, and the compile counter
+(``counts_compiles``, ``compile_count``) every compiled entry point of the engine is wrapped in.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+from collections.abc import Callable
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxpriv import _validate
+from jaxpriv._base import (
+    Env,
+    Learner,
+    PRNGKey,
+    as_key,
+    declared,
+    declared_private,
+    engine_jit,
+    nonfinite_inputs,
+    split_step_key,
+)
+from jaxpriv._inplace import set_row
+from jaxpriv._kahan import kahan_add, kahan_init
+from jaxpriv.sim._check import _prepare
+from jaxpriv.sim._params import SimParams, normalize_checkpoints
+
+
+class Result(NamedTuple):
+    """Regret at checkpoints.
+
+    Attributes:
+      steps: ``[m]`` int32, the checkpoint steps ``t`` (1-based; the last is ``T``).
+      regret: ``[..., m]``, ``sum_{s<=t} f_s(w_s) - min_{w∈C} sum_{s<=t} f_s(w)``
+        against the exact comparator of each prefix (eq. (1) of Smith &
+        Thakurta 2013); for environments without a comparator (bandits), the
+        cumulative pseudo-regret.
+      loss: ``[..., m]``, the cumulative loss ``sum_{s<=t} f_s(w_s)``.
+      best: ``[..., m]``, the comparator's cumulative loss (``loss - regret``).
+      gap: ``[..., m]`` or ``None``: the ``gap`` the comparator returns with ``best``
+        (``ComparatorFn``): for a comparator solved numerically, a certified bound on the
+        solver's suboptimality, ``best - min_{w∈C} sum f_s(w) <= gap``, so the exact regret
+        lies in ``[regret, regret + gap]``. ``None`` when the comparator declares itself
+        exact (a closed form, ``jaxpriv.envs.exact_comparator``: its gap is always 0) or
+        the environment has none.
+      nonfinite_inputs: ``[...]`` int32, inputs with a NaN / ±inf entry that the
+        learner and its private mechanisms replaced by zero over the run, read from the
+        final learner state by ``jaxpriv._base.nonfinite_inputs`` (the learner's declared
+        ``nonfinite``, else the sum of every ``nonfinite`` field of the state;
+        ``jaxpriv._base.zero_nonfinite``). 0 in a healthy run.
+      nonfinite_steps: ``[...]`` int32, steps whose loss, regret or comparator
+        statistics from the environment were NaN / ±inf. Such a step is left out
+        of every sum (the learner's loss and the comparator's alike), so the
+        reported regret is that of the finite steps; 0 in a healthy run.
+      private: whether the learner's stated privacy guarantee holds for these numbers, as the
+        learner declares it (``jaxpriv._base.declared_private``): ``False`` for a non-private
+        learner and for a private one built with an opt-out of its guarantee (unclipped rewards,
+        an ablation: ``private=False`` at construction); ``None`` when the learner declares
+        nothing (a user's own). A plain bool, not an array; the guarantee's level is the budget
+        in the params (``inf``: none).
+
+    Leading axes are ``[grid, seeds]`` for a sweep over a grid, ``[seeds]``
+    for a sweep over seeds, none for a single run.
+    """
+
+    steps: jax.Array
+    regret: jax.Array
+    loss: jax.Array
+    best: jax.Array
+    gap: jax.Array | None = None
+    nonfinite_inputs: jax.Array | None = None
+    nonfinite_steps: jax.Array | None = None
+    private: bool | None = None
+
+    def per_step_loss(self) -> jax.Array:
+        """Per-step losses (exact when the checkpoints are every step)."""
+        return jnp.diff(self.loss, axis=-1, prepend=0.0)
+
+    def nonfinite_warning(self) -> str | None:
+        """A one-line warning when any run met non-finite inputs or steps, else ``None``.
+
+        The CLI prints it; call it after a sweep to learn whether the numbers
+        rest on zeroed inputs or skipped steps (see the two ``nonfinite_*`` fields).
+        """
+        parts = []
+        for what, counts in (
+            ("mechanism inputs were NaN/inf and replaced by zero", self.nonfinite_inputs),
+            ("environment steps had a NaN/inf loss and were left out of the regret", self.nonfinite_steps),
+        ):
+            if counts is None:
+                continue
+            counts = np.asarray(counts)
+            total = int(counts.sum())
+            if total:
+                runs = int(np.count_nonzero(counts))
+                parts.append(f"{total} {what} (in {runs} of {counts.size} runs)")
+        return "warning: " + "; ".join(parts) if parts else None
+
+
+# --- one run ---------------------------------------------------------------------------------------
+
+
+class CheckpointRows(NamedTuple):
+    """What the engine records at the checkpoints: one float32 entry per checkpoint in each field (shape ``[m]``).
+
+    The carry holds them as one ``[m + 1, 4]`` array (``Carry.rows``; columns in this order, row ``m`` a
+    scratch row), so a step writes one row in place; ``CheckpointRows.of`` reads it.
+
+    Attributes:
+      regret: the cumulative regret at each checkpoint (``Result.regret``).
+      loss: the cumulative loss ``sum_{s<=t} f_s(a_s)`` (``Result.loss``).
+      best: the comparator's cumulative loss, ``loss - regret`` (``Result.best``).
+      gap: the comparator's certified gap (``Result.gap``); 0 without a comparator.
+    """
+
+    regret: jax.Array
+    loss: jax.Array
+    best: jax.Array
+    gap: jax.Array
+
+    @classmethod
+    def of(cls, rows: jax.Array) -> CheckpointRows:
+        """The named fields of a carry's ``[..., m + 1, 4]`` rows (leading axes kept)."""
+        return cls(*(rows[..., :-1, i] for i in range(len(cls._fields))))
+
+
+class Carry(NamedTuple):
+    """Everything one seed's run carries from step to step (what a saved segment holds)."""
+
+    env_state: Any
+    agent: Any
+    sums: tuple[Any, Any]  # Kahan-compensated sums of (loss, regret, stats): (total, compensation), jaxpriv._kahan
+    rows: jax.Array  # [m + 1, 4]: the CheckpointRows at the checkpoints, filled in as the run passes them
+    bad_steps: jax.Array  # int32: steps with a non-finite loss / regret / stats
+    k_steps: jax.Array  # the key the per-step keys are folded from
+
+
+def _init_carry(learner: Learner, env: Env, checkpoints: tuple[int, ...], key: PRNGKey, params: SimParams) -> Carry:
+    k_env, k_learner, k_steps = jax.random.split(key, 3)
+    env_state = env.reset(k_env, params.env)
+    agent = learner.init(k_learner, params.learner)
+    # Shapes of the per-step stats, to start their sums at zero.
+    a0 = jax.eval_shape(learner.act, k_learner, agent, jnp.int32(1))
+    _, _, info0 = jax.eval_shape(env.step, k_env, env_state, a0, jnp.int32(1))
+    zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), (info0.loss, info0.regret, info0.stats))
+    sums = tuple(kahan_init(zeros))  # a plain (total, compensation) pair: the scan's carry keeps one structure
+    rows = jnp.zeros((len(checkpoints) + 1, len(CheckpointRows._fields)), jnp.float32)
+    return Carry(env_state, agent, sums, rows, jnp.zeros((), jnp.int32), k_steps)
+
+
+def _branch_free_comparator() -> bool:
+    """Whether the step evaluates an exact comparator at every step rather than under a conditional.
+
+    On a GPU a conditional costs a launch and a read of its predicate at every step (issue 36), more
+    than a closed-form comparator. On a CPU a conditional is a plain branch, and evaluating the quadratic
+    stream's comparator at every step made OGD's step 1.3x slower (CPU time, one core, 1024 seeds,
+    T = 2048), so the CPU keeps the conditional. Read at trace time.
+    """
+    return jax.default_backend() != "cpu"
+
+
+def _step(learner: Learner, env: Env, checkpoints: tuple[int, ...], carry: Carry, t: jax.Array) -> Carry:
+    """One seed's step ``t`` (a shared, unbatched int32): act, the environment's answer, update, bookkeeping."""
+    m = len(checkpoints)
+    ckpts = jnp.asarray(checkpoints, jnp.int32)
+    env_state, agent, sums, rows, bad_steps, k_steps = carry
+
+    # t is shared by all seeds: a scalar. "compare_all" is one fused kernel; the default
+    # binary search is a nested while loop, several kernel launches per step on a GPU.
+    slot = jnp.minimum(jnp.searchsorted(ckpts, t, method="compare_all"), m - 1)
+    k_act, k_env_t, k_upd = split_step_key(k_steps, t)
+    action = learner.act(k_act, agent, t)
+    env_state, feedback, info = env.step(k_env_t, env_state, action, t)
+    agent = learner.update(k_upd, agent, action, feedback, t)
+    step_vals = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), (info.loss, info.regret, info.stats))
+    finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(v)) for v in jax.tree.leaves(step_vals)]))
+    step_vals = jax.tree.map(lambda v: jnp.where(finite, v, 0.0), step_vals)  # a bad step leaves every sum
+    bad_steps = bad_steps + (~finite).astype(jnp.int32)
+    sums = tuple(kahan_add(sums, step_vals))
+    # The checkpoint row: written at every step, branch-free and in place, to the slot of the next
+    # checkpoint (its last write is at the checkpoint itself; after the last checkpoint, to the scratch
+    # row m). The comparator runs under the step's one conditional, at the checkpoints only, except
+    # that on an accelerator an exact (closed-form) comparator is evaluated at every step instead:
+    # a few vector operations, where a conditional is a launch and a predicate read per step.
+    loss, regret, stats = sums[0]
+    zero = jnp.zeros((), jnp.float32)
+    best, gap = zero, zero
+    if env.comparator is not None:
+
+        def compare() -> tuple[jax.Array, jax.Array]:
+            return tuple(jnp.asarray(v, jnp.float32) for v in env.comparator(env_state, stats, t))
+
+        if declared(env.comparator, "exact") and _branch_free_comparator():
+            best, gap = compare()
+        else:
+            best, gap = jax.lax.cond(ckpts[slot] == t, compare, lambda: (zero, zero))
+        # relative: both relative to the env's reference point (no cancellation)
+        regret = regret - best if env.relative else loss - best
+    row = jnp.stack([jnp.asarray(v, jnp.float32) for v in (regret, loss, loss - regret, gap)])
+    rows = set_row(rows, row, jnp.where(t <= ckpts[slot], slot, m))
+    return Carry(env_state, agent, sums, rows, bad_steps, k_steps)
+
+
+def _advance(
+    learner: Learner,
+    env: Env,
+    checkpoints: tuple[int, ...],
+    length: int,
+    carry: Carry,
+    start: jax.Array,
+) -> Carry:
+    """Steps ``start + 1 .. start + length``: one ``lax.scan`` (``start`` is traced: one compile per length)."""
+
+    k_steps = carry.k_steps  # closed over, not carried: the loop's state is what changes
+
+    def body(state, t):
+        return tuple(_step(learner, env, checkpoints, Carry(*state, k_steps), t))[:-1], None
+
+    ts = jnp.asarray(start, jnp.int32) + jnp.arange(1, length + 1, dtype=jnp.int32)
+    state, _ = jax.lax.scan(body, tuple(carry)[:-1], ts)
+    return Carry(*state, k_steps)
+
+
+def _reports_gap(env: Env) -> bool:
+    """Whether ``Result.gap`` holds the comparator's gaps: it has one and does not declare itself exact."""
+    return env.comparator is not None and not declared(env.comparator, "exact")
+
+
+def _outputs(learner: Learner, env: Env, carry: Carry) -> tuple[Any, ...]:
+    """``(regret, loss, best, gap, nonfinite_inputs, nonfinite_steps)`` of a finished carry."""
+    rows = CheckpointRows.of(carry.rows)
+    gap = rows.gap if _reports_gap(env) else None
+    return rows.regret, rows.loss, rows.best, gap, nonfinite_inputs(learner, carry.agent), carry.bad_steps
+
+
+def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...], key: PRNGKey, params: SimParams):
+    carry = _init_carry(learner, env, checkpoints, key, params)
+    carry = _advance(learner, env, checkpoints, horizon, carry, jnp.int32(0))
+    return _outputs(learner, env, carry)
+
+
+# --- compile counts --------------------------------------------------------------------------------
+
+#: The kinds of compiled function ``compile_count`` counts, each with the calls that compile it.
+COMPILED_KINDS: dict[str, str] = {
+    "run": "jaxpriv.run",
+    "sweep": "jaxpriv.sweep in one call (no segment, stats, save or progress)",
+    "driver": "jaxpriv.sweep's segmented driver (segment, stats, save or progress): its start, segment, "
+    "output and statistics pieces",
+    "tune": "jaxpriv.tune.value_and_grad (and minimize, which calls it)",
+}
+_COMPILES: collections.Counter[str] = collections.Counter()
+
+
+def counts_compiles(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a function before ``jax.jit`` (or ``engine_jit``) so ``compile_count(kind)`` counts its traces.
+
+    JAX traces a jitted function once for each new signature (shapes, dtypes, weak types, static
+    arguments), right before compiling it; a call that reuses a compiled version does not run the
+    Python function at all. Counting the calls of the Python function therefore counts
+    compilations, the way ``chex.assert_max_traces`` does.
+    """
+    if kind not in COMPILED_KINDS:
+        raise ValueError(f"kind must be one of {tuple(COMPILED_KINDS)}, got {kind!r}")
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            _COMPILES[kind] += 1
+            return fn(*args, **kwargs)
+
+        return traced
+
+    return decorate
+
+
+def compile_count(kind: str | None = None) -> int:
+    """How many times this process compiled the engine's functions: the public way to check "no recompilation".
+
+    Every call with a new signature (shapes, dtypes, the components, horizon, checkpoints, chunk,
+    segment length, grid axes) traces and compiles the engine once; a call that only changes
+    values (a new privacy grid of the same shape, another key) reuses it and leaves the count
+    unchanged. A call refused with a ``ValueError`` before compiling leaves it unchanged too.
+
+    Args:
+      kind: one of ``COMPILED_KINDS`` (``"run"``, ``"sweep"``, ``"driver"``, ``"tune"``), or ``None``
+        for all of them.
+
+    Returns:
+      The number of compilations so far (it only grows).
+
+    Raises:
+      ValueError: an unknown ``kind``.
+
+    Examples:
+      >>> import jax.numpy as jnp, jaxpriv as jp
+      >>> from jaxpriv import envs, oco, sets
+      >>> ball = sets.l2_ball(2)
+      >>> env, learner = envs.quadratic_stream(ball), oco.ogd(ball)
+      >>> def params(h):
+      ...     return jp.SimParams(oco.OGDParams(jnp.asarray(h, jnp.float32)), envs.QuadraticParams())
+      >>> _ = jp.sweep(learner, env, params([1.0, 2.0]), 0, 8, seeds=2)
+      >>> before = compile_count()
+      >>> _ = jp.sweep(learner, env, params([3.0, 4.0]), 1, 8, seeds=2)  # new values, same shapes
+      >>> compile_count() - before
+      0
+    """
+    if kind is None:
+        return sum(_COMPILES.values())
+    if kind not in COMPILED_KINDS:
+        raise ValueError(f"kind must be one of {tuple(COMPILED_KINDS)} or None, got {kind!r}")
+    return _COMPILES[kind]
+
+
+@partial(engine_jit, static_argnums=(0, 1, 2, 3))
+@counts_compiles("run")
+def _run_jit(learner, env, horizon, checkpoints, key, params):
+    return _run(learner, env, horizon, checkpoints, key, params)
+
+
+def run(
+    learner: Learner,
+    env: Env,
+    params: SimParams,
+    key: PRNGKey,
+    horizon: int,
+    checkpoints: Any = None,
+) -> Result:
+    """Run one learner against one environment for ``horizon`` steps: one ``lax.scan``.
+
+    Args:
+      learner: a ``Learner``.
+      env: an ``Env``.
+      params: ``SimParams(learner=..., env=...)``; every leaf at its base shape.
+      key: a PRNG key, or an integer seed in ``[0, 2**64)`` (``jaxpriv._base.as_key``). It is
+        split into environment, learner and step keys; the step keys are
+        ``fold_in(k_steps, t)``, so results do not depend on chunking or batching.
+      horizon: ``T >= 1``; at most the learner's and the environment's declared
+        ``horizon`` (a ``ValueError`` naming both numbers otherwise).
+      checkpoints: ``None`` (every step), ``"log"`` (about 100 log-spaced
+        steps) or an increasing sequence of whole steps in ``[1, T]``; ``T`` is
+        always included (``normalize_checkpoints``).
+
+    Returns:
+      A ``Result`` with arrays of shape ``[m]``.
+
+    Raises:
+      ValueError: before anything is compiled, naming the argument: a bad key,
+        horizon or checkpoints; a params leaf that is not numeric or does not fit
+        float32 / int32, NaN in the environment's params, another component's
+        params class, a component's own check; a learner and an environment that
+        do not fit together (``check_compatible``: dimensions, arm counts).
+    """
+    horizon = _validate.horizon(horizon)
+    key = as_key(key)
+    ckpts = normalize_checkpoints(horizon, checkpoints)
+    params, _, _ = _prepare(learner, env, params, allow_grid=False, horizon=horizon)
+    out = _run_jit(learner, env, horizon, ckpts, key, params)
+    return Result(jnp.asarray(ckpts, jnp.int32), *out, private=declared_private(learner))
