@@ -1104,7 +1104,7 @@ def _():
     return WRONG, f"returned (mean {got.mean():.4g}) with a folder as the save file"
 
 
-@case("study: changed grid, chunks/study.json deleted", HANDLED, ("chunk", "study"))
+@case("study: changed grid, sweeps/study.json deleted", HANDLED, ("sweep", "study"))
 def _():
     from jaxpriv.experiments import study
 
@@ -1112,18 +1112,18 @@ def _():
         d = Path(d)
         out = d / "out"
         study.run_study(_study(d, extra="grid_chunk = 1"), out, progress=False)
-        (out / "chunks" / "study.json").unlink()
+        (out / "sweeps" / "study.json").unlink()
         fresh = study.run_study(
             _study(d, "fresh.toml", budget="epsilon = [0.5, 1.0]", extra="grid_chunk = 1"), d / "fresh", progress=False
         )
         arm()
         res = study.run_study(_study(d, budget="epsilon = [0.5, 1.0]", extra="grid_chunk = 1"), out, progress=False)
     if np.array_equal(np.asarray(res.regret), np.asarray(fresh.regret)):
-        return HANDLED, f"equal to a fresh run ({res.resumed} chunks reused, {res.computed} computed)"
-    return WRONG, f"{res.resumed} chunks of epsilon=0.3 reused as epsilon=0.5 ({res.computed} computed): relabelled"
+        return HANDLED, f"equal to a fresh run ({res.resumed} sweeps reused, {res.computed} computed)"
+    return WRONG, f"{res.resumed} sweeps of epsilon=0.3 reused as epsilon=0.5 ({res.computed} computed): relabelled"
 
 
-@case("study: truncated chunk file", CLEAR, ("g0000_s0001",))
+@case("study: truncated sweep file", CLEAR, ("g0000",))
 def _():
     from jaxpriv.experiments import study
 
@@ -1131,7 +1131,7 @@ def _():
         d = Path(d)
         path = _study(d)
         study.run_study(path, d / "out", progress=False)
-        chunk = d / "out" / "chunks" / "g0000_s0001.npz"
+        chunk = d / "out" / "sweeps" / "g0000.npz"
         chunk.write_bytes(chunk.read_bytes()[:-50])
         arm()
         res = study.run_study(path, d / "out", progress=False)

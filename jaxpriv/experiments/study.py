@@ -2,11 +2,13 @@
 
 The study file's format, its parsing and its grid are in ``jaxpriv.experiments.study_file``
 (``load_study``, ``parse_study``, ``Study``); the names a file may use are in
-``jaxpriv.experiments.registry``. This module runs a ``Study``: its flattened product grid of
-``G`` points is run by ``jaxpriv.sweep`` (one compiled function for every chunk: only traced
-values change between chunks). Seed chunk ``c`` uses the key ``fold_in(key(seed), c)`` for
-every grid point (common random numbers across the grid), so a chunk's numbers do not depend
-on which chunks ran before.
+``jaxpriv.experiments.registry``. This module runs a ``Study``: each learner on the flattened
+product grid of ``G`` points (in blocks of ``grid_chunk`` points) is one ``jaxpriv.sweep`` call
+with the study's ``seed`` as its key, ``seeds``, ``chunk`` and ``segment`` as the file gives them
+(one compiled function for every block: only traced values change between them). Seed ``j``
+uses ``split(key(seed), seeds)[j]`` at every grid point (common random numbers), so a learner's
+numbers are bit for bit those of ``jaxpriv.sweep(learner, env, params, seed, horizon, seeds,
+checkpoints, chunk, segment=segment)``.
 
 Outputs in the output folder: ``results.npz`` (raw arrays; their axes are named
 in the JSON), ``settings.json`` (the study, the grid, versions, timings, and
@@ -21,8 +23,8 @@ against the first swept parameter, theory dashed, ``jaxpriv.plot.final_vs_budget
 the JSON and the table through ``jaxpriv.experiments._outputs``.
 
 A comparison study (``[[learners]]``, see ``jaxpriv.experiments.study_file``) runs every
-learner on the same grid and the same seed keys: chunk ``c`` of every learner uses
-``fold_in(key(seed), c)``, so learner ``a`` and learner ``b`` see the same environment draws
+learner on the same grid and the same seed keys: every learner's sweep has the key ``seed``, so
+learner ``a`` and learner ``b`` see the same environment draws
 at every grid point (common random numbers). Its arrays carry a leading learner axis
 (``[L, G, S, ...]``, the labels in ``learners``); ``summary.csv`` has a ``learner`` column;
 ``regret.png`` has one panel per grid point shown (up to six, evenly spread) with one line
@@ -33,21 +35,21 @@ final regret against the reference, their standard error, ``difference_se``, and
 comparison the unpaired ``sqrt(SE_a² + SE_ref²)``, ``unpaired_se``) and ``paired.png``
 (``jaxpriv.plot.paired_difference`` against ``t``, paired-SE bands). The paired SE is the
 right one: the learners share seeds, so their regrets are correlated. A learner that
-depends on no swept value runs once and is repeated at every grid point. Chunk files are
-``l<learner>_g<block>_s<chunk>.npz``, each fingerprinted with its own learner.
+depends on no swept value runs once and is repeated at every grid point.
 
 ``write_tidy(res)`` adds ``results.nc`` (a labelled ``xarray.Dataset``, ``jaxpriv.tidy``) and
 ``summary_long.csv`` (one row per learner, grid point and checkpoint: mean, SE, quantiles)
 when xarray and pandas are installed (the ``tidy`` extra); ``jaxpriv sweep`` calls it.
-Finished chunks are kept in ``chunks/``; running the
-same study into the same folder again resumes: finished chunks are not recomputed.
-Each chunk file carries the fingerprint of what it holds (``jaxpriv.sim._resume``, the
-same mechanism as ``jaxpriv.sweep(save=...)``): what the learner and the environment
-compute, the horizon, the checkpoints, the seed chunk's key and the grid points'
-params. A chunk is reused only under that fingerprint; one written under another
-configuration (a changed grid, set, noise family, ...) is recomputed, never
-relabelled, whether or not ``chunks/study.json`` (the folder's stamp: a changed study
-file is refused) is there. A damaged chunk file is an error naming it.
+Resuming is ``jaxpriv.sweep``'s own: each sweep saves to ``sweeps/g<block>.sweep.npz``
+(``l<learner>_g<block>`` in a comparison; ``save=``, written after every segment, with the fingerprint the
+engine checks: ``jaxpriv._resume``), so running the same study into the same folder again resumes an
+interrupted sweep where it stopped, with the same numbers. A finished sweep's arrays are kept in
+``sweeps/g<block>.npz`` under the same fingerprint (what the learner and the environment
+compute, the horizon, seeds, chunk, segment, checkpoints, the seed keys and the block's params) and
+are not rerun; one written under another configuration (a changed grid, set, noise family, ...) is
+rerun, never relabelled, whether or not ``sweeps/study.json`` (the folder's stamp: a changed study
+file is refused) is there. A damaged file is an error naming it. A folder holding ``chunks/`` (the
+study runner before issue 37, whose per-chunk keys gave other numbers) is refused.
 """
 
 from __future__ import annotations
@@ -83,8 +85,8 @@ class StudyResult(NamedTuple):
       files: name -> path of the outputs (five; seven with a comparison's ``reference``).
       regret: ``[G, S, m]``, regret at the checkpoints (``[L, G, S, m]`` for a comparison).
       summary: the rows of ``summary.csv``.
-      resumed: the number of chunks found on disk and not recomputed.
-      computed: the number of chunks computed by this call.
+      resumed: the number of sweeps (one per learner and grid block) found finished on disk and not rerun.
+      computed: the number of sweeps run by this call (one resumed from its save file included).
       arrays: every array of ``results.npz`` by name (``regret``, ``loss``, ``best``, ... with the
         leading axes of ``regret``).
       paired: the rows of ``paired.csv`` (a comparison with a reference), else ``None``.
@@ -116,11 +118,11 @@ class StudyResult(NamedTuple):
 
 FIELDS = ("regret", "loss", "best", "gap", "nonfinite_inputs", "nonfinite_steps")
 
-#: A unit of work: ``(learner, grid block, seed chunk)``.
-Unit = tuple[int, int, int]
+#: A unit of work, one ``jaxpriv.sweep`` call: ``(learner, grid block)``.
+Unit = tuple[int, int]
 
 
-# --- the chunks: keys, params, fingerprints, files -----------------------------------------------------------
+# --- the sweeps: one per learner and grid block, saved and resumed by the engine ------------------------------
 
 
 def _fingerprint(study: Study) -> str:
@@ -154,11 +156,14 @@ def _take(params: Any, axes: Any, idx: np.ndarray) -> Any:
     return jax.tree.map(lambda leaf, axis: leaf if axis is None else leaf[idx], params, axes)
 
 
-def _run_chunk(study: Study, arm: StudyLearner, block: int, chunk: int) -> dict[str, np.ndarray]:
-    """Run ``arm`` on grid block ``block``, seed chunk ``chunk``: the ``Result``'s fields ``[points, chunk, ...]``."""
-    key = _chunk_key(study, chunk)
+def _run_sweep(study: Study, arm: StudyLearner, block: int, save: Path, progress: Callable) -> dict[str, np.ndarray]:
+    """``jaxpriv.sweep`` of ``arm`` on grid block ``block`` with the study's seed as its key, saving to and
+    resuming from ``save``: the ``Result``'s fields ``[points, seeds, ...]``."""
     params = _block_params(study, arm, block)
-    r = sim.sweep(arm.learner, study.env, params, key, study.horizon, study.chunk, study.checkpoints)
+    r = sim.sweep(
+        arm.learner, study.env, params, study.seed, study.horizon, study.seeds, study.checkpoints, study.chunk,
+        segment=study.segment, save=save, progress=progress,
+    )  # fmt: skip
     out = {}
     for name in FIELDS:
         value = getattr(r, name)
@@ -171,29 +176,17 @@ def _run_chunk(study: Study, arm: StudyLearner, block: int, chunk: int) -> dict[
     return out
 
 
-def _chunk_key(study: Study, chunk: int) -> Any:
-    """The base key of seed chunk ``chunk``: ``fold_in(key(seed), chunk)``, ``key`` being ``jaxpriv._base.as_key``
-    (every bit of the seed counts: ``2**32`` is not seed 0)."""
-    return jax.random.fold_in(as_key(study.seed), chunk)
-
-
-def _chunk_fingerprint(
-    study: Study, arm: StudyLearner, block: int, chunk: int, code: tuple[str, str]
-) -> dict[str, Any]:
-    """What chunk file ``(learner, block, chunk)`` must match to be reused (``jaxpriv.sim._resume.fingerprint``).
-
-    The configuration (what the learner and the environment compute, horizon, checkpoints),
-    the seed chunk's key, the params of the grid points the block holds (their digest, and
-    their values readably under ``grid points``), and in a comparison the learner's label, so
-    that a chunk is never read under another grid, another learner or another study, with or
-    without ``chunks/study.json``.
-    """
-    params = _block_params(study, arm, block)
+def _sweep_fingerprint(study: Study, arm: StudyLearner, block: int, code: tuple[str, str]) -> dict[str, Any]:
+    """What a finished sweep's file must match to be reused: the fingerprint ``jaxpriv.sweep(save=...)`` checks
+    (``jaxpriv._resume.fingerprint`` of the same arguments: what the learner and the environment compute, the
+    horizon, seeds, chunk, segment, checkpoints, the seed keys and the block's params), the grid points' values
+    readably under ``grid points``, and in a comparison the learner's label."""
+    params = sim.canonical_params(_block_params(study, arm, block))
     axes, size = sim.grid_axes(params, allow_grid=True)
+    keys = jax.random.split(as_key(study.seed), study.seeds)  # jaxpriv.sweep's keys
     fp = _resume.fingerprint(
-        arm.learner, study.env, horizon=study.horizon, seeds=study.chunk, chunk=None, segment=None,
-        checkpoints=study.checkpoints, keys=_chunk_key(study, chunk), params=params, axes=axes if size else None,
-        code=code,
+        arm.learner, study.env, horizon=study.horizon, seeds=study.seeds, chunk=study.chunk, segment=study.segment,
+        checkpoints=study.checkpoints, keys=keys, params=params, axes=axes if size else None, code=code,
     )  # fmt: skip
     if arm.swept:
         start = block * study.grid_chunk
@@ -206,21 +199,21 @@ def _chunk_fingerprint(
     return fp
 
 
-def _read_chunk(path: Path, fingerprint: dict[str, Any], chunks_dir: Path) -> dict[str, np.ndarray] | None:
-    """A finished chunk's arrays, or ``None`` when the file holds another configuration (recompute it).
+def _read_sweep(path: Path, fingerprint: dict[str, Any], sweeps: Path) -> dict[str, np.ndarray] | None:
+    """A finished sweep's arrays, or ``None`` when the file holds another configuration (rerun it).
 
     Raises:
       ValueError: the file is truncated or corrupted (named, with how to start over).
     """
-    remedy = f"delete it to recompute that chunk (or delete {chunks_dir} to start the study over)"
+    remedy = f"delete it to rerun that sweep (or delete {sweeps} to start the study over)"
     try:
         meta, arrays = _resume.read(path, remedy)
     except _resume.OtherFormat as err:
-        print(f"{err.args[0].split(';')[0]}: recomputing it")
+        print(f"{err.args[0].split(';')[0]}: rerunning it")
         return None
     wrong = _resume.differences(meta.get("fingerprint", {}), fingerprint)
     if wrong:
-        print(f"{path} holds another configuration ({'; '.join(wrong)}): recomputing it")
+        print(f"{path} holds another configuration ({'; '.join(wrong)}): rerunning it")
         return None
     if "regret" not in arrays:
         raise ValueError(f"{path} holds no regret array; {remedy}")
@@ -228,65 +221,68 @@ def _read_chunk(path: Path, fingerprint: dict[str, Any], chunks_dir: Path) -> di
 
 
 def _check_out(out: Path) -> Path:
-    """The output folder: refused (``ValueError`` naming ``out``) when it is a file, under a file or read-only."""
+    """The output folder: refused (``ValueError`` naming ``out``) when it is a file, under a file or read-only,
+    or when it holds the chunk files of the study runner before issue 37 (per-chunk keys: other numbers)."""
     if out.exists() and not out.is_dir():
         raise ValueError(f"out must be a folder, got the file {out}")
+    old = out / "chunks"
+    if old.is_dir() and ((old / "study.json").exists() or any(old.glob("*.npz"))):
+        raise ValueError(
+            f"{out} holds the chunk files of an older jaxpriv's study runner ({old}: per-chunk keys, other numbers "
+            f"than jaxpriv.sweep's); delete {old} to run the study again, or choose another --out"
+        )
     try:
-        (out / "chunks").mkdir(parents=True, exist_ok=True)
+        (out / "sweeps").mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise ValueError(f"out={str(out)!r} must be a folder, but a part of that path is a file") from None
     except OSError as err:
         raise ValueError(f"out={str(out)!r}: cannot create the folder ({err.strerror or err})") from None
-    _resume.check_writable(out / "chunks" / "study.json", "out")
+    _resume.check_writable(out / "sweeps" / "study.json", "out")
     return out
 
 
 def _check_stamp(stamp: Path, fingerprint: str, out: Path) -> None:
-    """Refuse a folder whose stamp names another study; a damaged stamp leaves every chunk to its own check."""
+    """Refuse a folder whose stamp names another study; a damaged stamp leaves every sweep to its own check."""
     if not stamp.exists():
         return
     try:
         stamped = json.loads(stamp.read_text()).get("fingerprint")
     except (ValueError, AttributeError, OSError):
-        return  # a damaged stamp: every chunk is checked on its own
+        return  # a damaged stamp: every finished sweep is checked on its own, an interrupted one by jaxpriv.sweep
     if stamped != fingerprint:
         raise ValueError(
-            f"{out} holds chunks of a different study (the file or jaxpriv changed since): "
+            f"{out} holds sweeps of a different study (the file or jaxpriv changed since): "
             f"delete {stamp.parent} or choose another --out"
         )
 
 
-def _finished_chunks(
-    study: Study, units: list[Unit], files: dict[Unit, Path], chunks_dir: Path
+def _finished_sweeps(
+    study: Study, units: list[Unit], files: dict[Unit, Path], sweeps: Path
 ) -> tuple[dict[Unit, dict[str, np.ndarray]], dict[Unit, dict[str, Any]]]:
-    """``(arrays of the chunks on disk that match their fingerprint, the fingerprint of every unit)``."""
+    """``(arrays of the finished sweeps on disk that match their fingerprint, the fingerprint of every unit)``."""
     codes = {}
     for i, arm in enumerate(study.learners):
         axes, size = sim.grid_axes(arm.params, allow_grid=True)
         codes[i] = _resume.computation(arm.learner, study.env, arm.params, axes if size else None)
-    prints = {u: _chunk_fingerprint(study, study.learners[u[0]], u[1], u[2], codes[u[0]]) for u in units}
+    prints = {u: _sweep_fingerprint(study, study.learners[u[0]], u[1], codes[u[0]]) for u in units}
     parts: dict[Unit, dict[str, np.ndarray]] = {}
     for u in units:
         if files[u].exists():
-            arrays = _read_chunk(files[u], prints[u], chunks_dir)
+            arrays = _read_sweep(files[u], prints[u], sweeps)
             if arrays is not None:
                 parts[u] = arrays
     return parts, prints
 
 
-def _assemble(study: Study, parts: dict[Unit, dict[str, np.ndarray]], n_chunks: int) -> dict[str, np.ndarray]:
-    """``[L, G, S, ...]`` arrays from the chunks (dropping the padding of the last grid block; a learner that
+def _assemble(study: Study, parts: dict[Unit, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """``[L, G, S, ...]`` arrays from the sweeps (dropping the padding of the last grid block; a learner that
     depends on no swept value repeated at every grid point)."""
     per_arm = []
     for i, arm in enumerate(study.learners):
+        blocks = [parts[(i, b)] for b in range(_blocks(study, arm))]
         arrays = {}
-        size = _arm_size(study, arm)
-        for name in parts[(i, 0, 0)]:
-            rows = [
-                np.concatenate([parts[(i, b, c)][name] for c in range(n_chunks)], axis=1)
-                for b in range(_blocks(study, arm))
-            ]
-            value = np.concatenate(rows, axis=0)[:size]
+        for name in blocks[0]:
+            value = np.concatenate([p[name] for p in blocks], axis=0)[: _arm_size(study, arm)]
             arrays[name] = value if arm.swept else np.repeat(value, study.size, axis=0)
         per_arm.append(arrays)
     names = [n for n in per_arm[0] if all(n in a for a in per_arm)]
@@ -300,16 +296,20 @@ def run_study(
     path: str | Path,
     out: str | Path | None = None,
     progress: bool = True,
-    after_chunk: Callable[[int], None] | None = None,
+    after_segment: Callable[[int], None] | None = None,
 ) -> StudyResult:
-    """Run a study file; resume from the chunks already in ``out``.
+    """Run a study file; resume from the sweeps already in ``out``.
+
+    Every learner (and grid block) is one ``jaxpriv.sweep`` with the study's ``seed`` as its key and
+    ``save=<out>/sweeps/g<block>.sweep.npz`` (``l<learner>_g<block>`` in a comparison): an interrupted sweep
+    resumes from the engine's save file, a finished one is kept in ``<out>/sweeps/g<block>.npz`` and not rerun.
 
     Args:
       path: the study file (TOML).
       out: the output folder (default ``jaxpriv-out/<file stem>``: the same command resumes).
-      progress: show a progress bar (tqdm, on stderr) advancing per chunk.
-      after_chunk: called with the number of chunks finished so far after each chunk is saved
-        (a hook for tests; raising from it interrupts the run like a Ctrl-C).
+      progress: show a progress bar (tqdm, on stderr) advancing per compiled segment, in seed-steps.
+      after_segment: called after each compiled segment ``jaxpriv.sweep`` runs (its save file written), with the
+        number run so far by this call (a hook for tests; raising from it interrupts the run like a Ctrl-C).
 
     Returns:
       A ``StudyResult``.
@@ -317,47 +317,62 @@ def run_study(
     Raises:
       ValueError: a bad study file or path (before anything compiles), an output folder
         that is a file, lies under one or cannot be written, an output folder holding
-        chunks of a different study, or a damaged chunk file (named).
+        sweeps of a different study or the chunk files of an older jaxpriv, or a damaged
+        save file (named).
     """
     from tqdm.auto import tqdm
 
     study = load_study(path)
     out = _check_out(Path(out) if out else Path("jaxpriv-out") / study.source.stem)
-    chunks_dir = out / "chunks"
-    stamp = chunks_dir / "study.json"
+    sweeps = out / "sweeps"
+    stamp = sweeps / "study.json"
     fingerprint = _fingerprint(study)
     _check_stamp(stamp, fingerprint, out)
 
-    n_chunks = study.seeds // study.chunk
-    units = [
-        (i, b, c) for c in range(n_chunks) for i, arm in enumerate(study.learners) for b in range(_blocks(study, arm))
-    ]
+    units = [(i, b) for i, arm in enumerate(study.learners) for b in range(_blocks(study, arm))]
     prefix = (lambda i: f"l{i:02d}_") if study.compare else (lambda i: "")
-    files = {u: chunks_dir / f"{prefix(u[0])}g{u[1]:04d}_s{u[2]:04d}.npz" for u in units}
-    # Each chunk file carries the fingerprint of its configuration and grid points: checked before anything runs.
-    parts, prints = _finished_chunks(study, units, files, chunks_dir)
+    names = {u: f"{prefix(u[0])}g{u[1]:04d}" for u in units}
+    files = {u: sweeps / f"{names[u]}.npz" for u in units}
+    saves = {u: sweeps / f"{names[u]}.sweep.npz" for u in units}
+    # Each finished sweep's file carries the fingerprint of its configuration and grid points: checked first.
+    parts, prints = _finished_sweeps(study, units, files, sweeps)
     stamp.write_text(json.dumps({"fingerprint": fingerprint, "study": study.raw}, indent=2, default=str))
     done = len(parts)
-    if done:
-        print(f"resuming {study.name}: {done} of {len(units)} chunks found in {chunks_dir}, not recomputed")
+    interrupted = sum(1 for u in units if u not in parts and saves[u].exists())
+    if done or interrupted:
+        print(
+            f"resuming {study.name}: {done} of {len(units)} sweeps found in {sweeps}, not recomputed"
+            + (f"; {interrupted} interrupted, resumed from jaxpriv.sweep's save file" if interrupted else "")
+        )
+    per_unit = study.seeds * study.horizon
+    bar = tqdm(
+        total=len(units) * per_unit, initial=done * per_unit, desc=study.name, unit="seed-step", unit_scale=True,
+        disable=not progress, file=sys.stderr,
+    )  # fmt: skip
+    state = {"seen": 0, "segments": 0}
+
+    def advance(now: int, total: int) -> None:  # jaxpriv.sweep's progress: seed-steps done of this sweep
+        bar.update(now - state["seen"])
+        state["seen"] = now
+        state["segments"] += 1
+        if after_segment is not None:
+            after_segment(state["segments"])
+
     start = time.perf_counter()
     computed = 0
-    bar = tqdm(total=len(units), initial=done, desc=study.name, unit="chunk", disable=not progress, file=sys.stderr)
     try:
         for unit in units:
             if unit in parts:
                 continue
-            arrays = _run_chunk(study, study.learners[unit[0]], unit[1], unit[2])
+            state["seen"] = 0
+            arrays = _run_sweep(study, study.learners[unit[0]], unit[1], saves[unit], advance)
             _resume.write(files[unit], {"fingerprint": prints[unit], "unit": list(unit)}, arrays)
             parts[unit] = arrays
             computed += 1
-            bar.update(1)
-            if after_chunk is not None:
-                after_chunk(done + computed)
     finally:
         bar.close()
     seconds = time.perf_counter() - start
-    return _write_outputs(study, out, _assemble(study, parts, n_chunks), done, computed, seconds)
+    return _write_outputs(study, out, _assemble(study, parts), done, computed, seconds)
 
 
 # --- the outputs ---------------------------------------------------------------------------------------------
@@ -496,9 +511,9 @@ def _settings(
         "seed": study.seed,
         "chunk": study.chunk,
         "grid_chunk": study.grid_chunk,
-        "keys": "seed j of chunk c (chunk = seeds // chunk size) uses split(fold_in(key(seed), c), chunk)[j], "
-        "the same for every grid point (common random numbers)"
-        + (" and every learner" if study.compare else ""),
+        "segment": study.segment,
+        "keys": "seed j uses split(key(seed), seeds)[j], the keys of jaxpriv.sweep(key=seed, seeds=seeds): "
+        "the same for every grid point (common random numbers)" + (" and every learner" if study.compare else ""),
         "grid_shape": list(study.shape),
         "grid_axes": [list(a) for a in study.axes],
         "grid": {k: np.asarray(v).tolist() for k, v in study.grid.items()},
@@ -509,7 +524,7 @@ def _settings(
             **{k: ["grid"] + (["dim"] if np.ndim(v) > 1 else []) for k, v in grid_arrays.items()},
         },
         "grid_order": "row-major over grid_axes (the last axis varies fastest)",
-        "chunks": {"resumed": resumed, "computed": computed},
+        "sweeps": {"resumed": resumed, "computed": computed},
         "seconds": seconds,
         "nonfinite_warning": warning,
         "summary": rows,

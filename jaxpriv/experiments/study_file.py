@@ -7,7 +7,7 @@ a list of values: the product grid is built), the seeds, the horizon and the che
     name = "pftal-epsilon"
     horizon = 4096
     seeds = 200
-    chunk = 50                 # seeds per chunk: the unit of progress and of resume
+    chunk = 50                 # seeds per chunk (jaxpriv.sweep's chunk): the unit of progress and of resume
     checkpoints = "log"        # "log", "all" or a list of steps
 
     [set]
@@ -135,7 +135,7 @@ __all__ = [
     "parse_study",
 ]
 
-TOP_KEYS = ("name", "description", "horizon", "seeds", "seed", "chunk", "grid_chunk", "checkpoints", "zip")
+TOP_KEYS = ("name", "description", "horizon", "seeds", "seed", "chunk", "segment", "grid_chunk", "checkpoints", "zip")
 TABLES = ("set", "learner", "env")
 # The keys of a comparison study: the learners, the shared axes, the reference learner's label.
 COMPARE_KEYS = ("learners", "grid", "reference")
@@ -177,6 +177,8 @@ class Study(NamedTuple):
       source: the file's path.
       raw: the TOML contents as read.
       horizon, seeds, seed, chunk, grid_chunk: as in the file (chunk and grid_chunk with defaults).
+      segment: ``jaxpriv.sweep``'s ``segment`` (steps per compiled segment, saved after each), or ``None``
+        (the whole horizon).
       checkpoints: the normalised checkpoint steps.
       learner, env: the built components; constraint: the built set or ``None``.
       learner_name, env_name: their names in the file; learner_static: the learner's static kwargs.
@@ -212,6 +214,7 @@ class Study(NamedTuple):
     shape: tuple[int, ...]
     learners: tuple[StudyLearner, ...] = ()
     reference: str | None = None
+    segment: int | None = None
 
     @property
     def size(self) -> int:
@@ -258,7 +261,7 @@ class _Built(NamedTuple):
 
 
 class _RunKeys(NamedTuple):
-    """The top-level keys that fix what runs: name, horizon, seeds, seed, chunk, checkpoints."""
+    """The top-level keys that fix what runs: name, horizon, seeds, seed, chunk, checkpoints, segment."""
 
     name: str
     horizon: int
@@ -266,6 +269,7 @@ class _RunKeys(NamedTuple):
     seed: int
     chunk: int
     checkpoints: tuple[int, ...]
+    segment: int | None
 
 
 def _fail(source: Path, key: str, message: str) -> ValueError:
@@ -388,7 +392,7 @@ def parse_study(text: str, source: str | Path = "<string>") -> Study:
     return Study(
         run.name, source, raw, run.horizon, run.seeds, run.seed, run.chunk, min(grid_chunk, grid.size),
         run.checkpoints, learner.component, env.component, constraint, learner.name, env.name, learner.static,
-        learner.entry.bound, params, grid.values, grid.axes, grid.shape, (arm,), None,
+        learner.entry.bound, params, grid.values, grid.axes, grid.shape, (arm,), None, run.segment,
     )  # fmt: skip
 
 
@@ -454,7 +458,7 @@ def _parse_comparison(
     return Study(
         run.name, source, raw, run.horizon, run.seeds, run.seed, run.chunk, min(grid_chunk, grid.size),
         run.checkpoints, first.learner, env.component, constraint, first.name, env.name, first.static,
-        first.bound, first.params, grid.values, grid.axes, grid.shape, tuple(arms), reference,
+        first.bound, first.params, grid.values, grid.axes, grid.shape, tuple(arms), reference, run.segment,
     )  # fmt: skip
 
 
@@ -574,7 +578,7 @@ def _int_key(source: Path, raw: dict[str, Any], key: str, default: int | None, m
 
 
 def _run_keys(source: Path, raw: dict[str, Any]) -> _RunKeys:
-    """The name, horizon, seeds, seed, chunk (which must divide seeds) and the normalised checkpoints."""
+    """The name, horizon, seeds, seed, chunk (which must divide seeds), the normalised checkpoints, the segment."""
     name = raw.get("name", source.stem)
     horizon = _int_key(source, raw, "horizon", None, 1)
     if horizon >= _validate.HORIZON_LIMIT:
@@ -588,12 +592,13 @@ def _run_keys(source: Path, raw: dict[str, Any]) -> _RunKeys:
         raise _fail(
             source, "chunk", f"must divide seeds={seeds} (every chunk runs the same compiled sweep), got {chunk}"
         )
+    segment = None if raw.get("segment") is None else _int_key(source, raw, "segment", None, 1)
     ckpts = raw.get("checkpoints", "log")
     try:
         checkpoints = sim.normalize_checkpoints(horizon, None if ckpts == "all" else ckpts)
     except (ValueError, TypeError) as err:
         raise _fail(source, "checkpoints", f"must be 'log', 'all' or a list of steps in [1, horizon]: {err}") from None
-    return _RunKeys(name, horizon, seeds, seed, chunk, checkpoints)
+    return _RunKeys(name, horizon, seeds, seed, chunk, checkpoints, segment)
 
 
 # --- the components ------------------------------------------------------------------------------------------

@@ -1,10 +1,9 @@
-"""``jaxpriv sweep study.toml``: the five outputs, the API's compiled sweep, resume after an interruption, and
-clear errors naming the key in the file."""
+"""``jaxpriv sweep study.toml``: the five outputs, ``jaxpriv.sweep``'s numbers bit for bit, resume after an
+interruption from the engine's save file, and clear errors naming the key in the file."""
 
 import json
 from pathlib import Path
 
-import jax
 import numpy as np
 import pytest
 
@@ -48,9 +47,19 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 def full_run(tmp_path_factory):
     """One uninterrupted run of the small study (6 grid points, 2 seed chunks), shared by the tests."""
     tmp = tmp_path_factory.mktemp("study")
-    before = sim.compile_count("sweep")
+    before = sim.compile_count("driver")
     res = study.run_study(_write(tmp, "small.toml", SMALL.format(extra="")), tmp / "full", progress=False)
-    return res, sim.compile_count("sweep") - before
+    return res, sim.compile_count("driver") - before
+
+
+def _by_hand(key, **kw):
+    """The small study's sweep through the public API."""
+    ball = sets.l2_ball(2)
+    params = jp.SimParams(
+        oco.PFTALParams(epsilon=np.repeat([1.0, 10.0, np.inf], 2), lipschitz=np.tile([0.5, 2.0], 3)),
+        envs.QuadraticParams(center=np.array([0.3, 0.3])),
+    )
+    return jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), params, key, 64, 8, [16, 32], **kw)
 
 
 def test_writes_five_outputs_with_the_apis_numbers(full_run):
@@ -61,17 +70,8 @@ def test_writes_five_outputs_with_the_apis_numbers(full_run):
     # The product grid, row-major: epsilon is the first axis, lipschitz the second (fastest).
     np.testing.assert_array_equal(data["grid:learner.params.epsilon"], np.repeat([1.0, 10.0, np.inf], 2))
     np.testing.assert_array_equal(data["grid:learner.params.lipschitz"], np.tile([0.5, 2.0], 3))
-    # Seed chunk 1 is jaxpriv.sweep with key fold_in(key(0), 1) on the same zipped grid: the same numbers.
-    ball = sets.l2_ball(2)
-    params = jp.SimParams(
-        oco.PFTALParams(epsilon=np.repeat([1.0, 10.0, np.inf], 2), lipschitz=np.tile([0.5, 2.0], 3)),
-        envs.QuadraticParams(center=np.array([0.3, 0.3])),
-    )
-    key = jax.random.fold_in(jax.random.key(0), 1)
-    direct = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), params, key, 64, 4, [16, 32])
-    np.testing.assert_array_equal(data["regret"][:, 4:], np.asarray(direct.regret))
-    # Only traced values change between chunks: one compilation for the whole study.
-    assert compiled == 1
+    # One jaxpriv.sweep in chunks: its driver compiles the start, the segment and the outputs once.
+    assert compiled == 3
     settings = json.loads(res.files["json"].read_text())
     assert settings["arrays"]["regret"] == ["grid", "seed", "checkpoint"]
     assert settings["grid_axes"] == [["learner.params.epsilon"], ["learner.params.lipschitz"]]
@@ -86,32 +86,77 @@ def test_writes_five_outputs_with_the_apis_numbers(full_run):
         assert res.files[name].read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_study_and_a_sweep_with_the_same_seed_give_the_same_numbers_bitwise(full_run, tmp_path):
+    res, _ = full_run
+    # seed = 0, chunk = 4: jaxpriv.sweep(key=0, seeds=8, chunk=4) (its driver: one segment per chunk), every field.
+    direct = _by_hand(0, chunk=4, segment=64)
+    data = np.load(res.files["npz"])
+    for name in study.FIELDS:
+        if getattr(direct, name) is not None:
+            np.testing.assert_array_equal(data[name], np.asarray(getattr(direct, name)), err_msg=name)
+    # The one-call sweep agrees to float32 rounding; a sweep with another seed does not.
+    np.testing.assert_allclose(res.regret, np.asarray(_by_hand(0).regret), rtol=1e-6, atol=1e-6)
+    assert not np.array_equal(res.regret, np.asarray(_by_hand(1, chunk=4, segment=64).regret))
+    # Another seed and segments of 16 steps in the file: jaxpriv.sweep with that seed, chunk and segment.
+    seeded = study.run_study(
+        _write(tmp_path, "small.toml", SMALL.format(extra="seed = 5\nsegment = 16")), tmp_path / "out", progress=False
+    )
+    np.testing.assert_array_equal(seeded.regret, np.asarray(_by_hand(5, chunk=4, segment=16).regret))
+    settings = json.loads(seeded.files["json"].read_text())
+    assert (settings["seed"], settings["chunk"], settings["segment"]) == (5, 4, 16)
+
+
 class _Stop(Exception):
     pass
 
 
-def _stop_after_first(done: int) -> None:
-    if done == 1:
-        raise _Stop
+def _stop_at(n: int, calls: list):
+    def hook(done: int) -> None:
+        calls.append(done)
+        if done == n:
+            raise _Stop
+
+    return hook
 
 
-def test_an_interrupted_run_resumes_to_the_same_arrays(full_run, tmp_path, capsys):
+def test_an_interrupted_run_resumes_from_the_engines_save_file(full_run, tmp_path, capsys):
     res, _ = full_run
-    path = _write(tmp_path, "small.toml", SMALL.format(extra=""))
+    # 2 seed chunks x 4 segments of 16 steps; stopped in the sixth segment (chunk 1), saved after the fifth.
+    path = _write(tmp_path, "small.toml", SMALL.format(extra="segment = 16"))
+    out = tmp_path / "out"
+    calls: list[int] = []
     with pytest.raises(_Stop):
-        study.run_study(path, tmp_path / "out", progress=False, after_chunk=_stop_after_first)
-    assert len(list((tmp_path / "out" / "chunks").glob("g*_s*.npz"))) == 1
-    again = study.run_study(path, tmp_path / "out", progress=False)
-    assert (again.resumed, again.computed) == (1, 1)
-    assert "resuming small: 1 of 2 chunks" in capsys.readouterr().out
+        study.run_study(path, out, progress=False, after_segment=_stop_at(6, calls))
+    assert calls == [1, 2, 3, 4, 5, 6]
+    assert sorted(p.name for p in (out / "sweeps").iterdir()) == ["g0000.sweep.npz", "study.json"]
+    calls.clear()
+    again = study.run_study(path, out, progress=False, after_segment=_stop_at(-1, calls))
+    assert calls == [1, 2]  # only the segments after the saved one: chunk 0 and chunk 1's first two are not rerun
+    assert (again.resumed, again.computed) == (0, 1)
+    assert "0 of 1 sweeps found" in capsys.readouterr().out
+    assert sorted(p.name for p in (out / "sweeps").iterdir()) == ["g0000.npz", "study.json"]  # the engine's deleted
     full, resumed = np.load(res.files["npz"]), np.load(again.files["npz"])
     assert set(full.files) == set(resumed.files)
     for name in full.files:
         np.testing.assert_array_equal(full[name], resumed[name])
-    # A changed study file cannot silently reuse the old chunks.
-    changed = _write(tmp_path, "small.toml", SMALL.format(extra="seed = 5"))
+    # Finished: the next run reads the finished sweep and runs nothing.
+    third = study.run_study(path, out, progress=False, after_segment=_stop_at(-1, calls))
+    assert calls == [1, 2] and (third.resumed, third.computed) == (1, 0)
+    np.testing.assert_array_equal(third.regret, res.regret)
+    # A changed study file cannot silently reuse the old sweeps.
+    changed = _write(tmp_path, "small.toml", SMALL.format(extra="segment = 16\nseed = 5"))
     with pytest.raises(ValueError, match="different study"):
-        study.run_study(changed, tmp_path / "out", progress=False)
+        study.run_study(changed, out, progress=False)
+
+
+def test_an_output_folder_of_the_old_chunk_runner_is_refused(tmp_path):
+    out = tmp_path / "out"
+    (out / "chunks").mkdir(parents=True)
+    (out / "chunks" / "study.json").write_text("{}")
+    with pytest.raises(ValueError, match="older jaxpriv") as err:
+        study.run_study(_write(tmp_path, "small.toml", SMALL.format(extra="")), out, progress=False)
+    assert str(out / "chunks") in str(err.value)
+    assert not (out / "sweeps").exists()
 
 
 def test_grid_blocks_give_the_same_numbers(full_run, tmp_path):
@@ -119,6 +164,7 @@ def test_grid_blocks_give_the_same_numbers(full_run, tmp_path):
     blocked = study.run_study(
         _write(tmp_path, "small.toml", SMALL.format(extra="grid_chunk = 4")), tmp_path / "b", progress=False
     )
+    assert (blocked.resumed, blocked.computed) == (0, 2)  # two sweeps: grid points 0-3, then 4-5 padded to 4
     np.testing.assert_allclose(blocked.regret, res.regret, rtol=1e-6, atol=1e-6)
 
 
@@ -139,6 +185,7 @@ def test_grid_blocks_give_the_same_numbers(full_run, tmp_path):
         (("seeds = 8", "seeds = 8\nhorizont = 3"), "[horizont]", "unknown key"),
         (('name = "pftal"', 'name = "pftal"\nnoize = "gamma"'), "[learner.noize]", "no static argument"),
         (("chunk = 4", "chunk = 3"), "[chunk]", "must divide"),
+        (("chunk = 4", "chunk = 4\nsegment = 0"), "[segment]", "integer >= 1"),
     ],
 )
 def test_bad_study_files_name_the_key_before_compiling(tmp_path, edit, key, message):

@@ -7,7 +7,6 @@ import csv
 import inspect
 from pathlib import Path
 
-import jax
 import numpy as np
 import pytest
 
@@ -80,7 +79,7 @@ def compare_run(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def by_hand(compare_run):
-    """The same sweep through the public API: each learner, seed chunk c with key fold_in(key(0), c)."""
+    """The same sweep through the public API: each learner is jaxpriv.sweep with key 0 and chunk 4."""
     ball = sets.l2_ball(2)
     env = envs.quadratic_stream(ball)
     env_p = envs.QuadraticParams(center=np.array([0.3, 0.3]))
@@ -91,13 +90,8 @@ def by_hand(compare_run):
     }
     regret = {}
     for label, (learner, params) in runs.items():
-        chunks = []
-        for c in range(2):
-            key = jax.random.fold_in(jax.random.key(0), c)
-            r = jp.sweep(learner, env, jp.SimParams(params, env_p), key, 64, 4, [16, 32])
-            chunks.append(np.asarray(r.regret))
-        seed_axis = 1 if label != "FTAL" else 0
-        value = np.concatenate(chunks, axis=seed_axis)
+        r = jp.sweep(learner, env, jp.SimParams(params, env_p), 0, 64, 8, [16, 32], 4, segment=64)
+        value = np.asarray(r.regret)
         regret[label] = value if label != "FTAL" else np.repeat(value[None], 3, axis=0)  # FTAL has no epsilon
     return regret
 
@@ -161,12 +155,37 @@ def test_figures_draw_one_line_per_learner(compare_run):
         assert _labels(ax) == ["PFTAL − FTAL", "DP-FTRL − FTAL"]
 
 
+class _Stop(Exception):
+    pass
+
+
+def test_an_interrupted_comparison_reruns_no_finished_learner(compare_run, tmp_path):
+    res, _ = compare_run
+    path = _write(tmp_path, "compare.toml", COMPARE.format(extra=""))
+    calls: list[int] = []
+
+    def stop_in_dp_ftrl(done: int) -> None:  # a segment per chunk: PFTAL's 2, then DP-FTRL's second chunk
+        calls.append(done)
+        if done == 4:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        study.run_study(path, tmp_path / "out", progress=False, after_segment=stop_in_dp_ftrl)
+    sweeps = tmp_path / "out" / "sweeps"
+    assert sorted(p.name for p in sweeps.glob("*.npz")) == ["l00_g0000.npz", "l01_g0000.sweep.npz"]
+    calls.clear()
+    again = study.run_study(path, tmp_path / "out", progress=False, after_segment=calls.append)
+    # PFTAL read back, DP-FTRL's second chunk from its save file, FTAL's two chunks: 3 segments, not 6.
+    assert calls == [1, 2, 3] and (again.resumed, again.computed) == (1, 2)
+    np.testing.assert_array_equal(again.regret, res.regret)  # the learners' shared keys: the same numbers
+
+
 def test_resume_refuses_a_changed_learner_list(compare_run, tmp_path):
     res, path = compare_run
-    again = study.run_study(path, res.out, progress=False)
-    assert (again.resumed, again.computed) == (6, 0)  # 3 learners x 1 grid block x 2 seed chunks
+    again = study.run_study(path, res.out, progress=False, after_segment=lambda n: pytest.fail("ran a segment"))
+    assert (again.resumed, again.computed) == (3, 0)  # 3 learners x 1 grid block, one jaxpriv.sweep each
     np.testing.assert_array_equal(again.regret, res.regret)
-    assert len(list((res.out / "chunks").glob("l0[0-2]_g0000_s000[01].npz"))) == 6
+    assert sorted(p.name for p in (res.out / "sweeps").glob("*.npz")) == [f"l0{i}_g0000.npz" for i in range(3)]
     extra = '\n[[learners]]\nname = "ogd"\nlabel = "OGD"\n'
     changed = _write(tmp_path, "compare.toml", COMPARE.format(extra=extra))
     with pytest.raises(ValueError, match="different study"):

@@ -86,9 +86,9 @@ def test_a_study_seed_of_2_32_is_not_seed_0_and_gives_sweeps_numbers(tmp_path, c
     zero = study.run_study(_study_file(tmp_path, 0, name="zero.toml"), tmp_path / "zero", progress=False)
     big = study.run_study(_study_file(tmp_path, BIG, name="big.toml"), tmp_path / "big", progress=False)
     assert not np.array_equal(big.regret, zero.regret)
-    # Chunk 0 runs sweep on fold_in(key(seed), 0), key being as_key: sweep's key for the integer 2**32.
+    # The study runs jaxpriv.sweep with its seed as the key: as_key(2**32), not seed 0.
     s = big.study
-    ref = jp.sweep(s.learner, s.env, s.learners[0].params, jax.random.fold_in(as_key(BIG), 0), T, 2, [T])
+    ref = jp.sweep(s.learner, s.env, s.learners[0].params, as_key(BIG), T, 2, [T], 2, segment=T)
     np.testing.assert_array_equal(big.regret, np.asarray(ref.regret)[None])  # one grid point
 
 
@@ -221,7 +221,7 @@ def test_an_edited_study_chunk_is_refused(tmp_path):
     path = _study_file(tmp_path, 0)
     out = tmp_path / "out"
     study.run_study(path, out, progress=False)
-    chunk = next((out / "chunks").glob("*.npz"))
+    chunk = next((out / "sweeps").glob("*.npz"))
     _edited(chunk, tmp_path, lambda m: m.__setitem__("unit", [0, 0, 1]))
     shutil.copy(tmp_path / "sweep.npz", chunk)
     with pytest.raises(ValueError, match="checksum") as err:

@@ -5,8 +5,8 @@
 * ``sweep(save=)`` refuses a save file of another configuration (noise family, set
   radius, ``z_dist``, ...), a damaged file (naming it) and an unwritable path, all
   before anything runs.
-* The study runner's chunk files carry their own fingerprint: a changed grid with
-  ``chunks/study.json`` deleted is recomputed, never relabelled.
+* The study runner's finished sweeps carry their own fingerprint: a changed grid with
+  ``sweeps/study.json`` deleted is recomputed, never relabelled.
 * Study and CLI inputs are clear errors (exit code 2, one line).
 * Reproducibility across chunk and segment, measured at XLA's default optimisation
   level (a subprocess without the suite's flags).
@@ -328,16 +328,16 @@ def _study(tmp_path: Path, name: str = "trust.toml", budget: str = "epsilon = [0
 def test_a_changed_grid_without_study_json_is_recomputed_not_relabelled(tmp_path, capsys):
     out = tmp_path / "out"
     study.run_study(_study(tmp_path, extra="grid_chunk = 1"), out, progress=False)
-    (out / "chunks" / "study.json").unlink()
-    # The same study: every chunk is checked on its own and reused.
+    (out / "sweeps" / "study.json").unlink()
+    # The same study: every finished sweep (one per grid block) is checked on its own and reused.
     again = study.run_study(_study(tmp_path, extra="grid_chunk = 1"), out, progress=False)
-    assert (again.resumed, again.computed) == (4, 0)
-    (out / "chunks" / "study.json").unlink()
-    # epsilon 0.3 -> 0.5: the chunks of that grid point are recomputed, those of epsilon = 1 reused.
+    assert (again.resumed, again.computed) == (2, 0)
+    (out / "sweeps" / "study.json").unlink()
+    # epsilon 0.3 -> 0.5: the sweep of that grid point is recomputed, that of epsilon = 1 reused.
     changed = study.run_study(
         _study(tmp_path, budget="epsilon = [0.5, 1.0]", extra="grid_chunk = 1"), out, progress=False
     )
-    assert (changed.resumed, changed.computed) == (2, 2)
+    assert (changed.resumed, changed.computed) == (1, 1)
     assert "holds another configuration" in capsys.readouterr().out
     fresh = study.run_study(
         _study(tmp_path, "fresh.toml", budget="epsilon = [0.5, 1.0]", extra="grid_chunk = 1"),
@@ -348,15 +348,15 @@ def test_a_changed_grid_without_study_json_is_recomputed_not_relabelled(tmp_path
     assert not np.array_equal(changed.regret[0], again.regret[0])  # 0.5 is not the old 0.3
 
 
-def test_a_damaged_chunk_file_is_an_error_naming_it(tmp_path):
+def test_a_damaged_sweep_file_is_an_error_naming_it(tmp_path):
     out = tmp_path / "out"
     path = _study(tmp_path)
     study.run_study(path, out, progress=False)
-    chunk = out / "chunks" / "g0000_s0001.npz"
-    chunk.write_bytes(chunk.read_bytes()[:-50])
+    done = out / "sweeps" / "g0000.npz"
+    done.write_bytes(done.read_bytes()[:-50])
     with pytest.raises(ValueError) as err:
-        study.run_study(path, out, progress=False, after_chunk=lambda n: pytest.fail("computed"))
-    assert str(chunk) in str(err.value) and "delete it to recompute that chunk" in str(err.value)
+        study.run_study(path, out, progress=False, after_segment=lambda n: pytest.fail("computed"))
+    assert str(done) in str(err.value) and "delete it to rerun that sweep" in str(err.value)
 
 
 def test_a_gaussian_learner_with_an_epsilon_grid_is_refused(tmp_path):
