@@ -1,11 +1,20 @@
-"""Regret bounds of the papers, evaluated for a run's constants (traceable ``jnp``)."""
+"""Regret bounds of the papers, evaluated for a run's constants: the one home of every bound of the library.
+
+The online convex optimisation bounds are traceable ``jnp``; the finite-armed bandits' are float64 on the host.
+The learners' modules re-export the bounds of their algorithm (``oco.dp_ftrl_regret_bound``,
+``bandits.dp_ucb_regret_bound`` evaluates ``bernstein_regret_bound`` for the learner's mechanism, ...).
+"""
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
+from jaxpriv import _validate
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms import _mutual_information as _mi
 
@@ -719,3 +728,272 @@ def wdp_regret_order(
     if algorithm == "cocop":
         return dim**0.5 * g * g * gauss * log_t / (mu * eps)
     return jnp.maximum(dim**0.5 * eps, gauss) * dim**0.5 * g * g * log_t / (mu * eps)
+
+
+# --- DP-FTRL (Kairouz et al. 2021; ``oco.dp_ftrl``) ----------------------------------------------------------
+
+
+def _noise_norm_sum(horizon: int, dim: int, variance: ArrayLike) -> jax.Array:
+    """``Σ_{t=1}^{T-1} sqrt(d Var_t)``: the bound on ``Σ_{t<T} E||n_t||``, per step or from one worst value."""
+    v = jnp.asarray(variance, jnp.float32)
+    if v.ndim >= 1 and v.shape[-1] == horizon:
+        return jnp.sum(jnp.sqrt(dim * v[..., : horizon - 1]), axis=-1)
+    if v.ndim == 0 or v.shape[-1] == 1:
+        per_step = jnp.sqrt(dim * (v if v.ndim == 0 else v[..., 0]))
+        return (horizon - 1) * per_step
+    raise ValueError(
+        f"release_variance must be a scalar, have a last axis of length 1 (one value for every step) or of "
+        f"length T={horizon} (steps 1..T), got shape {v.shape}"
+    )
+
+
+def dp_ftrl_regularization(
+    horizon: int, dim: int, lipschitz: ArrayLike, diameter: ArrayLike, release_variance: ArrayLike
+) -> jax.Array:
+    """The ``λ`` minimising ``dp_ftrl_regret_bound``: ``λ* = sqrt(T L² + 2 L S) / D``.
+
+    The bound is ``λD²/2 + A/λ`` with ``A = T L²/2 + L S``, ``S = Σ_{t=1}^{T-1} sqrt(d Var_t)``,
+    minimised at ``λ* = sqrt(2A)/D``, where it equals ``D sqrt(T L² + 2 L S)``. Without noise
+    (``S = 0``): ``λ* = L sqrt(T)/D`` and the bound ``L D sqrt(T)``.
+
+    Args:
+      horizon: ``T``.
+      dim: ``d``.
+      lipschitz: ``L``.
+      diameter: ``D``, the diameter of ``C`` (bounds ``||u - w_1||`` for every ``u ∈ C``).
+      release_variance: the per-coordinate variance of the release noise ``n_t``: shape ``[..., T]``
+        (steps ``1..T``, e.g. ``jaxpriv.mechanisms.release_variance(mech, TreeParams(ε, ρ, L), arange(1, T+1))``),
+        or a scalar / ``[..., 1]`` bound used for every step (e.g. the worst step's).
+    """
+    lip = jnp.asarray(lipschitz, jnp.float32)
+    s = _noise_norm_sum(horizon, dim, release_variance)
+    return jnp.sqrt(horizon * lip * lip + 2.0 * lip * s) / jnp.asarray(diameter, jnp.float32)
+
+
+def dp_ftrl_regret_bound(
+    horizon: int,
+    dim: int,
+    lipschitz: ArrayLike,
+    diameter: ArrayLike,
+    regularization: ArrayLike,
+    release_variance: ArrayLike,
+) -> jax.Array:
+    """Expected regret of DP-FTRL with a fixed quadratic regulariser, with constants.
+
+    ``E[Regret(T)] <= λD²/2 + T L²/(2λ) + (L/λ) Σ_{t=1}^{T-1} sqrt(d Var_t)``,
+
+    for convex ``L``-Lipschitz losses on ``C`` (diameter ``D``), any adversary (adaptive
+    included), where ``Var_t`` is the per-coordinate variance of the noise ``n_t`` of the
+    ``t``-th release ``ṽ_t = Σ_{s<=t} g_s + n_t``. Derivation:
+
+    1. Convexity: ``Regret(T) = Σ f_t(w_t) - f_t(u) <= Σ_t <g_t, w_t - u>`` for ``u`` the best
+       fixed point in hindsight, ``g_t = ∇f_t(w_t)``, ``||g_t|| <= L`` (so the clip is inactive).
+    2. Split ``w_t = ŵ_t + (w_t - ŵ_t)`` with ``ŵ_{t+1} = Π_C(w_1 - G_t/λ)``, ``G_t = Σ_{s<=t} g_s``:
+       the noiseless FTRL iterate on the (adaptively chosen) linear losses ``<g_t, ·>``
+       with regulariser ``ψ(w) = (λ/2)||w - w_1||² + I_C(w)``; ``ŵ_1 = w_1``.
+    3. FTRL with a fixed ``λ``-strongly convex regulariser (the strong FTRL lemma, e.g.
+       Orabona, *A Modern Introduction to Online Learning*, Lemma 7.8 / Cor. 7.9): with
+       ``F_t = ψ + Σ_{s<t} <g_s, ·>``, ``F_{t+1}(ŵ_t) - min F_{t+1} <= ||g_t||²/(2λ)`` (``F_t``
+       is ``λ``-strongly convex and minimised at ``ŵ_t``, and adding the linear ``<g_t, ·>``
+       lowers its minimum by at most ``||g_t||²/(2λ)``); telescoping,
+       ``Σ <g_t, ŵ_t - u> <= ψ(u) - ψ(w_1) + Σ ||g_t||²/(2λ) <= λD²/2 + T L²/(2λ)``, for every
+       ``u ∈ C`` at once (so also for the data-dependent best point).
+    4. Stability: ``w_{t+1} = Π_C(w_1 - (G_t + n_t)/λ)`` and the projection is 1-Lipschitz, so
+       ``||w_{t+1} - ŵ_{t+1}|| <= ||n_t||/λ``; with ``||g_t|| <= L`` (Cauchy–Schwarz),
+       ``Σ_t <g_t, w_t - ŵ_t> <= (L/λ) Σ_{t=1}^{T-1} ||n_t||``.
+    5. ``E||n_t|| <= sqrt(E||n_t||²) = sqrt(d Var_t)`` (Jensen; ``n_t`` has ``d`` coordinates of
+       variance ``Var_t``, mean 0, and does not depend on the data).
+
+    The noise term is ``(L/λ) Σ_t sqrt(d) σ_t``, ``σ_t`` the mechanism's per-step standard
+    deviation: ``O((L/λ) T sqrt(d log T / ρ) L)`` for the Gaussian tree. At the tuned ``λ``
+    (``dp_ftrl_regularization``) the bound is ``D sqrt(T L² + 2 L S)``,
+    ``S = Σ_{t<T} sqrt(d Var_t)``: ``L D sqrt(T)`` without noise (the non-private FTRL
+    bound), ``O(L D sqrt(T) (1 + (sqrt(d) σ/L)^{1/2}))`` for a constant ``σ_t = σ``: the order
+    of Kairouz et al.'s regret bound for DP-FTRL.
+
+    Args:
+      horizon: ``T``.
+      dim: ``d``.
+      lipschitz: ``L``.
+      diameter: ``D``.
+      regularization: ``λ > 0``; ``nan`` evaluates the bound at ``dp_ftrl_regularization``'s ``λ``.
+      release_variance: as in ``dp_ftrl_regularization`` (0 for no noise).
+    """
+    lip = jnp.asarray(lipschitz, jnp.float32)
+    d = jnp.asarray(diameter, jnp.float32)
+    lam = jnp.asarray(regularization, jnp.float32)
+    lam = jnp.where(jnp.isnan(lam), dp_ftrl_regularization(horizon, dim, lipschitz, diameter, release_variance), lam)
+    s = _noise_norm_sum(horizon, dim, release_variance)
+    return 0.5 * lam * d * d + horizon * lip * lip / (2.0 * lam) + lip * s / lam
+
+
+# --- finite-armed bandits (float64, on the host; rewards in ``[0, 1]``) ---------------------------------------
+# AdaC-UCB (Theorem 5.6), AdaP-UCB (Theorem 7 of [N22]) and its lower bound (Theorem 3), DP-SE (its schedule's
+# constants), and the sub-gamma confidence-bound argument of DP-UCB and LDP-UCB (``bernstein_regret_bound``: the
+# learners turn their mechanism's noise into its variance and scale, ``bandits.dp_ucb_regret_bound``).
+
+
+def adac_ucb_regret_bound(means: ArrayLike, horizon: int, rho: float, beta: float) -> float:
+    """Theorem 5.6: ``Σ_{Δ_a>0} (8β log T/Δ_a + 8 sqrt(β log T/ρ) + 2β/(β-3))`` for β > 3.
+
+    Evaluated in float64 for rewards in ``[0, 1]``; ``rho = inf`` gives the
+    non-private bound.
+    """
+    if not beta > 3:
+        raise ValueError(f"beta must be > 3 for Theorem 5.6, got {beta!r}")
+    if not rho > 0:
+        raise ValueError(f"rho must be in (0, inf], got {rho!r}")
+    horizon = _validate.positive_int("horizon", horizon)
+    mu = np.asarray(means, np.float64)
+    gaps = mu.max() - mu
+    gaps = gaps[gaps > 0]
+    log_t = math.log(horizon)
+    per_arm = 8 * beta * log_t / gaps + 8 * math.sqrt(beta * log_t / rho) + 2 * beta / (beta - 3)
+    return float(per_arm.sum())
+
+
+def adap_ucb_regret_bound(means: ArrayLike, horizon: int, epsilon: float, alpha: float) -> float:
+    """Theorem 7 [N22]: ``Σ_{Δ_a>0} (16α log T / min{Δ_a, ε} + α/(α - 3))`` for α > 3.
+
+    Evaluated in float64 for rewards in ``[0, 1]``; ``epsilon = inf`` gives ``min{Δ_a, ε} = Δ_a``.
+    (The thesis's restatement, Theorem 5.3, has ``3α/(α - 3)`` as the additive term; the NeurIPS
+    statement's ``α/(α - 3)`` is used here.)
+
+    Raises:
+      ValueError: ``means`` is not a non-empty ``[K]`` array of finite means in ``[0, 1]`` (the theorem's
+        rewards lie in ``[0, 1]``, as ``adap_lower_bound`` requires), ``alpha <= 3``, ``epsilon <= 0`` or
+        ``horizon`` is not a positive integer.
+    """
+    mu = np.asarray(means, np.float64)
+    if mu.ndim != 1 or mu.size < 1 or not np.all(np.isfinite(mu)) or np.any((mu < 0) | (mu > 1)):
+        raise ValueError(
+            f"means must be a non-empty [K] array of arm means in [0, 1] (rewards in [0, 1]), got {means!r}"
+        )
+    if not alpha > 3:
+        raise ValueError(f"alpha must be > 3 for Theorem 7, got {alpha!r}")
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be in (0, inf], got {epsilon!r}")
+    horizon = _validate.positive_int("horizon", horizon)
+    gaps = mu.max() - mu
+    gaps = gaps[gaps > 0]
+    per_arm = 16 * alpha * math.log(horizon) / np.minimum(gaps, epsilon) + alpha / (alpha - 3)
+    return float(per_arm.sum())
+
+
+def adap_lower_bound(means: ArrayLike, horizon: int, epsilon: float) -> float:
+    """[N22] Theorem 3 for Bernoulli arms: ``Σ_{Δ_a>0} Δ_a log T / min(kl(μ_a, μ*), 6 ε Δ_a)``.
+
+    The asymptotic (``T → ∞``) problem-dependent lower bound on the regret of any consistent
+    ε-global DP policy, with ``d_inf = kl(μ_a, μ*)`` and ``t_inf = Δ_a`` for Bernoulli
+    distributions; ``epsilon = inf`` gives the Lai–Robbins bound. Evaluated in float64.
+    (Theorem 8's upper bound for AdaP-KLUCB, ``Σ (C₁(α) Δ_a log T / min{d_inf(μ_a, μ*), C₂ ε Δ_a}
+    + α/(α - 3))``, matches it up to constants ``C₁(α), C₂`` the paper does not give.)
+    """
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be in (0, inf], got {epsilon!r}")
+    horizon = _validate.positive_int("horizon", horizon)
+    mu = np.asarray(means, np.float64)
+    if mu.ndim != 1 or mu.size < 1 or not np.all(np.isfinite(mu)) or np.any((mu < 0) | (mu > 1)):
+        raise ValueError(f"means must be a non-empty [K] array of arm means in [0, 1] (Bernoulli arms), got {means!r}")
+    best = mu.max()
+    sub = mu[mu < best]
+    gaps = best - sub
+    with np.errstate(divide="ignore"):
+        kl = sub * np.log(np.where(sub > 0, sub / best, 1.0)) + (1 - sub) * np.log(
+            np.where(best < 1, (1 - sub) / (1 - best), np.inf)
+        )
+    return float(np.sum(gaps * math.log(horizon) / np.minimum(kl, 6 * epsilon * gaps)))
+
+
+def dp_se_regret_bound(means: ArrayLike, horizon: int, epsilon: float, beta: float | None = None) -> float:
+    """The expected pseudo-regret bound at ``T`` that the implemented schedule gives, all constants explicit.
+
+    With probability ``>= 1 - β π²/12`` every released mean of every epoch is within
+    ``h_e + c_e`` of the arm's mean (Hoeffding: ``2e^{-L₈}``; Laplace: ``e^{-L₄}``, a
+    union bound over ``S`` and ``e``). On that event the best arm is never eliminated
+    and, because ``R_e > 32 L₈/Δ_e²`` and ``R_e > 8 L₄/(εΔ_e)`` give
+    ``4(h_e + c_e) < Δ_e``, arm ``a`` is eliminated by the end of epoch
+    ``e_a = ⌈log₂(1/Δ_a)⌉``. Hence (the argument of Sajed & Sheffet's Theorem,
+    whose ``O(Σ_a log T/Δ_a + K log T/ε)`` it instantiates)::
+
+        E[Reg(T)] <= Σ_{Δ_a>0} Δ_a min(T, Σ_{e<=e_a} R_e(|S| = K)) + (π²/12) β T max_a Δ_a.
+
+    Evaluated in float64 for rewards in ``[0, 1]``; ``epsilon = inf`` is non-private.
+
+    Args:
+      means: ``[K]`` arm means.
+      horizon: ``T``.
+      epsilon: ε in ``(0, inf]``.
+      beta: β in ``(0, 1)``; ``None`` is ``1/T``.
+
+    Returns:
+      The bound, a float.
+    """
+    horizon = _validate.positive_int("horizon", horizon)
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be in (0, inf], got {epsilon!r}")
+    beta = 1.0 / horizon if beta is None else float(beta)
+    if not 0 < beta < 1:
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    mu = np.asarray(means, np.float64)
+    K = mu.shape[-1]
+    gaps = mu.max() - mu
+    inv_eps = 0.0 if math.isinf(epsilon) else 1.0 / epsilon
+    total = 0.0
+    for gap in gaps[gaps > 0]:
+        e_a = max(1, math.ceil(math.log2(1.0 / gap) - 1e-12))
+        pulls = 0.0
+        for e in range(1, e_a + 1):
+            base = math.log(K) + 2 * math.log(e) + math.log(1.0 / beta)
+            l8, l4 = base + math.log(8.0), base + math.log(4.0)
+            pulls += math.floor(max(32 * l8 * 4.0**e, 8 * l4 * 2.0**e * inv_eps) + 1)
+        total += gap * min(float(horizon), pulls)
+    return float(total + math.pi**2 / 12 * beta * horizon * gaps.max())
+
+
+def pulls_bound(
+    gap: float, horizon: int, alpha: float, variance: float, max_scale: float, sampling_variance: float = 0.25
+) -> float:
+    """``n*``: the least ``n >= 1`` with ``(sqrt(2(n σ² + V) L_T) + b L_T)/n < gap/2`` (float64).
+
+    ``σ²`` is the per-pull sampling variance proxy (1/4 for rewards in ``[0, 1]``), ``V`` and
+    ``b`` the release noise's worst variance and Laplace scale. ``n*`` is the largest root of
+    ``(gap²/4) n² - (gap b L + 2 σ² L) n + b² L² - 2 V L``, rounded down, plus one.
+    """
+    log_t = math.log(2.0) + alpha * math.log(horizon)
+    a = gap * gap / 4.0
+    b = gap * max_scale * log_t + 2.0 * sampling_variance * log_t
+    c = max_scale * max_scale * log_t * log_t - 2.0 * variance * log_t
+    root = (b + math.sqrt(b * b - 4.0 * a * c)) / (2.0 * a)
+    return float(math.floor(root) + 1.0)
+
+
+def bernstein_regret_bound(
+    means: ArrayLike,
+    horizon: int,
+    alpha: float,
+    variance: float,
+    max_scale: float,
+    what: str,
+    sampling_variance: float = 0.25,
+) -> float:
+    """``Σ_{Δ_a>0} Δ_a min(T, n_a* + K^{2-α}/(α-2))`` for a sub-gamma ``(n σ² + V, b)`` confidence bound.
+
+    Proof: let ``n_a* = pulls_bound(Δ_a, ...)``; ``B(n, t) <= B̄(n, T)`` (``L_t <= L_T``, ``V(n) <= V``,
+    ``b(n) <= b``) and ``B̄`` decreases in ``n``. After ``n_a*`` pulls, ``2 B(N_a, t) < Δ_a``, so arm
+    ``a`` beats the optimal arm at ``t`` only if the optimal arm's lower bound or ``a``'s upper
+    bound fails at one of the ``< t`` counts it may have, each with probability ``t^{-α}/2``:
+    ``E N_a(T) <= n_a* + Σ_{t>K} t^{1-α} <= n_a* + K^{2-α}/(α-2)``.
+    """
+    if not alpha > 2:
+        raise ValueError(f"alpha must be > 2 for the regret bound of {what}, got {alpha!r}")
+    horizon = _validate.positive_int("horizon", horizon)
+    mu = np.asarray(means, np.float64).reshape(-1)
+    K = mu.size
+    gaps = mu.max() - mu
+    tail = K ** (2.0 - alpha) / (alpha - 2.0)
+    total = 0.0
+    for gap in gaps[gaps > 0]:
+        n_star = pulls_bound(float(gap), horizon, alpha, variance, max_scale, sampling_variance)
+        total += float(gap) * min(float(horizon), n_star + tail)
+    return total

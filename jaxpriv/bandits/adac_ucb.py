@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
@@ -15,6 +13,7 @@ from jaxpriv._base import Learner
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
 from jaxpriv.mechanisms import gaussian_stddev
+from jaxpriv.theory import adac_ucb_regret_bound
 
 #: Why ``clip_rewards=False`` voids the guarantee (``_validate.opt_outs``).
 UNCLIPPED = "rewards outside [0, 1] are not clipped, so one reward may move a released mean by more than 1/n"
@@ -62,25 +61,6 @@ def adac_ucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, beta: ArrayLike
         jnp.asarray(beta, jnp.float32),
         gaussian_stddev(rho, 1.0),
     )
-
-
-def adac_ucb_regret_bound(means: ArrayLike, horizon: int, rho: float, beta: float) -> float:
-    """Theorem 5.6: ``Σ_{Δ_a>0} (8β log T/Δ_a + 8 sqrt(β log T/ρ) + 2β/(β-3))`` for β > 3.
-
-    Evaluated in float64 for rewards in ``[0, 1]``; ``rho = inf`` gives the
-    non-private bound.
-    """
-    if not beta > 3:
-        raise ValueError(f"beta must be > 3 for Theorem 5.6, got {beta!r}")
-    if not rho > 0:
-        raise ValueError(f"rho must be in (0, inf], got {rho!r}")
-    horizon = _validate.positive_int("horizon", horizon)
-    mu = np.asarray(means, np.float64)
-    gaps = mu.max() - mu
-    gaps = gaps[gaps > 0]
-    log_t = math.log(horizon)
-    per_arm = 8 * beta * log_t / gaps + 8 * math.sqrt(beta * log_t / rho) + 2 * beta / (beta - 3)
-    return float(per_arm.sum())
 
 
 def adac_ucb(

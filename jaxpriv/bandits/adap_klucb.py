@@ -6,17 +6,15 @@ skeleton, Laplace release and calibration; only the index differs.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
 from jaxpriv._base import Learner
 from jaxpriv.bandits.adap_ucb import _adap_learner, _calibrate, unit_scale
+from jaxpriv.theory import adap_lower_bound
 
 #: Bisection steps of the KL-UCB index [STD]: the bracket ``[μ̆, 1]`` shrinks to ``2^-32``, below
 #: float32's resolution on [0, 1] near the answer, so more steps cannot change it.
@@ -99,31 +97,6 @@ def adap_klucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, epsilon: Arra
         jnp.asarray(alpha, jnp.float32),
         unit_scale(epsilon),
     )
-
-
-def adap_lower_bound(means: ArrayLike, horizon: int, epsilon: float) -> float:
-    """[N22] Theorem 3 for Bernoulli arms: ``Σ_{Δ_a>0} Δ_a log T / min(kl(μ_a, μ*), 6 ε Δ_a)``.
-
-    The asymptotic (``T → ∞``) problem-dependent lower bound on the regret of any consistent
-    ε-global DP policy, with ``d_inf = kl(μ_a, μ*)`` and ``t_inf = Δ_a`` for Bernoulli
-    distributions; ``epsilon = inf`` gives the Lai–Robbins bound. Evaluated in float64.
-    (Theorem 8's upper bound for AdaP-KLUCB, ``Σ (C₁(α) Δ_a log T / min{d_inf(μ_a, μ*), C₂ ε Δ_a}
-    + α/(α - 3))``, matches it up to constants ``C₁(α), C₂`` the paper does not give.)
-    """
-    if not epsilon > 0:
-        raise ValueError(f"epsilon must be in (0, inf], got {epsilon!r}")
-    horizon = _validate.positive_int("horizon", horizon)
-    mu = np.asarray(means, np.float64)
-    if mu.ndim != 1 or mu.size < 1 or not np.all(np.isfinite(mu)) or np.any((mu < 0) | (mu > 1)):
-        raise ValueError(f"means must be a non-empty [K] array of arm means in [0, 1] (Bernoulli arms), got {means!r}")
-    best = mu.max()
-    sub = mu[mu < best]
-    gaps = best - sub
-    with np.errstate(divide="ignore"):
-        kl = sub * np.log(np.where(sub > 0, sub / best, 1.0)) + (1 - sub) * np.log(
-            np.where(best < 1, (1 - sub) / (1 - best), np.inf)
-        )
-    return float(np.sum(gaps * math.log(horizon) / np.minimum(kl, 6 * epsilon * gaps)))
 
 
 def calibrate_klucb(params: AdaPKLUCBParams) -> tuple[jax.Array, jax.Array]:

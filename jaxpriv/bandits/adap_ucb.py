@@ -8,18 +8,17 @@ this module but the index.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
+from jaxpriv.theory import adap_ucb_regret_bound
 
 
 class AdaPUCBParams(NamedTuple):
@@ -78,34 +77,6 @@ def adap_ucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, epsilon: ArrayL
         jnp.asarray(alpha, jnp.float32),
         unit_scale(epsilon),
     )
-
-
-def adap_ucb_regret_bound(means: ArrayLike, horizon: int, epsilon: float, alpha: float) -> float:
-    """Theorem 7 [N22]: ``Σ_{Δ_a>0} (16α log T / min{Δ_a, ε} + α/(α - 3))`` for α > 3.
-
-    Evaluated in float64 for rewards in ``[0, 1]``; ``epsilon = inf`` gives ``min{Δ_a, ε} = Δ_a``.
-    (The thesis's restatement, Theorem 5.3, has ``3α/(α - 3)`` as the additive term; the NeurIPS
-    statement's ``α/(α - 3)`` is used here.)
-
-    Raises:
-      ValueError: ``means`` is not a non-empty ``[K]`` array of finite means in ``[0, 1]`` (the theorem's
-        rewards lie in ``[0, 1]``, as ``adap_lower_bound`` requires), ``alpha <= 3``, ``epsilon <= 0`` or
-        ``horizon`` is not a positive integer.
-    """
-    mu = np.asarray(means, np.float64)
-    if mu.ndim != 1 or mu.size < 1 or not np.all(np.isfinite(mu)) or np.any((mu < 0) | (mu > 1)):
-        raise ValueError(
-            f"means must be a non-empty [K] array of arm means in [0, 1] (rewards in [0, 1]), got {means!r}"
-        )
-    if not alpha > 3:
-        raise ValueError(f"alpha must be > 3 for Theorem 7, got {alpha!r}")
-    if not epsilon > 0:
-        raise ValueError(f"epsilon must be in (0, inf], got {epsilon!r}")
-    horizon = _validate.positive_int("horizon", horizon)
-    gaps = mu.max() - mu
-    gaps = gaps[gaps > 0]
-    per_arm = 16 * alpha * math.log(horizon) / np.minimum(gaps, epsilon) + alpha / (alpha - 3)
-    return float(per_arm.sum())
 
 
 def _check(component: str, params) -> None:

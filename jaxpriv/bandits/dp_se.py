@@ -34,6 +34,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _rng, _validate
 from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, poison_past_horizon, zero_nonfinite
 from jaxpriv._kahan import KahanSum, kahan_add
+from jaxpriv.theory import dp_se_regret_bound
 
 __all__ = [
     "DPSEParams",
@@ -171,52 +172,6 @@ def round_robin(active: jax.Array, played: jax.Array) -> jax.Array:
     m = jnp.maximum(jnp.sum(active, dtype=jnp.int32), 1)
     rank = jnp.cumsum(active, dtype=jnp.int32) - 1
     return jnp.argmax(active & (rank == played % m)).astype(jnp.int32)
-
-
-def dp_se_regret_bound(means: ArrayLike, horizon: int, epsilon: float, beta: float | None = None) -> float:
-    """The expected pseudo-regret bound at ``T`` that the implemented schedule gives, all constants explicit.
-
-    With probability ``>= 1 - β π²/12`` every released mean of every epoch is within
-    ``h_e + c_e`` of the arm's mean (Hoeffding: ``2e^{-L₈}``; Laplace: ``e^{-L₄}``, a
-    union bound over ``S`` and ``e``). On that event the best arm is never eliminated
-    and, because ``R_e > 32 L₈/Δ_e²`` and ``R_e > 8 L₄/(εΔ_e)`` give
-    ``4(h_e + c_e) < Δ_e``, arm ``a`` is eliminated by the end of epoch
-    ``e_a = ⌈log₂(1/Δ_a)⌉``. Hence (the argument of Sajed & Sheffet's Theorem,
-    whose ``O(Σ_a log T/Δ_a + K log T/ε)`` it instantiates)::
-
-        E[Reg(T)] <= Σ_{Δ_a>0} Δ_a min(T, Σ_{e<=e_a} R_e(|S| = K)) + (π²/12) β T max_a Δ_a.
-
-    Evaluated in float64 for rewards in ``[0, 1]``; ``epsilon = inf`` is non-private.
-
-    Args:
-      means: ``[K]`` arm means.
-      horizon: ``T``.
-      epsilon: ε in ``(0, inf]``.
-      beta: β in ``(0, 1)``; ``None`` is ``1/T``.
-
-    Returns:
-      The bound, a float.
-    """
-    horizon = _validate.positive_int("horizon", horizon)
-    if not epsilon > 0:
-        raise ValueError(f"epsilon must be in (0, inf], got {epsilon!r}")
-    beta = 1.0 / horizon if beta is None else float(beta)
-    if not 0 < beta < 1:
-        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
-    mu = np.asarray(means, np.float64)
-    K = mu.shape[-1]
-    gaps = mu.max() - mu
-    inv_eps = 0.0 if math.isinf(epsilon) else 1.0 / epsilon
-    total = 0.0
-    for gap in gaps[gaps > 0]:
-        e_a = max(1, math.ceil(math.log2(1.0 / gap) - 1e-12))
-        pulls = 0.0
-        for e in range(1, e_a + 1):
-            base = math.log(K) + 2 * math.log(e) + math.log(1.0 / beta)
-            l8, l4 = base + math.log(8.0), base + math.log(4.0)
-            pulls += math.floor(max(32 * l8 * 4.0**e, 8 * l4 * 2.0**e * inv_eps) + 1)
-        total += gap * min(float(horizon), pulls)
-    return float(total + math.pi**2 / 12 * beta * horizon * gaps.max())
 
 
 def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True, private: bool = True) -> Learner:

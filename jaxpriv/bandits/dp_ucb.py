@@ -54,6 +54,7 @@ from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.mechanisms import TreeParams, binary_tree, describe, release_variance
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
+from jaxpriv.theory import bernstein_regret_bound
 
 #: The prefix-sum mechanisms DP-UCB accepts (``describe(mechanism).name``).
 MECHANISMS = ("binary_tree", "honaker_tree", "sqrt_factorization", "blt")
@@ -341,54 +342,6 @@ def dp_ucb_index(learner_state: DPUCBState, t: ArrayLike, table: NoiseTable) -> 
     var, scale = _noise_at(table, stddev, jnp.asarray(learner_state.counts), learner_state.noise_scale)
     n = jnp.maximum(jnp.asarray(learner_state.counts), 1).astype(jnp.float32)
     return learner_state.sums / n + dp_ucb_bonus(n, t, learner_state.alpha, var, scale)
-
-
-def pulls_bound(
-    gap: float, horizon: int, alpha: float, variance: float, max_scale: float, sampling_variance: float = 0.25
-) -> float:
-    """``n*``: the least ``n >= 1`` with ``(sqrt(2(n σ² + V) L_T) + b L_T)/n < gap/2`` (float64).
-
-    ``σ²`` is the per-pull sampling variance proxy (1/4 for rewards in ``[0, 1]``), ``V`` and
-    ``b`` the release noise's worst variance and Laplace scale. ``n*`` is the largest root of
-    ``(gap²/4) n² - (gap b L + 2 σ² L) n + b² L² - 2 V L``, rounded down, plus one.
-    """
-    log_t = math.log(2.0) + alpha * math.log(horizon)
-    a = gap * gap / 4.0
-    b = gap * max_scale * log_t + 2.0 * sampling_variance * log_t
-    c = max_scale * max_scale * log_t * log_t - 2.0 * variance * log_t
-    root = (b + math.sqrt(b * b - 4.0 * a * c)) / (2.0 * a)
-    return float(math.floor(root) + 1.0)
-
-
-def bernstein_regret_bound(
-    means: ArrayLike,
-    horizon: int,
-    alpha: float,
-    variance: float,
-    max_scale: float,
-    what: str,
-    sampling_variance: float = 0.25,
-) -> float:
-    """``Σ_{Δ_a>0} Δ_a min(T, n_a* + K^{2-α}/(α-2))`` for a sub-gamma ``(n σ² + V, b)`` confidence bound.
-
-    Proof: let ``n_a* = pulls_bound(Δ_a, ...)``; ``B(n, t) <= B̄(n, T)`` (``L_t <= L_T``, ``V(n) <= V``,
-    ``b(n) <= b``) and ``B̄`` decreases in ``n``. After ``n_a*`` pulls, ``2 B(N_a, t) < Δ_a``, so arm
-    ``a`` beats the optimal arm at ``t`` only if the optimal arm's lower bound or ``a``'s upper
-    bound fails at one of the ``< t`` counts it may have, each with probability ``t^{-α}/2``:
-    ``E N_a(T) <= n_a* + Σ_{t>K} t^{1-α} <= n_a* + K^{2-α}/(α-2)``.
-    """
-    if not alpha > 2:
-        raise ValueError(f"alpha must be > 2 for the regret bound of {what}, got {alpha!r}")
-    horizon = _validate.positive_int("horizon", horizon)
-    mu = np.asarray(means, np.float64).reshape(-1)
-    K = mu.size
-    gaps = mu.max() - mu
-    tail = K ** (2.0 - alpha) / (alpha - 2.0)
-    total = 0.0
-    for gap in gaps[gaps > 0]:
-        n_star = pulls_bound(float(gap), horizon, alpha, variance, max_scale, sampling_variance)
-        total += float(gap) * min(float(horizon), n_star + tail)
-    return total
 
 
 def dp_ucb_regret_bound(

@@ -29,7 +29,8 @@ from jaxpriv import _rng, _validate
 from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, zero_nonfinite
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.bandits import _episodic_ucb
-from jaxpriv.bandits.dp_ucb import bernstein_regret_bound, dp_ucb_bonus
+from jaxpriv.bandits.dp_ucb import dp_ucb_bonus
+from jaxpriv.theory import bernstein_regret_bound
 
 
 class LDPUCBParams(NamedTuple):

@@ -17,6 +17,7 @@ from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import prefix_sum_mechanism
 from jaxpriv.sets import ConstraintSet, require_projection
+from jaxpriv.theory import dp_ftrl_regret_bound, dp_ftrl_regularization
 
 __all__ = [
     "DPFTRLParams",
@@ -56,103 +57,6 @@ class DPFTRLState(NamedTuple):
     start: jax.Array  # shape=[d], w_1 = Π_C(0), the regulariser's centre
     regularization: jax.Array  # shape=(), λ
     tree: Any  # the prefix-sum mechanism's state: private sums of the clipped gradients
-
-
-# --- the regret bound ----------------------------------------------------------------------------------------
-
-
-def _noise_norm_sum(horizon: int, dim: int, variance: ArrayLike) -> jax.Array:
-    """``Σ_{t=1}^{T-1} sqrt(d Var_t)``: the bound on ``Σ_{t<T} E||n_t||``, per step or from one worst value."""
-    v = jnp.asarray(variance, jnp.float32)
-    if v.ndim >= 1 and v.shape[-1] == horizon:
-        return jnp.sum(jnp.sqrt(dim * v[..., : horizon - 1]), axis=-1)
-    if v.ndim == 0 or v.shape[-1] == 1:
-        per_step = jnp.sqrt(dim * (v if v.ndim == 0 else v[..., 0]))
-        return (horizon - 1) * per_step
-    raise ValueError(
-        f"release_variance must be a scalar, have a last axis of length 1 (one value for every step) or of "
-        f"length T={horizon} (steps 1..T), got shape {v.shape}"
-    )
-
-
-def dp_ftrl_regularization(
-    horizon: int, dim: int, lipschitz: ArrayLike, diameter: ArrayLike, release_variance: ArrayLike
-) -> jax.Array:
-    """The ``λ`` minimising ``dp_ftrl_regret_bound``: ``λ* = sqrt(T L² + 2 L S) / D``.
-
-    The bound is ``λD²/2 + A/λ`` with ``A = T L²/2 + L S``, ``S = Σ_{t=1}^{T-1} sqrt(d Var_t)``,
-    minimised at ``λ* = sqrt(2A)/D``, where it equals ``D sqrt(T L² + 2 L S)``. Without noise
-    (``S = 0``): ``λ* = L sqrt(T)/D`` and the bound ``L D sqrt(T)``.
-
-    Args:
-      horizon: ``T``.
-      dim: ``d``.
-      lipschitz: ``L``.
-      diameter: ``D``, the diameter of ``C`` (bounds ``||u - w_1||`` for every ``u ∈ C``).
-      release_variance: the per-coordinate variance of the release noise ``n_t``: shape ``[..., T]``
-        (steps ``1..T``, e.g. ``jaxpriv.mechanisms.release_variance(mech, TreeParams(ε, ρ, L), arange(1, T+1))``),
-        or a scalar / ``[..., 1]`` bound used for every step (e.g. the worst step's).
-    """
-    lip = jnp.asarray(lipschitz, jnp.float32)
-    s = _noise_norm_sum(horizon, dim, release_variance)
-    return jnp.sqrt(horizon * lip * lip + 2.0 * lip * s) / jnp.asarray(diameter, jnp.float32)
-
-
-def dp_ftrl_regret_bound(
-    horizon: int,
-    dim: int,
-    lipschitz: ArrayLike,
-    diameter: ArrayLike,
-    regularization: ArrayLike,
-    release_variance: ArrayLike,
-) -> jax.Array:
-    """Expected regret of DP-FTRL with a fixed quadratic regulariser, with constants.
-
-    ``E[Regret(T)] <= λD²/2 + T L²/(2λ) + (L/λ) Σ_{t=1}^{T-1} sqrt(d Var_t)``,
-
-    for convex ``L``-Lipschitz losses on ``C`` (diameter ``D``), any adversary (adaptive
-    included), where ``Var_t`` is the per-coordinate variance of the noise ``n_t`` of the
-    ``t``-th release ``ṽ_t = Σ_{s<=t} g_s + n_t``. Derivation:
-
-    1. Convexity: ``Regret(T) = Σ f_t(w_t) - f_t(u) <= Σ_t <g_t, w_t - u>`` for ``u`` the best
-       fixed point in hindsight, ``g_t = ∇f_t(w_t)``, ``||g_t|| <= L`` (so the clip is inactive).
-    2. Split ``w_t = ŵ_t + (w_t - ŵ_t)`` with ``ŵ_{t+1} = Π_C(w_1 - G_t/λ)``, ``G_t = Σ_{s<=t} g_s``:
-       the noiseless FTRL iterate on the (adaptively chosen) linear losses ``<g_t, ·>``
-       with regulariser ``ψ(w) = (λ/2)||w - w_1||² + I_C(w)``; ``ŵ_1 = w_1``.
-    3. FTRL with a fixed ``λ``-strongly convex regulariser (the strong FTRL lemma, e.g.
-       Orabona, *A Modern Introduction to Online Learning*, Lemma 7.8 / Cor. 7.9): with
-       ``F_t = ψ + Σ_{s<t} <g_s, ·>``, ``F_{t+1}(ŵ_t) - min F_{t+1} <= ||g_t||²/(2λ)`` (``F_t``
-       is ``λ``-strongly convex and minimised at ``ŵ_t``, and adding the linear ``<g_t, ·>``
-       lowers its minimum by at most ``||g_t||²/(2λ)``); telescoping,
-       ``Σ <g_t, ŵ_t - u> <= ψ(u) - ψ(w_1) + Σ ||g_t||²/(2λ) <= λD²/2 + T L²/(2λ)``, for every
-       ``u ∈ C`` at once (so also for the data-dependent best point).
-    4. Stability: ``w_{t+1} = Π_C(w_1 - (G_t + n_t)/λ)`` and the projection is 1-Lipschitz, so
-       ``||w_{t+1} - ŵ_{t+1}|| <= ||n_t||/λ``; with ``||g_t|| <= L`` (Cauchy–Schwarz),
-       ``Σ_t <g_t, w_t - ŵ_t> <= (L/λ) Σ_{t=1}^{T-1} ||n_t||``.
-    5. ``E||n_t|| <= sqrt(E||n_t||²) = sqrt(d Var_t)`` (Jensen; ``n_t`` has ``d`` coordinates of
-       variance ``Var_t``, mean 0, and does not depend on the data).
-
-    The noise term is ``(L/λ) Σ_t sqrt(d) σ_t``, ``σ_t`` the mechanism's per-step standard
-    deviation: ``O((L/λ) T sqrt(d log T / ρ) L)`` for the Gaussian tree. At the tuned ``λ``
-    (``dp_ftrl_regularization``) the bound is ``D sqrt(T L² + 2 L S)``,
-    ``S = Σ_{t<T} sqrt(d Var_t)``: ``L D sqrt(T)`` without noise (the non-private FTRL
-    bound), ``O(L D sqrt(T) (1 + (sqrt(d) σ/L)^{1/2}))`` for a constant ``σ_t = σ``: the order
-    of Kairouz et al.'s regret bound for DP-FTRL.
-
-    Args:
-      horizon: ``T``.
-      dim: ``d``.
-      lipschitz: ``L``.
-      diameter: ``D``.
-      regularization: ``λ > 0``; ``nan`` evaluates the bound at ``dp_ftrl_regularization``'s ``λ``.
-      release_variance: as in ``dp_ftrl_regularization`` (0 for no noise).
-    """
-    lip = jnp.asarray(lipschitz, jnp.float32)
-    d = jnp.asarray(diameter, jnp.float32)
-    lam = jnp.asarray(regularization, jnp.float32)
-    lam = jnp.where(jnp.isnan(lam), dp_ftrl_regularization(horizon, dim, lipschitz, diameter, release_variance), lam)
-    s = _noise_norm_sum(horizon, dim, release_variance)
-    return 0.5 * lam * d * d + horizon * lip * lip / (2.0 * lam) + lip * s / lam
 
 
 # --- the learner -------------------------------------------------------------------------------------------
