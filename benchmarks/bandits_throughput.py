@@ -20,7 +20,7 @@ AdaP-KLUCB, DP-UCB, LDP-UCB, DP-SE and non-private UCB) beside AdaC-UCB, on the 
 
 With ``--episodic`` it times the exact episode-level simulators of the baselines beside AdaC-UCB's
 (``simulate_ucb_episodes`` for AdaP-UCB / AdaP-KLUCB, ``simulate_dp_se_epochs`` for DP-SE, at
-T = 10⁷) and AdaC-GOPE-Var's beside AdaC-GOPE's (``simulate_gope_phases``, K = 10, d = 3, T = 10⁶).
+T = 10⁷) and AdaC-GOPE-Var's beside AdaC-GOPE's (``simulate_episodes``, K = 10, d = 3, T = 10⁶).
 
 Usage: python benchmarks/bandits_throughput.py [--quick] [--full-scale] [--policies] [--episodic]
 """
@@ -164,7 +164,7 @@ def bench_policies(seeds: int, horizon: int, reps: int = 3) -> list[tuple[str, f
 
 def _episodic_runs(seeds: int, horizon: int, linear_seeds: int, linear_horizon: int) -> dict[str, tuple[Any, int, int]]:
     """Each episode-level simulator as ``name -> (go(key), seeds, horizon)``, at ε = 1 (ρ = ε²/2 = 0.5)."""
-    from jaxpriv.bandits.episodic import simulate_gope_phases
+    from jaxpriv.bandits.episodic import simulate_episodes
     from jaxpriv.envs.linear_bandits import sample_linear_instance
 
     def ucb_like(params):
@@ -176,12 +176,13 @@ def _episodic_runs(seeds: int, horizon: int, linear_seeds: int, linear_horizon: 
 
     inst = sample_linear_instance(jax.random.key(0), 10, 3)
 
-    def gope_like(cls):
+    def gope_like(factory):
         def go(key):
-            params = cls(inst.actions, 0.5)
-            return simulate_gope_phases(
-                params, inst, jax.random.key(key), linear_horizon, linear_seeds, [linear_horizon], instance="random"
-            )
+            learner, params = factory(10, 3, linear_horizon), bandits.AdaCGOPEParams(inst.actions, 0.5)
+            return simulate_episodes(
+                learner, params, inst, jax.random.key(key), linear_horizon, linear_seeds, [linear_horizon],
+                instance="random",
+            )  # fmt: skip
 
         return go
 
@@ -190,8 +191,8 @@ def _episodic_runs(seeds: int, horizon: int, linear_seeds: int, linear_horizon: 
         "adap_ucb": (ucb_like(bandits.AdaPUCBParams(epsilon=1.0)), seeds, horizon),
         "adap_klucb": (ucb_like(bandits.AdaPKLUCBParams(epsilon=1.0)), seeds, horizon),
         "dp_se (epochs)": (dp_se, seeds, horizon),
-        "adac_gope (rho = 0.5)": (gope_like(bandits.AdaCGOPEParams), linear_seeds, linear_horizon),
-        "adac_gope_var (rho = 0.5)": (gope_like(bandits.AdaCGOPEVarParams), linear_seeds, linear_horizon),
+        "adac_gope (rho = 0.5)": (gope_like(bandits.adac_gope), linear_seeds, linear_horizon),
+        "adac_gope_var (rho = 0.5)": (gope_like(bandits.adac_gope_var), linear_seeds, linear_horizon),
     }
 
 

@@ -330,7 +330,7 @@ def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, A
         "adac_gope_var": (
             bandits.adac_gope_var(k, 3, t),
             envs.linear_bandit(k, 3),
-            bandits.AdaCGOPEVarParams(actions, 1.0),
+            bandits.AdaCGOPEParams(actions, 1.0),
             linear_p,
         ),
         "wdp_cocop": (oco.wdp_cocop(t, simplex, 16), on_simplex, oco.WDPParams(1.0, lipschitz=2.0), simplex_p),

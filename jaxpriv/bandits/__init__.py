@@ -10,7 +10,7 @@ from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
 from jaxpriv.bandits._gope_core import GOPEState
 from jaxpriv.bandits._oful_core import OFULState
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
-from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams, adac_gope_var
+from jaxpriv.bandits.adac_gope_var import adac_gope_var
 from jaxpriv.bandits.adac_oful import AdaCOFULParams, adac_oful, oful_radius, privacy_radius
 from jaxpriv.bandits.adac_ucb import (
     AdaCUCBParams,
@@ -28,6 +28,7 @@ from jaxpriv.bandits.episodic import (
     EpisodeResult,
     episode_sweep,
     simulate_dp_se_epochs,
+    simulate_episodes,
     simulate_gope_phases,
     simulate_ucb_episodes,
 )
@@ -38,7 +39,6 @@ from jaxpriv.bandits.ucb import UCBParams, ucb, ucb_index
 
 __all__ = [
     "AdaCGOPEParams",
-    "AdaCGOPEVarParams",
     "AdaCOFULParams",
     "AdaCUCBParams",
     "AdaPKLUCBParams",
@@ -88,6 +88,7 @@ __all__ = [
     "privacy_radius",
     "rs_oful",
     "simulate_dp_se_epochs",
+    "simulate_episodes",
     "simulate_gope_phases",
     "simulate_ucb_episodes",
     "ucb",

@@ -27,6 +27,7 @@ import jax.numpy as jnp
 from jaxpriv import _rng, _validate
 from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, zero_nonfinite
 from jaxpriv._kahan import KahanSum, kahan_add
+from jaxpriv.bandits._fast_path import FastPath
 
 INIT_COUNTS = ("samples", "half")
 TIE_BREAKS = ("random", "first")
@@ -152,6 +153,7 @@ def episodic_ucb(
     name: str | None = None,
     index_fn: Callable[..., jax.Array] = index,
     noise: Callable[[PRNGKey], jax.Array] = gaussian_noise,
+    fast_path: FastPath | None = None,
 ) -> Learner:
     """The step-level learner: one scan step per round.
 
@@ -163,8 +165,21 @@ def episodic_ucb(
     ``guarantee_holds`` whether it declares its privacy guarantee in force and ``name``
     its factory (``declare(init, params=..., private=..., name=...)``; ``None`` declares nothing, for a
     variant built by hand, e.g. the audits' deliberately broken copies).
+    ``fast_path``: the factory's ``FastPath("ucb", ...)`` (its algorithm's name, budget field and
+    guarantee, and a module-level ``calibrate``), completed here with the index, the noise and the
+    ``init_count`` / ``tie_break`` conventions; ``None`` (a variant built by hand): no episode simulator.
     """
     K = validate_static(num_arms, horizon, init_count, tie_break)
+    if fast_path is not None:
+        fast_path = fast_path._replace(
+            options=(
+                *fast_path.options,
+                ("index_fn", index_fn),
+                ("noise", noise),
+                ("init_count", init_count),
+                ("tie_break", tie_break),
+            )
+        )
 
     def init_fn(key: PRNGKey, params) -> EpisodicUCBState:
         del key

@@ -18,6 +18,7 @@ import numpy as np
 from jaxpriv import _validate
 from jaxpriv._base import PRNGKey, declare
 from jaxpriv.bandits import design as _design
+from jaxpriv.bandits._fast_path import FastPath
 
 #: Design weights below this are dropped from the support ``S_ℓ`` (spec §4.5).
 SUPPORT_TOL = 1e-6
@@ -389,6 +390,14 @@ class GOPEState(NamedTuple):
     nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
+#: Each factory's algorithm, as the phase-level simulator names it in messages.
+SIMULATES = {
+    "adac_gope": "AdaC-GOPE (adac_gope, whitened noise)",
+    "adac_gope_var": "AdaC-GOPE-Var (adac_gope_var, noise on the sums)",
+    "gope": "GOPE (gope)",
+}
+
+
 def phased_elimination(
     num_actions: int,
     dim: int,
@@ -432,6 +441,22 @@ def phased_elimination(
     noise_placement = _validate.choice("noise_placement", noise_placement, NOISE_PLACEMENTS)
     reasons = privacy_opt_outs(claim, private, clip, ablation, calibration, noise_placement)
     name = ("adac_gope_var" if noise_placement == "sums" else "adac_gope") if private else "gope"
+    # The exact phase-level simulator of this policy (``Spec.fast_path``), with the factory's static options.
+    fast_path = FastPath(
+        "gope",
+        (
+            ("simulates", SIMULATES[name]),
+            ("noisy", private),
+            ("clip", clip),
+            ("calibration", calibration),
+            ("design_tol", float(design_tol)),
+            ("design_iters", design_iters),
+            ("ablation", ablation),
+            ("phase_length", phase_length),
+            ("noise_placement", noise_placement),
+        ),
+    )
+
 
     def check(params: Any) -> None:
         check_common(params, num_actions, dim, private)

@@ -111,8 +111,8 @@ def adac_gope(
       private: ``False`` declares the policy not private; required for an opt-out above at a finite ``rho``.
 
     Returns:
-      A ``Learner`` with params ``AdaCGOPEParams`` (any other params class is refused,
-      ``AdaCGOPEVarParams`` included); actions are int32 indices.
+      A ``Learner`` with params ``AdaCGOPEParams`` (any other params class is refused; ``adac_gope_var``
+      takes the same class); actions are int32 indices.
       The state (``GOPEState``) keeps the last phase's ``θ̃``, ``V`` and noise variance.
 
     Raises:

@@ -2,37 +2,11 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from jax.typing import ArrayLike
-
 from jaxpriv._base import Learner
 from jaxpriv.bandits._gope_core import GOPEState, phased_elimination
+from jaxpriv.bandits.adac_gope import AdaCGOPEParams
 
-__all__ = ["AdaCGOPEVarParams", "GOPEState", "adac_gope_var"]
-
-
-class AdaCGOPEVarParams(NamedTuple):
-    """Params of ``adac_gope_var`` (the fields of ``AdaCGOPEParams``).
-
-    A class of its own, so that a consumer that dispatches on the params type tells the two
-    placements apart: the phase-level ``bandits.episodic.simulate_gope_phases`` runs
-    AdaC-GOPE-Var (noise on the sums) for these params and AdaC-GOPE for ``AdaCGOPEParams``.
-
-    Attributes:
-      actions: ``[K, d]``, the (public) action set; must span ``R^d``.
-      rho: the zCDP budget ``ρ > 0`` (``inf``: no noise, no extra exploration: GOPE's decisions).
-      delta: the confidence ``δ ∈ (0, 1)`` (the paper: 0.001).
-      action_bound: ``L > 0``, a public bound on ``‖a‖``; with ``clip=True`` the
-        policy works with ``a / L`` shrunk into the unit ball.
-    """
-
-    actions: ArrayLike
-    rho: ArrayLike
-    delta: ArrayLike = 0.001
-    action_bound: ArrayLike = 1.0
-
-    NDIMS = {"actions": 2}  # noqa: RUF012
+__all__ = ["AdaCGOPEParams", "GOPEState", "adac_gope_var"]
 
 
 def adac_gope_var(
@@ -104,8 +78,10 @@ def adac_gope_var(
       private: ``False`` declares the policy not private; required for ``clip=False`` at a finite ``rho``.
 
     Returns:
-      A ``Learner`` with params ``AdaCGOPEVarParams`` (any other params class is refused,
-      ``AdaCGOPEParams`` included: it would name another algorithm); actions are int32 indices. The
+      A ``Learner`` with params ``AdaCGOPEParams``, AdaC-GOPE's (any other params class is refused;
+      the learner, not its params class, names the algorithm: its spec's ``fast_path`` is the
+      phase-level simulator with the noise on the sums, ``bandits.episodic.simulate_episodes``);
+      actions are int32 indices. The
       state (``GOPEState``) keeps the last phase's ``θ̃``, ``V`` and ``noise_var = 2/ρ``
       (the variance of each ``Z_a``). At ``ρ = inf`` its decisions are GOPE's, bit for bit.
 
@@ -131,6 +107,6 @@ def adac_gope_var(
         design_iters=design_iters,
         phase_length=phase_length,
         noise_placement="sums",
-        params_class=AdaCGOPEVarParams,
+        params_class=AdaCGOPEParams,
         claim=private,
     )

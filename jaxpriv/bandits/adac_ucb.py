@@ -12,6 +12,7 @@ from jaxpriv import _validate
 from jaxpriv._base import Learner
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
+from jaxpriv.bandits._fast_path import FastPath
 from jaxpriv.mechanisms import gaussian_stddev
 from jaxpriv.theory import adac_ucb_regret_bound
 
@@ -61,6 +62,15 @@ def adac_ucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, beta: ArrayLike
         jnp.asarray(beta, jnp.float32),
         gaussian_stddev(rho, 1.0),
     )
+
+
+def calibrate_adac(params: AdaCUCBParams) -> tuple[jax.Array, jax.Array]:
+    """``(β, 1/sqrt(2ρ))``, the state's ``beta`` and ``unit_stddev``; ``ρ = inf`` gives 0 (no noise).
+
+    Module level, for the exact episode simulator (``Spec.fast_path``): one compiled simulator for
+    every ``adac_ucb`` built (the factory's own ``calibrate`` also checks the budget's field).
+    """
+    return jnp.asarray(params.beta, jnp.float32), gaussian_stddev(params.rho, 1.0)
 
 
 def adac_ucb(
@@ -156,6 +166,10 @@ def adac_ucb(
         params_class=AdaCUCBParams,
         guarantee_holds=private and not reasons,
         name="adac_ucb",
+        fast_path=FastPath(
+            "ucb",
+            (("simulates", "AdaC-UCB (adac_ucb)"), ("budget", "rho"), ("guarantee", "ρ-zCDP"), ("calibrate", calibrate_adac)),
+        ),
     )
 
 

@@ -18,6 +18,7 @@ from jaxpriv import _validate
 from jaxpriv._base import Learner
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
+from jaxpriv.bandits._fast_path import FastPath
 from jaxpriv.theory import adap_ucb_regret_bound
 
 
@@ -95,10 +96,19 @@ def calibrate_ucb(params: AdaPUCBParams) -> tuple[jax.Array, jax.Array]:
     return _calibrate("adap_ucb", params)
 
 
+#: The algorithms' names, and what their exact episode simulator needs besides (``Spec.fast_path``).
+_LABELS = {"adap_ucb": "AdaP-UCB", "adap_klucb": "AdaP-KLUCB"}
+_EPISODES = (("budget", "epsilon"), ("guarantee", "ε-DP"))
+
+
 def _adap_learner(
     component: str, num_arms, horizon, init_count, tie_break, calibrate, index_fn, params_class: type
 ) -> Learner:
-    """The AdaP episodic skeleton (Laplace release, rewards in [0, 1]) with ``index_fn``, taking ``params_class``."""
+    """The AdaP episodic skeleton (Laplace release, rewards in [0, 1]) with ``index_fn``, taking ``params_class``.
+
+    Its exact episode simulator (``Spec.fast_path``) runs the same ``calibrate`` (module level: one compiled
+    simulator per algorithm), index and Laplace release.
+    """
     return _episodic_ucb.episodic_ucb(
         num_arms,
         horizon,
@@ -113,6 +123,9 @@ def _adap_learner(
         name=component,
         index_fn=index_fn,
         noise=_episodic_ucb.laplace_noise,
+        fast_path=FastPath(
+            "ucb", (("simulates", f"{_LABELS[component]} ({component})"), *_EPISODES, ("calibrate", calibrate))
+        ),
     )
 
 

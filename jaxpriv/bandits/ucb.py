@@ -12,6 +12,7 @@ from jaxpriv import _validate
 from jaxpriv._base import Learner
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
+from jaxpriv.bandits._fast_path import FastPath
 
 
 class UCBParams(NamedTuple):
@@ -43,6 +44,11 @@ def ucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, beta: ArrayLike) -> 
         jnp.asarray(beta, jnp.float32),
         jnp.zeros((), jnp.float32),
     )
+
+
+def _calibrate(params: UCBParams) -> tuple[jax.Array, jax.Array]:
+    """``(β, 0)``, the state's ``beta`` and ``unit_stddev``: no release noise (module level, for ``Spec.fast_path``)."""
+    return jnp.asarray(params.beta, jnp.float32), jnp.zeros((), jnp.float32)
 
 
 def ucb(
@@ -95,9 +101,6 @@ def ucb(
     def check(params: UCBParams) -> None:
         _validate.positive("beta", params.beta, allow_inf=False)
 
-    def calibrate(params: UCBParams) -> tuple[jax.Array, jax.Array]:
-        return jnp.asarray(params.beta, jnp.float32), jnp.zeros((), jnp.float32)
-
     return _episodic_ucb.episodic_ucb(
         num_arms,
         horizon,
@@ -105,11 +108,14 @@ def ucb(
         clip_rewards=clip_rewards,
         init_count=init_count,
         tie_break=tie_break,
-        calibrate=calibrate,
+        calibrate=_calibrate,
         check=check,
         params_class=UCBParams,
         guarantee_holds=False,  # not private
         name="ucb",
+        fast_path=FastPath(
+            "ucb", (("simulates", "episodic UCB (ucb)"), ("budget", None), ("guarantee", None), ("calibrate", _calibrate))
+        ),
     )
 
 

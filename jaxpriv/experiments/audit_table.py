@@ -8,7 +8,7 @@ import numpy as np
 
 from jaxpriv import audit
 from jaxpriv import mechanisms as M
-from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams
+from jaxpriv.bandits.adac_gope import AdaCGOPEParams
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams
 from jaxpriv.bandits.adap_klucb import AdaPKLUCBParams
 from jaxpriv.bandits.adap_ucb import AdaPUCBParams
@@ -94,7 +94,7 @@ def audit_rows(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[au
         ("dp_se", DPSEParams(epsilon=1.0, beta=0.9)),
         ("ldp_ucb", LDPUCBParams(epsilon=1.0)),
         ("dp_ucb", DPUCBParams(epsilon=1.0)),
-        ("adac_gope_var", AdaCGOPEVarParams(actions=np.eye(2, dtype=np.float32), rho=0.5)),
+        ("adac_gope_var", AdaCGOPEParams(actions=np.eye(2, dtype=np.float32), rho=0.5)),
     ]
     rows += [
         audit.audit_bandit_release(name, params, key=seed + 94 + i, runs=runs, horizon=4, alpha=alpha)

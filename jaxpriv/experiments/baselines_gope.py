@@ -8,8 +8,9 @@ The linear setting of ``adac.md`` §6.2: ``K = 10`` actions and θ* drawn on the
 each support action's reward sum (same phase lengths, design and elimination). The thesis reports
 AdaC-GOPE lower, most visibly at small ρ.
 
-Both run through the exact phase-level simulator (``bandits.episodic.simulate_gope_phases``, which
-dispatches on ``AdaCGOPEParams`` / ``AdaCGOPEVarParams``) over the ρ grid in one compiled call each, on
+Both run through their exact phase-level simulator (each policy's own fast path,
+``bandits.episodic.simulate_episodes(adac_gope(...) / adac_gope_var(...), AdaCGOPEParams(...), ...)``)
+over the ρ grid in one compiled call each, on
 the same seed keys: seed ``i`` draws the same instance for both, and the same reward sums where their
 phases coincide (common random numbers). Plotted: regret against ``t`` per ρ, and the paired
 difference Var − AdaC-GOPE with the standard error of the per-seed differences.
@@ -34,9 +35,9 @@ import numpy as np
 
 from jaxpriv import _validate, plot
 from jaxpriv._base import as_key
-from jaxpriv.bandits.adac_gope import AdaCGOPEParams
-from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams
-from jaxpriv.bandits.episodic import simulate_gope_phases
+from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
+from jaxpriv.bandits.adac_gope_var import adac_gope_var
+from jaxpriv.bandits.episodic import simulate_episodes
 from jaxpriv.envs.linear_bandits import sample_linear_instance
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 from jaxpriv.sim import log_checkpoints
@@ -136,14 +137,13 @@ def compare_gope(
     key_ = as_key(key)
     t0 = time.perf_counter()
     # clip=False (the paper's unclipped rewards) voids the guarantee: run it as not private, and say so below
-    res_base = simulate_gope_phases(
-        AdaCGOPEParams(template.actions, grid), template, key_, T, runs, ckpts, clip=clip, instance="random",
-        private=clip,
-    )  # fmt: skip
-    res_var = simulate_gope_phases(
-        AdaCGOPEVarParams(template.actions, grid), template, key_, T, runs, ckpts, clip=clip, instance="random",
-        private=clip,
-    )  # fmt: skip
+    params = AdaCGOPEParams(template.actions, grid)
+    res_base, res_var = (
+        simulate_episodes(
+            factory(NUM_ACTIONS, DIM, T, clip, private=clip), params, template, key_, T, runs, ckpts, instance="random"
+        )
+        for factory in (adac_gope, adac_gope_var)
+    )
     base, var = np.asarray(res_base.regret, np.float64), np.asarray(res_var.regret, np.float64)
     wall = time.perf_counter() - t0
     steps = np.asarray(res_base.steps, np.int64)
@@ -183,8 +183,8 @@ def compare_gope(
         "clip": bool(clip),
         "private": {"AdaC-GOPE": res_base.private, "AdaC-GOPE-Var": res_var.private},  # false when unclipped
         "setup": f"K = {NUM_ACTIONS}, d = {DIM}, actions and theta* on the sphere per run, delta = 0.001, N(0,1) noise",
-        "common_random_numbers": "both simulate_gope_phases calls use seed keys split(key(key), runs)",
-        "simulator": "bandits.episodic.simulate_gope_phases (exact phase-level; noise_placement by params type)",
+        "common_random_numbers": "both simulate_episodes calls use seed keys split(key(key), runs)",
+        "simulator": "bandits.episodic.simulate_episodes (exact phase-level: each policy's own fast path)",
         "rhos": rho.tolist(),
         "wall_time_s": wall,
         "table": table,

@@ -220,7 +220,7 @@ LEARNERS: dict[str, Component] = {
     "dp_ucb": Component(bandits.dp_ucb, bandits.DPUCBParams, _dp_ucb_bound, _arm_dim),
     "ldp_ucb": Component(bandits.ldp_ucb, bandits.LDPUCBParams, _ldp_ucb_bound),
     "dp_se": Component(bandits.dp_se, bandits.DPSEParams, _dp_se_bound),
-    "adac_gope_var": Component(bandits.adac_gope_var, bandits.AdaCGOPEVarParams),
+    "adac_gope_var": Component(bandits.adac_gope_var, bandits.AdaCGOPEParams),
     "wdp_cocop": Component(oco.wdp_cocop, oco.WDPParams),
     "wdp_cocol": Component(oco.wdp_cocol, oco.WDPParams),
     "online_frank_wolfe": Component(oco.online_frank_wolfe, oco.OFWParams),

@@ -567,9 +567,10 @@ def test_dp_ftrl_audit_below_claim_and_catches_less_noise(noise):
 
 
 def test_adac_gope_var_audit_below_claim_and_catches_less_noise():
-    from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams, adac_gope_var
+    from jaxpriv.bandits.adac_gope import AdaCGOPEParams
+    from jaxpriv.bandits.adac_gope_var import adac_gope_var
 
-    params = AdaCGOPEVarParams(actions=np.eye(2, dtype=np.float32), rho=0.5)
+    params = AdaCGOPEParams(actions=np.eye(2, dtype=np.float32), rho=0.5)
     ok = A.audit_bandit_release("adac_gope_var", params, 10, 6000)  # 628 rounds a run: few runs suffice
     bad = A.audit_bandit_release(
         "adac_gope_var", params, 10, 6000, learner=_less_noise_budget(adac_gope_var(2, 2, 4096), "rho")

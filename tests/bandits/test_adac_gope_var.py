@@ -9,8 +9,8 @@ import jaxpriv as jp
 from jaxpriv._base import split_step_key
 from jaxpriv.bandits import _gope_core as core
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
-from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams, adac_gope_var
-from jaxpriv.bandits.episodic import simulate_gope_phases
+from jaxpriv.bandits.adac_gope_var import adac_gope_var
+from jaxpriv.bandits.episodic import simulate_episodes, simulate_gope_phases
 from jaxpriv.bandits.gope import GOPEParams, gope
 from jaxpriv.envs.linear_bandits import linear_bandit, sample_linear_instance
 from jaxpriv.testing import mean_with_stderr, variance_with_stderr
@@ -62,7 +62,7 @@ def test_released_noise_has_the_calibrated_covariance():
     plan = _first_phase(rho, horizon)
     alloc = np.asarray(plan.alloc)
     first = int(alloc.sum())
-    params = jp.SimParams(AdaCGOPEVarParams(INSTANCE.actions, rho), INSTANCE._replace(noise_stddev=0.0))
+    params = jp.SimParams(AdaCGOPEParams(INSTANCE.actions, rho), INSTANCE._replace(noise_stddev=0.0))
     st = final_states(adac_gope_var(K, D, horizon), linear_bandit(K, D), params, jax.random.key(4), first + 1, seeds)
     assert np.all(np.asarray(st.num_closed) == 1)
     assert float(st.noise_var[0]) == pytest.approx(2 / rho, rel=1e-6)
@@ -105,7 +105,7 @@ def test_per_arm_error_is_larger_than_adac_gopes_on_shared_seeds():
     errs = []
     for learner, params in (
         (adac_gope(K, D, horizon), AdaCGOPEParams(INSTANCE.actions, rho)),
-        (adac_gope_var(K, D, horizon), AdaCGOPEVarParams(INSTANCE.actions, rho)),
+        (adac_gope_var(K, D, horizon), AdaCGOPEParams(INSTANCE.actions, rho)),
     ):
         st = final_states(learner, env, jp.SimParams(params, ep), jax.random.key(5), first + 1, seeds)
         err = (np.asarray(st.theta_tilde, np.float64) - np.asarray(INSTANCE.theta, np.float64)) @ x.T
@@ -120,7 +120,7 @@ def test_infinite_rho_makes_gopes_decisions_bit_for_bit():
     var = jp.sweep(
         adac_gope_var(K, D, horizon),
         env,
-        jp.SimParams(AdaCGOPEVarParams(INSTANCE.actions, jnp.inf), INSTANCE),
+        jp.SimParams(AdaCGOPEParams(INSTANCE.actions, jnp.inf), INSTANCE),
         jax.random.key(6),
         horizon,
         seeds,
@@ -140,7 +140,7 @@ def test_infinite_rho_makes_gopes_decisions_bit_for_bit():
     a = final_states(
         adac_gope_var(K, D, horizon),
         env,
-        jp.SimParams(AdaCGOPEVarParams(INSTANCE.actions, jnp.inf), INSTANCE),
+        jp.SimParams(AdaCGOPEParams(INSTANCE.actions, jnp.inf), INSTANCE),
         jax.random.key(6),
         horizon,
         4,
@@ -174,7 +174,7 @@ def test_adac_gope_regret_not_above_adac_gope_var_at_small_rho():
     b = jp.sweep(
         adac_gope_var(K, D, horizon, clip=False, private=False),
         env,
-        jp.SimParams(AdaCGOPEVarParams(acts, r), ep),
+        jp.SimParams(AdaCGOPEParams(acts, r), ep),
         jax.random.key(7),
         horizon,
         seeds,
@@ -189,13 +189,14 @@ def test_static_options_and_params_are_checked():
         core.phased_elimination(K, D, 100, private=True, noise_placement="rewards")
     learner = adac_gope_var(K, D, 100)
     with pytest.raises(ValueError, match="rho"):
-        learner.check(AdaCGOPEVarParams(INSTANCE.actions, 0.0))
+        learner.check(AdaCGOPEParams(INSTANCE.actions, 0.0))
     with pytest.raises(ValueError, match="delta"):
-        learner.check(AdaCGOPEVarParams(INSTANCE.actions, 1.0, delta=1.5))
-    # the episode-level simulator takes the Var params (noise on the sums) but not AdaC-GOPE's ablations
-    with pytest.raises(ValueError, match="ablation"):
-        simulate_gope_phases(
-            AdaCGOPEVarParams(INSTANCE.actions, 1.0), INSTANCE, jax.random.key(0), 100, 2, ablation="noise"
-        )
-    with pytest.raises(ValueError, match="AdaCGOPEVarParams"):
-        simulate_gope_phases(INSTANCE, INSTANCE, jax.random.key(0), 100, 2)
+        learner.check(AdaCGOPEParams(INSTANCE.actions, 1.0, delta=1.5))
+    # the learner's own fast path simulates it (AdaC-GOPE's params); the params-class entry point, which
+    # builds AdaC-GOPE for these params, refuses to stand in for it
+    res = simulate_episodes(learner, AdaCGOPEParams(INSTANCE.actions, 1.0), INSTANCE, jax.random.key(0), 100, 2)
+    assert res.private is True and res.regret.shape[0] == 2
+    with pytest.raises(ValueError, match="adac_gope_var"):
+        simulate_gope_phases(AdaCGOPEParams(INSTANCE.actions, 1.0), INSTANCE, jax.random.key(0), 100, 2, policy=learner)
+    with pytest.raises(ValueError, match="AdaCGOPEParams"):
+        simulate_episodes(learner, INSTANCE, INSTANCE, jax.random.key(0), 100, 2)

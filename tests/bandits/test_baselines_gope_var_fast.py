@@ -1,4 +1,4 @@
-"""AdaC-GOPE-Var's phase-level fast path (``simulate_gope_phases``, ``AdaCGOPEVarParams``) against its step level."""
+"""AdaC-GOPE-Var's phase-level fast path (its ``Spec.fast_path``, run by ``simulate_episodes``) against its step level."""
 
 import jax
 import numpy as np
@@ -6,7 +6,8 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams
-from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams, adac_gope_var
+from jaxpriv.bandits.adac_gope_var import adac_gope_var
+from jaxpriv.bandits.episodic import simulate_episodes
 from jaxpriv.bandits.episodic.gope import simulate_gope_phases
 from jaxpriv.envs.linear_bandits import linear_bandit, sample_linear_instance
 from jaxpriv.testing import ks_two_sample, mean_with_stderr, variance_with_stderr
@@ -16,7 +17,7 @@ from jaxpriv.testing import ks_two_sample, mean_with_stderr, variance_with_stder
 # shows in the spread of the regret (AdaC-GOPE-Var's is about twice AdaC-GOPE's here).
 INSTANCE = sample_linear_instance(jax.random.key(3), 8, 2)._replace(noise_stddev=0.05)
 K, D, T, SEEDS = 8, 2, 3000, 400
-PARAMS = AdaCGOPEVarParams(INSTANCE.actions, rho=0.01, delta=0.1)
+PARAMS = AdaCGOPEParams(INSTANCE.actions, rho=0.01, delta=0.1)
 
 
 def _snap(a, b, rtol=1e-4):
@@ -44,7 +45,9 @@ def _gaps():
 
 
 def test_var_fast_path_matches_step_level_in_distribution(step_regret):
-    fast = simulate_gope_phases(PARAMS, INSTANCE, jax.random.key(5), T, SEEDS, [T], clip=False, private=False)
+    learner = adac_gope_var(K, D, T, clip=False, private=False)  # unclipped: not private
+    fast = simulate_episodes(learner, PARAMS, INSTANCE, jax.random.key(5), T, SEEDS, [T])
+    assert fast.private is False
     fast_regret = np.asarray(fast.regret[:, -1], np.float64)
     stat, crit = ks_two_sample(*_snap(step_regret, fast_regret))
     assert stat < crit, (stat, crit)
@@ -60,8 +63,7 @@ def test_var_fast_path_matches_step_level_in_distribution(step_regret):
 def test_the_comparison_has_power_against_the_whitened_placement(step_regret):
     # AdaC-GOPE's fast path (same ρ, same phase lengths, the noise on the whitened statistic): its regret's
     # variance differs from the step-level AdaC-GOPE-Var's by many standard errors.
-    whitened = AdaCGOPEParams(INSTANCE.actions, rho=PARAMS.rho, delta=PARAMS.delta)
-    fast = simulate_gope_phases(whitened, INSTANCE, jax.random.key(5), T, SEEDS, [T], clip=False, private=False)
+    fast = simulate_gope_phases(PARAMS, INSTANCE, jax.random.key(5), T, SEEDS, [T], clip=False, private=False)
     v1, e1 = variance_with_stderr(step_regret)
     v2, e2 = variance_with_stderr(np.asarray(fast.regret[:, -1], np.float64))
     assert v1 - v2 > 4 * np.hypot(e1, e2), (v1, e1, v2, e2)

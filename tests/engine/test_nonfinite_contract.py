@@ -137,7 +137,7 @@ CASES: dict[str, Case] = {
     "gope": Case(lambda: bandits.gope(K, D, T), bandits.GOPEParams(actions=ACTIONS), _reward, expected=_N_BAD),
     "adac_gope_var": Case(
         lambda: bandits.adac_gope_var(K, D, T),
-        bandits.AdaCGOPEVarParams(actions=ACTIONS, rho=1.0),
+        bandits.AdaCGOPEParams(actions=ACTIONS, rho=1.0),
         _reward,
         expected=_N_BAD,
     ),

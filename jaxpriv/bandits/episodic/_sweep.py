@@ -2,9 +2,15 @@
 
 Each algorithm family (``ucb``: AdaC-UCB / UCB; ``gope``: AdaC-GOPE / GOPE) provides a
 per-seed simulator ``one(key, params)``; ``episode_sweep`` runs it for every seed and
-grid point in one compiled call, with ``jaxpriv.sweep``'s grid semantics, seed keys,
-chunking and device sharding (the engine's public pieces: ``grid_axes``,
-``canonical_params``, ``padded_seed_keys``, ``map_seeds_and_grid``, ``take_seeds``).
+grid point in one compiled call, batched by the engine's one primitive (``jaxpriv.sim.map_seeds``,
+as ``sweep`` batches its runs), with ``jaxpriv.sweep``'s grid semantics, seed keys,
+chunking and device sharding (``grid_axes``, ``canonical_params``, ``padded_seed_keys``,
+``take_seeds``).
+
+The results stay ``EpisodeResult``, not the engine's ``Result``: an episode simulation draws each
+episode's reward sum, not the rounds' losses, so it has no cumulative loss or comparator (``Result``'s
+``loss`` and ``best``) to report, and it reports what ``Result`` has no field for (the episodes started
+and each arm's pulls).
 """
 
 from __future__ import annotations
@@ -15,10 +21,10 @@ from typing import Any, NamedTuple
 import jax
 
 from jaxpriv import _validate
-from jaxpriv._base import PRNGKey, as_key, declared_params, engine_jit
-from jaxpriv.sim import SimParams, canonical_params, grid_axes, map_seeds_and_grid, padded_seed_keys, take_seeds
+from jaxpriv._base import Learner, PRNGKey, as_key, engine_jit, spec_of
+from jaxpriv.sim import SimParams, canonical_params, grid_axes, map_seeds, padded_seed_keys, take_seeds
 
-__all__ = ["EpisodeResult", "check_policy", "episode_sweep"]
+__all__ = ["EpisodeResult", "check_policy", "episode_sweep", "simulate_episodes"]
 
 
 class EpisodeResult(NamedTuple):
@@ -45,24 +51,86 @@ class EpisodeResult(NamedTuple):
     private: bool | None = None
 
 
-def check_policy(params: Any, policy: Any, simulates: str) -> None:
-    """The step-level ``policy`` an episode simulation stands in for takes exactly ``params``'s class.
+def _algorithm(component: Any) -> tuple[type | None, str | None]:
+    """``(params class, factory name)`` of a learner's spec (``None`` where it says nothing)."""
+    spec = spec_of(component)
+    return spec.params, spec.name or None
 
-    The simulators pick the algorithm from the params class; a policy that declares another
-    (``jaxpriv._base.declared_params``) is another algorithm, and a step-vs-episode comparison
-    would compare two algorithms: ``ValueError`` naming both.
+
+def check_policy(learner: Any, policy: Any, simulates: str) -> None:
+    """The step-level ``policy`` an episode simulation stands in for is the simulated ``learner``'s algorithm.
+
+    A policy of another factory or params class is another algorithm, and a step-vs-episode
+    comparison would compare two algorithms: ``ValueError`` naming both.
     """
-    expected = declared_params(policy) if policy is not None else None
-    if expected is None or type(params) is expected:
+    if policy is None:
         return
-    raise ValueError(
-        f"params is {type(params).__name__}, so these episodes simulate {simulates}, but the policy they stand in "
-        f"for takes {expected.__name__}: pass {expected.__name__}(...) (the policy's algorithm) or the policy of "
-        f"{type(params).__name__}"
-    )
+    (want_class, want_name), (got_class, got_name) = _algorithm(learner), _algorithm(policy)
+    if got_class is not None and want_class is not None and got_class is not want_class:
+        raise ValueError(
+            f"these episodes simulate {simulates}, which takes {want_class.__name__}, but the policy they stand in "
+            f"for takes {got_class.__name__}: pass {got_class.__name__}(...) (the policy's algorithm) or simulate "
+            "the policy itself (bandits.episodic.simulate_episodes(policy, ...))"
+        )
+    if got_name is not None and want_name is not None and got_name != want_name:
+        raise ValueError(
+            f"these episodes simulate {simulates}, but the policy they stand in for is {got_name}: simulate the "
+            f"policy itself (bandits.episodic.simulate_episodes(policy, ...))"
+        )
 
 
-_sweep_jit = engine_jit(map_seeds_and_grid, static_argnums=(0, 1, 2))
+def simulate_episodes(
+    learner: Learner,
+    params: Any,
+    env_params: Any,
+    key: PRNGKey,
+    horizon: int,
+    seeds: int = 100,
+    checkpoints: Any = "log",
+    **options: Any,
+) -> EpisodeResult:
+    """Run ``learner`` by its own exact episode-level simulator (its ``spec.fast_path``).
+
+    The policy's factory puts the simulator of its algorithm in its spec, bound to the factory's
+    static options (index, noise family, phase rule, clipping, ...): the learner, not its params
+    class, says what is simulated. AdaC-UCB, AdaP-UCB, AdaP-KLUCB and episodic UCB run episode by
+    episode on a Bernoulli bandit (``simulate_ucb_episodes``), AdaC-GOPE, AdaC-GOPE-Var and GOPE phase
+    by phase on a linear bandit (``simulate_gope_phases``), DP-SE epoch by epoch
+    (``simulate_dp_se_epochs``); the step-level policy stays the reference.
+
+    Args:
+      learner: a policy with an exact episode simulator (``adac_ucb(K)``, ``adac_gope_var(K, d, T)``, ...).
+      params: the learner's params (exactly its class; a leaf with a leading grid axis is swept).
+      env_params: the instance: ``[K]`` means or ``BernoulliParams`` (UCB family, DP-SE),
+        ``LinearBanditParams`` (GOPE family).
+      key: the base key; seed ``i`` uses ``split(key, seeds)[i]`` at every grid point.
+      horizon: ``T`` (at most the learner's horizon).
+      seeds: the number of runs.
+      checkpoints: ``None``, ``"log"`` or a sequence of steps; ``T`` is always included.
+      **options: the simulator's per-call options: ``chunk``, a reward-sum hook with ``private``;
+        for the GOPE family ``instance`` and ``exact_pulls`` (see the simulators).
+
+    Returns:
+      An ``EpisodeResult`` with leading axes ``[G, seeds]`` (or ``[seeds]``).
+
+    Raises:
+      ValueError: the learner has no episode simulator, or the simulator's refusals (another params
+        class, a horizon past the learner's, a finite budget with a hook and ``private=True``, ...).
+    """
+    fast_path = spec_of(learner).fast_path
+    if fast_path is None:
+        name = _algorithm(learner)[1] or "this learner"
+        raise ValueError(
+            f"{name} has no exact episode simulator (its spec's fast_path is None): run it step by step with jaxpriv.sweep"
+        )
+    return fast_path(learner, params, env_params, key, horizon, seeds, checkpoints, **options)
+
+
+def _over_seeds(one: Callable[[PRNGKey, SimParams], Any], axes: Any, chunk: int | None, keys: jax.Array, params: Any):
+    return map_seeds(one, keys, params, chunk, axes=axes)
+
+
+_sweep_jit = engine_jit(_over_seeds, static_argnums=(0, 1, 2))
 
 
 def episode_sweep(
@@ -71,11 +139,13 @@ def episode_sweep(
     key: PRNGKey,
     seeds: int,
     chunk: int | None = None,
+    ndims: dict[str, Any] | None = None,
 ) -> Any:
     """Run a per-seed episode-level simulator over seeds and a params grid, in one compiled call.
 
     Grid semantics are ``jaxpriv.sweep``'s: a params leaf with one extra
-    leading dimension (``NDIMS``-aware) is swept, swept leaves are zipped, and
+    leading dimension (over its base rank: ``ndims``, ``jaxpriv.sim.spec_ndims(learner, env)``
+    of the components the simulator stands for; scalars without it) is swept, swept leaves are zipped, and
     seed ``i`` uses ``split(key, seeds)[i]`` at every grid point (common random
     numbers). ``one`` must be a stable (cached) function object, or every call
     recompiles. With several devices the seeds are split over them, padded to a
@@ -94,7 +164,7 @@ def episode_sweep(
     seeds = _validate.positive_int("seeds", seeds)
     if chunk is not None:
         chunk = _validate.positive_int("chunk", chunk)
-    axes, size = grid_axes(params, allow_grid=True)
+    axes, size = grid_axes(params, allow_grid=True, ndims=ndims)
     keys = padded_seed_keys(as_key(key), seeds)
     out = _sweep_jit(one, axes if size else None, chunk, keys, canonical_params(params))
     return take_seeds(out, seeds, bool(size))

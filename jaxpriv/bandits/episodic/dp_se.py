@@ -26,15 +26,23 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, check_horizon
+from jaxpriv._base import Learner, PRNGKey, check_horizon, check_params_class, spec_of
 from jaxpriv.bandits import _sampling
-from jaxpriv.bandits.dp_se import DPSEParams, calibrate, check_params, dp_se_eliminate, dp_se_reps, validate_static
-from jaxpriv.bandits.episodic._sweep import EpisodeResult, check_policy, episode_sweep
+from jaxpriv.bandits.dp_se import (
+    DPSEParams,
+    calibrate,
+    check_params,
+    dp_se,
+    dp_se_eliminate,
+    dp_se_reps,
+    validate_static,
+)
+from jaxpriv.bandits.episodic._sweep import EpisodeResult, check_policy, episode_sweep, simulate_episodes
 from jaxpriv.bandits.episodic.ucb import RewardSum, bernoulli_reward_sum
 from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
-from jaxpriv.sim import SimParams, normalize_checkpoints
+from jaxpriv.sim import SimParams, normalize_checkpoints, spec_ndims
 
-__all__ = ["simulate_dp_se_epochs"]
+__all__ = ["simulate", "simulate_dp_se_epochs"]
 
 #: Why a ``reward_sum`` hook voids the guarantee (``_validate.opt_outs``).
 HOOK = "the epoch's reward sums come from the hook, unclipped: one reward may move a sum by more than 1"
@@ -156,22 +164,52 @@ def simulate_dp_se_epochs(
     """
     if not isinstance(means, BernoulliParams):
         means = BernoulliParams(means)
-    num_arms = int(jnp.shape(means.means)[-1])
-    K, T = validate_static(num_arms, horizon)
-    check_horizon(T, policy, "policy")
-    if policy is not None and policy.horizon != T:
-        raise ValueError(f"horizon {T} differs from the policy's horizon {policy.horizon}: DP-SE's schedule uses T")
-    if T >= _sampling.MAX_COUNT:
-        raise ValueError(f"horizon must be < 2**24 (exact float32 Binomial counts), got {T}")
+    K, T = validate_static(int(jnp.shape(means.means)[-1]), horizon)
     if type(params) is not DPSEParams:
         kind = type(params)
         raise ValueError(f"params must be DPSEParams (exactly), got {kind.__module__}.{kind.__qualname__}")
-    check_policy(params, policy, "DP-SE (dp_se)")
+    learner = dp_se(K, T)
+    check_horizon(T, policy, "policy")
+    if policy is not None and policy.horizon != T:
+        raise ValueError(f"horizon {T} differs from the policy's horizon {policy.horizon}: DP-SE's schedule uses T")
+    check_policy(learner, policy, "DP-SE (dp_se)")
+    return simulate_episodes(
+        learner, params, means, key, T, seeds, checkpoints, chunk=chunk, reward_sum=reward_sum, private=private
+    )
+
+
+def simulate(
+    learner: Learner,
+    params: DPSEParams,
+    means: ArrayLike,
+    key: PRNGKey,
+    horizon: int,
+    seeds: int = 100,
+    checkpoints: Any = "log",
+    *,
+    chunk: int | None = None,
+    reward_sum: RewardSum = bernoulli_reward_sum,
+    private: bool = True,
+) -> EpisodeResult:
+    """DP-SE's fast path (``Spec.fast_path``, ``FastPath("dp_se")``): ``learner``'s epochs (``simulate_dp_se_epochs``)."""
+    if not isinstance(means, BernoulliParams):
+        means = BernoulliParams(means)
+    spec = spec_of(learner)
+    K, T = validate_static(int(jnp.shape(means.means)[-1]), horizon)
+    if learner.horizon != T:
+        raise ValueError(f"horizon {T} differs from the learner's horizon {learner.horizon}: DP-SE's schedule uses T")
+    if spec.num_arms is not None and spec.num_arms != K:
+        raise ValueError(f"the learner ({spec.name}) plays {spec.num_arms} arms but the instance has {K} means")
+    if T >= _sampling.MAX_COUNT:
+        raise ValueError(f"horizon must be < 2**24 (exact float32 Binomial counts), got {T}")
+    check_params_class(learner, params, "learner", "params")
     check_params(params)
+    learner.check(params)
     reasons = _validate.opt_outs(private, reward_sum=None if reward_sum is bernoulli_reward_sum else HOOK)
     _validate.refuse_finite_budget("simulate_dp_se_epochs (DP-SE)", "epsilon", params.epsilon, reasons, "ε-DP", private)
     bernoulli_bandit(K).check(means)
     ckpts = normalize_checkpoints(T, checkpoints)
     one = _dp_se_simulator(K, T, ckpts, reward_sum)
-    regret, epochs, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk)
-    return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, epochs, pulls, private and not reasons)
+    ndims = spec_ndims(learner, bernoulli_bandit(K))
+    regret, epochs, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk, ndims)
+    return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, epochs, pulls, bool(spec.private) and private and not reasons)

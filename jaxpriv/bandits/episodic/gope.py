@@ -21,7 +21,7 @@ phase is truncated at ``T``. ``T = 10^7`` costs ``O(log T)`` scan steps.
 The phase arithmetic (design, ``c_ℓ``, ``T_ℓ(a)``, least squares, noise,
 elimination) is the one of the step-level policies (``_gope_core``): same
 algorithm, two simulators. The step-level policies are the reference. AdaC-GOPE-Var
-(``AdaCGOPEVarParams``) differs from AdaC-GOPE only in ``close_phase``'s
+(``adac_gope_var``, whose fast path runs this simulator) differs from AdaC-GOPE only in ``close_phase``'s
 ``noise_placement="sums"`` (one ``N(0, 2/ρ)`` per support action's reward sum),
 which this simulator calls with the same per-arm sums, so it is exact for it too.
 """
@@ -37,20 +37,21 @@ import jax.numpy as jnp
 from jax.scipy.special import ndtr
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, check_horizon, declared_private
+from jaxpriv._base import Learner, PRNGKey, check_horizon, check_params_class, spec_of
 from jaxpriv.bandits import _gope_core as core
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
-from jaxpriv.bandits.adac_gope_var import AdaCGOPEVarParams, adac_gope_var
-from jaxpriv.bandits.episodic._sweep import EpisodeResult, check_policy, episode_sweep
+from jaxpriv.bandits.episodic._sweep import EpisodeResult, check_policy, episode_sweep, simulate_episodes
 from jaxpriv.bandits.gope import GOPEParams, gope
 from jaxpriv.envs.linear_bandits import LinearBanditParams, linear_bandit, unit_sphere
-from jaxpriv.sim import SimParams, normalize_checkpoints
+from jaxpriv.sim import SimParams, normalize_checkpoints, spec_ndims
 
-__all__ = ["INSTANCES", "clipped_gaussian_moments", "gaussian_reward_sums", "simulate_gope_phases"]
+__all__ = ["INSTANCES", "clipped_gaussian_moments", "gaussian_reward_sums", "simulate", "simulate_gope_phases"]
 
 RewardSums = Callable[[PRNGKey, jax.Array, jax.Array, jax.Array], jax.Array]
 #: Why a ``reward_sums`` hook voids the guarantee (``_validate.opt_outs``).
 HOOK = "the per-arm reward sums come from the hook, not clipped per reward to [-1, 1]"
+#: The one table of the old entry point: params class -> the step-level factory it names.
+_FACTORIES = {AdaCGOPEParams: adac_gope, GOPEParams: gope}
 #: How the instance is drawn: fixed (from params), θ* per run, or actions and θ* per run.
 INSTANCES = ("fixed", "random_theta", "random")
 
@@ -201,7 +202,7 @@ def _gope_simulator(
 
 
 def simulate_gope_phases(
-    params: AdaCGOPEParams | AdaCGOPEVarParams | GOPEParams,
+    params: AdaCGOPEParams | GOPEParams,
     env_params: LinearBanditParams,
     key: PRNGKey,
     horizon: int,
@@ -221,25 +222,25 @@ def simulate_gope_phases(
     phase_length: str = "joint",
     private: bool = True,
 ) -> EpisodeResult:
-    """AdaC-GOPE (``AdaCGOPEParams``), AdaC-GOPE-Var (``AdaCGOPEVarParams``) or GOPE (``GOPEParams``), phase by phase.
+    """AdaC-GOPE (``AdaCGOPEParams``) or GOPE (``GOPEParams``), phase by phase.
 
     One scan step per phase (``O(log T)`` steps), vmapped over seeds and over a
     params grid with common random numbers (``episode_sweep``). The algorithm
-    is that of ``adac_gope`` / ``adac_gope_var`` / ``gope`` with the same static options; each
+    is that of ``adac_gope`` / ``gope`` built with the same static options (looked up once from
+    the params class), run by its own fast path (``simulate_episodes``); each
     support arm's reward sum is drawn from its distribution (module docstring:
-    exact without ``clip``) and the regret is exact.
+    exact without ``clip``) and the regret is exact. AdaC-GOPE-Var takes ``AdaCGOPEParams`` too:
+    simulate it with ``simulate_episodes(adac_gope_var(K, d, T, ...), params, env_params, ...)``.
 
     Args:
-      params: ``AdaCGOPEParams`` / ``AdaCGOPEVarParams`` (private) or ``GOPEParams``, exactly: the
-        class names the algorithm (whitened noise, noise on the sums, none), and any other (a
+      params: ``AdaCGOPEParams`` (AdaC-GOPE) or ``GOPEParams``, exactly: any other class (a
         subclass) is refused; a leaf with a leading grid axis (e.g. ``rho=[G]``) is swept.
       env_params: ``LinearBanditParams`` (the true actions, θ*, noise σ).
       key: the base key; seed ``i`` uses ``split(key, seeds)[i]``.
       horizon: ``T >= K``.
       seeds: the number of runs.
       checkpoints: ``None``, ``"log"`` or a sequence of steps; ``T`` is always included.
-      clip, calibration, design_tol, design_iters: as in ``adac_gope`` (``calibration`` is unused by
-        AdaC-GOPE-Var, whose calibration is exact). ``clip=False`` (and ``calibration="paper"``)
+      clip, calibration, design_tol, design_iters: as in ``adac_gope``. ``clip=False`` (and ``calibration="paper"``)
         void the guarantee: a finite ``rho`` then needs ``private=False``.
       instance: ``"fixed"`` (the params' actions and θ*), ``"random_theta"``
         (θ* per run on the sphere, as ``linear_bandit(random_theta=True)``) or
@@ -250,14 +251,14 @@ def simulate_gope_phases(
       reward_sums: ``(key, means[K], stddev, pulls[K]) -> sums[K]`` (a test hook;
         default ``gaussian_reward_sums``). A hook's sums are not clipped per reward, so the
         guarantee does not hold: a finite ``rho`` then needs ``private=False``.
-      policy: optional, the step-level ``adac_gope`` / ``adac_gope_var`` / ``gope`` these phases stand
+      policy: optional, the step-level ``adac_gope`` / ``gope`` these phases stand
         in for; a ``horizon`` past the one it was built for raises ``ValueError``
         naming both (its phase lengths are capped at its own horizon), and so does a
-        policy of another params class (another algorithm: ``adac_gope_var`` with ``AdaCGOPEParams``).
+        policy of another factory or params class (another algorithm: ``adac_gope_var``, whose
+        phases ``simulate_episodes(policy, ...)`` runs).
       phase_length: AdaC-GOPE's phase-length rule, ``"joint"`` (default) or ``"paper"`` (see ``adac_gope``).
       ablation: ``None``, or, with ``AdaCGOPEParams``, ``"noise"`` (private) / ``"exploration"``
-        (no noise: needs ``private=False`` at a finite ``rho``); see ``adac_gope``. AdaC-GOPE-Var
-        refuses it.
+        (no noise: needs ``private=False`` at a finite ``rho``); see ``adac_gope``.
       private: ``False`` runs an opt-out above (``clip=False``, ``ablation="exploration"``,
         ``calibration="paper"``, a ``reward_sums`` hook) at a finite ``rho``, the result marked
         not private (``EpisodeResult.private``).
@@ -269,38 +270,85 @@ def simulate_gope_phases(
     """
     num_actions, dim = (int(s) for s in jnp.shape(params.actions)[-2:])
     horizon = _validate.horizon(horizon)
-    check_horizon(horizon, policy, "policy")
-    instance = _validate.choice("instance", instance, INSTANCES)
-    exact_pulls = _validate.positive_int("exact_pulls", exact_pulls)
-    kind = type(params)  # the class names the algorithm: exactly one of these, never a subclass
-    if kind not in (AdaCGOPEParams, AdaCGOPEVarParams, GOPEParams):
+    factory = _FACTORIES.get(type(params))  # the class names the algorithm: exactly one of these, never a subclass
+    if factory is None:
+        kind = type(params)
         raise ValueError(
-            "params must be AdaCGOPEParams, AdaCGOPEVarParams or GOPEParams (exactly: the class names the "
-            f"algorithm simulated), got {kind.__module__}.{kind.__qualname__}"
+            "params must be AdaCGOPEParams or GOPEParams (exactly: the class names the algorithm simulated; "
+            f"AdaC-GOPE-Var: simulate_episodes(adac_gope_var(...), ...)), got {kind.__module__}.{kind.__qualname__}"
         )
-    core.ablation_parts(kind is AdaCGOPEParams, ablation)
-    placement = "whitened"
-    if kind is AdaCGOPEParams:
-        simulated, noisy = "AdaC-GOPE (adac_gope, whitened noise)", True
-        built = adac_gope(
+    core.ablation_parts(factory is adac_gope, ablation)
+    if factory is adac_gope:
+        learner = adac_gope(
             num_actions, dim, horizon, clip, calibration, design_tol, design_iters, ablation, phase_length,
             private=private,
         )  # fmt: skip
-    elif kind is AdaCGOPEVarParams:
-        simulated, noisy, placement = "AdaC-GOPE-Var (adac_gope_var, noise on the sums)", True, "sums"
-        built = adac_gope_var(
-            num_actions, dim, horizon, clip, design_tol, design_iters, phase_length=phase_length, private=private
-        )
     else:
-        simulated, noisy = "GOPE (gope)", False
-        built = gope(num_actions, dim, horizon, clip, design_tol, design_iters)
-    check_policy(params, policy, simulated)
-    built.check(params)  # with the opt-outs of the factory (clip, ablation, calibration) refused at a finite rho
+        learner = gope(num_actions, dim, horizon, clip, design_tol, design_iters)
+    check_horizon(horizon, policy, "policy")
+    check_policy(learner, policy, dict(spec_of(learner).fast_path.options)["simulates"])
+    return simulate_episodes(
+        learner,
+        params,
+        env_params,
+        key,
+        horizon,
+        seeds,
+        checkpoints,
+        instance=instance,
+        exact_pulls=exact_pulls,
+        chunk=chunk,
+        reward_sums=reward_sums,
+        private=private,
+    )
+
+
+def simulate(
+    learner: Learner,
+    params: Any,
+    env_params: LinearBanditParams,
+    key: PRNGKey,
+    horizon: int,
+    seeds: int = 100,
+    checkpoints: Any = "log",
+    *,
+    simulates: str,
+    noisy: bool,
+    clip: bool,
+    calibration: str,
+    design_tol: float,
+    design_iters: int,
+    ablation: str | None,
+    phase_length: str,
+    noise_placement: str,
+    instance: str = "fixed",
+    exact_pulls: int = 64,
+    chunk: int | None = None,
+    reward_sums: RewardSums | None = None,
+    private: bool = True,
+) -> EpisodeResult:
+    """The fast path of a phased-elimination policy (``Spec.fast_path``, ``FastPath("gope", ...)``): ``learner``'s phases.
+
+    ``simulates`` names the algorithm; ``noisy`` (AdaC-GOPE, AdaC-GOPE-Var) / not (GOPE), ``clip``,
+    ``calibration``, ``design_tol``, ``design_iters``, ``ablation``, ``phase_length`` and
+    ``noise_placement`` are the factory's (``_gope_core.phased_elimination``). The per-call options
+    (``instance``, ``exact_pulls``, ``chunk``, ``reward_sums``, ``private``) are ``simulate_gope_phases``'s;
+    ``private=False`` here only marks a ``reward_sums`` hook's run (the learner's own opt-outs are its spec's).
+    """
+    spec = spec_of(learner)
+    num_actions, dim = (int(s) for s in jnp.shape(params.actions)[-2:])
+    horizon = _validate.horizon(horizon)
+    check_horizon(horizon, learner, "learner")
+    instance = _validate.choice("instance", instance, INSTANCES)
+    exact_pulls = _validate.positive_int("exact_pulls", exact_pulls)
+    if spec.num_arms is not None and spec.num_arms != num_actions:
+        raise ValueError(f"the learner ({spec.name}) plays {spec.num_arms} actions but params has {num_actions}")
+    check_params_class(learner, params, "learner", "params")
+    learner.check(params)  # with the opt-outs of the factory (clip, ablation, calibration) refused at a finite rho
     hook = _validate.opt_outs(private, reward_sums=None if reward_sums is None else HOOK)
     if noisy:
-        where = f"simulate_gope_phases ({simulated})"
-        _validate.refuse_finite_budget(where, "rho", params.rho, hook, "ρ-zCDP", private)
-    holds = bool(declared_private(built)) and not hook
+        _validate.refuse_finite_budget(f"simulate_gope_phases ({simulates})", "rho", params.rho, hook, "ρ-zCDP", private)
+    holds = bool(spec.private) and not hook
     linear_bandit(num_actions, dim, random_theta=instance != "fixed").check(env_params)
     if reward_sums is None:
         reward_sums = _default_sums(clip, exact_pulls)
@@ -318,8 +366,9 @@ def simulate_gope_phases(
         int(design_iters),
         reward_sums,
         ablation,
-        _validate.choice("phase_length", phase_length, core.PHASE_LENGTHS),
-        placement,
+        phase_length,
+        noise_placement,
     )
-    regret, episodes, pulls = episode_sweep(one, SimParams(params, env_params), key, seeds, chunk)
+    ndims = spec_ndims(learner, linear_bandit(num_actions, dim))
+    regret, episodes, pulls = episode_sweep(one, SimParams(params, env_params), key, seeds, chunk, ndims)
     return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, episodes, pulls, holds)

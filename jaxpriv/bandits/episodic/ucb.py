@@ -31,20 +31,17 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, check_horizon, declared_private
+from jaxpriv._base import Learner, PRNGKey, check_horizon, check_params_class, spec_of
 from jaxpriv.bandits import _episodic_ucb, _sampling
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb
-from jaxpriv.bandits.adap_klucb import AdaPKLUCBParams, adap_klucb, calibrate_klucb
-from jaxpriv.bandits.adap_klucb import _klucb_index as _adap_klucb_index
-from jaxpriv.bandits.adap_ucb import AdaPUCBParams, adap_ucb, calibrate_ucb
-from jaxpriv.bandits.adap_ucb import _ucb_index as _adap_ucb_index
-from jaxpriv.bandits.episodic._sweep import EpisodeResult, check_policy, episode_sweep
+from jaxpriv.bandits.adap_klucb import AdaPKLUCBParams, adap_klucb
+from jaxpriv.bandits.adap_ucb import AdaPUCBParams, adap_ucb
+from jaxpriv.bandits.episodic._sweep import EpisodeResult, check_policy, episode_sweep, simulate_episodes
 from jaxpriv.bandits.ucb import UCBParams, ucb
 from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
-from jaxpriv.mechanisms import gaussian_stddev
-from jaxpriv.sim import SimParams, normalize_checkpoints
+from jaxpriv.sim import SimParams, normalize_checkpoints, spec_ndims
 
-__all__ = ["RewardSum", "bernoulli_reward_sum", "simulate_ucb_episodes"]
+__all__ = ["RewardSum", "bernoulli_reward_sum", "simulate", "simulate_ucb_episodes"]
 
 RewardSum = Callable[[PRNGKey, jax.Array, jax.Array], jax.Array]
 
@@ -54,24 +51,8 @@ def bernoulli_reward_sum(key: PRNGKey, n: jax.Array, mean: jax.Array) -> jax.Arr
     return _sampling.binomial(key, n, mean)
 
 
-def _adac_calibrate(params: AdaCUCBParams) -> tuple[jax.Array, jax.Array]:
-    """``(β, 1/sqrt(2ρ))``; ``ρ = inf`` gives 0: non-private."""
-    return jnp.asarray(params.beta, jnp.float32), gaussian_stddev(params.rho, 1.0)
-
-
-#: params class -> (step-level factory, calibrate, index, unit release noise): one simulator for all.
-_POLICIES = {
-    AdaCUCBParams: (adac_ucb, _adac_calibrate, _episodic_ucb.index, _episodic_ucb.gaussian_noise),
-    AdaPUCBParams: (adap_ucb, calibrate_ucb, _adap_ucb_index, _episodic_ucb.laplace_noise),
-    AdaPKLUCBParams: (adap_klucb, calibrate_klucb, _adap_klucb_index, _episodic_ucb.laplace_noise),
-}
-#: params class -> (the algorithm simulated, its budget field and guarantee; None: not private).
-_SIMULATES = {
-    AdaCUCBParams: ("AdaC-UCB (adac_ucb)", "rho", "ρ-zCDP"),
-    AdaPUCBParams: ("AdaP-UCB (adap_ucb)", "epsilon", "ε-DP"),
-    AdaPKLUCBParams: ("AdaP-KLUCB (adap_klucb)", "epsilon", "ε-DP"),
-    UCBParams: ("episodic UCB (ucb)", None, None),
-}
+#: The one table of the old entry point: params class -> the step-level factory it names.
+_FACTORIES = {AdaCUCBParams: adac_ucb, AdaPUCBParams: adap_ucb, AdaPKLUCBParams: adap_klucb, UCBParams: ucb}
 #: Why a ``reward_sum`` hook voids the guarantee (``_validate.opt_outs``).
 HOOK = "the episode's reward sum comes from the hook, unclipped: one reward may move it by more than 1"
 
@@ -84,7 +65,7 @@ def _ucb_simulator(
     init_count: str,
     tie_break: str,
     reward_sum: RewardSum,
-    calibrate: Callable[[Any], tuple[jax.Array, jax.Array]] = _adac_calibrate,
+    calibrate: Callable[[Any], tuple[jax.Array, jax.Array]],
     index_fn: Callable[..., jax.Array] = _episodic_ucb.index,
     noise: Callable[[PRNGKey], jax.Array] = _episodic_ucb.gaussian_noise,
 ) -> Callable[[PRNGKey, SimParams], tuple[jax.Array, jax.Array, jax.Array]]:
@@ -199,36 +180,70 @@ def simulate_ucb_episodes(
     if not isinstance(means, BernoulliParams):
         means = BernoulliParams(means)
     num_arms = int(jnp.shape(means.means)[-1])
-    horizon = _validate.horizon(horizon)
-    check_horizon(horizon, policy, "policy")
-    if horizon >= _sampling.MAX_COUNT:
-        raise ValueError(f"horizon must be < 2**24 (exact float32 Binomial counts), got {horizon}")
-    kind = type(params)  # the class names the algorithm: exactly one of _SIMULATES, never a subclass
-    if kind not in _SIMULATES:
+    factory = _FACTORIES.get(type(params))  # the class names the algorithm: exactly one of these, never a subclass
+    if factory is None:
+        kind = type(params)
         raise ValueError(
             "params must be AdaCUCBParams, AdaPUCBParams, AdaPKLUCBParams or UCBParams (exactly: the class names "
             f"the algorithm simulated), got {kind.__module__}.{kind.__qualname__}"
         )
-    simulates, budget, guarantee = _SIMULATES[kind]
-    check_policy(params, policy, simulates)
+    learner = factory(num_arms, _validate.horizon(horizon), init_count=init_count, tie_break=tie_break)
+    check_horizon(horizon, policy, "policy")
+    check_policy(learner, policy, dict(spec_of(learner).fast_path.options)["simulates"])
+    return simulate_episodes(
+        learner, params, means, key, horizon, seeds, checkpoints, chunk=chunk, reward_sum=reward_sum, private=private
+    )
+
+
+def simulate(
+    learner: Learner,
+    params: Any,
+    means: ArrayLike,
+    key: PRNGKey,
+    horizon: int,
+    seeds: int = 100,
+    checkpoints: Any = "log",
+    *,
+    simulates: str,
+    budget: str | None,
+    guarantee: str | None,
+    calibrate: Callable[[Any], tuple[jax.Array, jax.Array]],
+    index_fn: Callable[..., jax.Array],
+    noise: Callable[[PRNGKey], jax.Array],
+    init_count: str,
+    tie_break: str,
+    chunk: int | None = None,
+    reward_sum: RewardSum = bernoulli_reward_sum,
+    private: bool = True,
+) -> EpisodeResult:
+    """The fast path of an episodic UCB policy (``Spec.fast_path``, ``FastPath("ucb", ...)``): ``learner``'s episodes.
+
+    ``simulates`` names the algorithm (``"AdaC-UCB (adac_ucb)"``), ``budget`` / ``guarantee`` its
+    budget field and guarantee (``None``: not private); ``calibrate``, ``index_fn``, ``noise``,
+    ``init_count`` and ``tie_break`` are the factory's. The per-call options are
+    ``simulate_ucb_episodes``'s.
+    """
+    if not isinstance(means, BernoulliParams):
+        means = BernoulliParams(means)
+    num_arms = int(jnp.shape(means.means)[-1])
+    horizon = _validate.horizon(horizon)
+    check_horizon(horizon, learner, "learner")
+    if horizon >= _sampling.MAX_COUNT:
+        raise ValueError(f"horizon must be < 2**24 (exact float32 Binomial counts), got {horizon}")
+    spec = spec_of(learner)
+    if spec.num_arms is not None and spec.num_arms != num_arms:
+        raise ValueError(f"the learner ({spec.name}) plays {spec.num_arms} arms but the instance has {num_arms} means")
+    check_params_class(learner, params, "learner", "params")
     reasons = _validate.opt_outs(private, reward_sum=None if reward_sum is bernoulli_reward_sum else HOOK)
-    if kind in _POLICIES:
-        factory, calibrate, index_fn, noise = _POLICIES[kind]
-        built = factory(num_arms, horizon, init_count=init_count, tie_break=tie_break)
-        built.check(params)
+    learner.check(params)
+    if budget is not None:
         _validate.refuse_finite_budget(
             f"simulate_ucb_episodes ({simulates})", budget, getattr(params, budget), reasons, guarantee, private
         )
-    else:
-        built = ucb(num_arms, horizon, init_count=init_count, tie_break=tie_break)
-        built.check(params)
-        # The non-private index and release are AdaC-UCB's at rho = inf (no noise, no privacy
-        # term, bit for bit), so both share one compiled simulator.
-        params = AdaCUCBParams(rho=jnp.full(jnp.shape(params.beta), jnp.inf, jnp.float32), beta=params.beta)
-        calibrate, index_fn, noise = _POLICIES[AdaCUCBParams][1:]
-    holds = bool(declared_private(built)) and private and not reasons
+    holds = bool(spec.private) and private and not reasons
     bernoulli_bandit(num_arms).check(means)
     ckpts = normalize_checkpoints(horizon, checkpoints)
     one = _ucb_simulator(num_arms, horizon, ckpts, init_count, tie_break, reward_sum, calibrate, index_fn, noise)
-    regret, episodes, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk)
+    ndims = spec_ndims(learner, bernoulli_bandit(num_arms))
+    regret, episodes, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk, ndims)
     return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, episodes, pulls, holds)
