@@ -26,6 +26,7 @@ def test_there_is_a_notebook_per_question():
         "hyperparameter_gradients",
         "window_privacy",
         "private_bandit_baselines",
+        "your_algorithm",
     } <= names
 
 
