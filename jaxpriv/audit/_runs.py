@@ -7,6 +7,7 @@ from one compiled call: ``canary_releases`` for a prefix-sum mechanism, ``learne
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 from jaxpriv import _rng
 from jaxpriv._base import Learner, Mechanism, as_key, engine_jit
 from jaxpriv.mechanisms._variance import describe
+from jaxpriv.sim import map_seeds
 
 
 def check_runs(runs: int) -> int:
@@ -60,6 +62,14 @@ def canary_label(bound: float, high: float) -> str:
     return f", canary {high / bound:g}Δ" if high > bound * (1 + 1e-6) else ""
 
 
+def _both_sides(one: Callable[[jax.Array, jax.Array], Any], tables: jax.Array, keys: jax.Array) -> Any:
+    """``one(table, key)`` for side A's and side B's table, over that side's row of ``keys`` (``[2, runs]``).
+
+    Each side's runs are batched by the engine's one primitive, ``jaxpriv.sim.map_seeds``.
+    """
+    return jax.vmap(lambda table, row: map_seeds(lambda k: one(table, k), row))(tables, keys)
+
+
 @partial(engine_jit, static_argnums=(0, 4))
 def _tree_batch(mechanism: Mechanism, params: Any, streams: jax.Array, keys: jax.Array, horizon: int) -> jax.Array:
     """Releases ``[2, runs, T, d]``: each stream of ``streams`` (``[2, T, d]``), once per key in its row of ``keys``."""
@@ -73,7 +83,7 @@ def _tree_batch(mechanism: Mechanism, params: Any, streams: jax.Array, keys: jax
 
         return jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))[1]
 
-    return jax.vmap(lambda xs, ks: jax.vmap(lambda k: one(xs, k))(ks))(streams, keys)
+    return _both_sides(one, streams, keys)
 
 
 def _side_keys(key: Any, runs: int) -> jax.Array:
@@ -103,6 +113,47 @@ def canary_releases(
     return np.asarray(_tree_batch(mechanism, _float32(params), jnp.asarray(streams), _side_keys(key, runs), horizon))
 
 
+def _rollout(
+    learner: Learner,
+    params: Any,
+    table: jax.Array,
+    key: jax.Array,
+    horizon: int,
+    bandit: bool,
+    queries: jax.Array | None,
+    record: Callable[[jax.Array, Any], Any],
+) -> tuple[Any, Any, jax.Array]:
+    """One run of ``learner`` on a feedback table: ``(final state, records [T], the run's step key)``.
+
+    The audits' one rollout (``_learner_batch`` records the actions, ``_state_batch`` a state field).
+    Not the engine's ``jaxpriv.sim.rollout``: the feedback is a fixed table, not an environment's
+    answer, the Interactive-DP adversary updates the learner with an arm it did not play (``queries``),
+    which the engine's transition (the played action is the updated one) cannot express, and the
+    audits keep their own keys (``split(key)`` into init and run keys, step ``t``'s act and update keys
+    ``split(fold_in(k_run, t))``), so their numbers stay what they were. Full information: the feedback
+    at ``t`` is ``table[t-1]`` (a gradient). Bandit: ``table[t-1, q_t]`` with ``q_t`` the arm the learner
+    is updated with: ``queries[t-1]`` where it is ``>= 0``, else the recommendation ``a_t``.
+    ``record(a_t, state after the update)`` is stacked over the steps.
+    """
+    k_init, k_run = jax.random.split(key)
+    state = learner.init(k_init, params)
+
+    def body(state, t):
+        k_act, k_upd = _rng.split(_rng.fold_in(k_run, t))
+        a = learner.act(k_act, state, t)
+        pulled = a if queries is None else jnp.where(queries[t - 1] >= 0, queries[t - 1], a).astype(a.dtype)
+        fb = table[t - 1, pulled] if bandit else table[t - 1]
+        state = learner.update(k_upd, state, pulled, fb, t)
+        return state, record(a, state)
+
+    state, records = jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))
+    return state, records, k_run
+
+
+def _record_action(action: jax.Array, state: Any) -> jax.Array:
+    return action
+
+
 @partial(engine_jit, static_argnums=(0, 4, 5))
 def _learner_batch(
     learner: Learner,
@@ -113,9 +164,8 @@ def _learner_batch(
     bandit: bool,
     queries: jax.Array | None = None,
 ) -> jax.Array:
-    """Actions ``[2, runs, T + 1, ...]`` of ``learner`` on two feedback tables (``[2, T, ...]``).
+    """Actions ``[2, runs, T + 1, ...]`` of ``learner`` on two feedback tables (``[2, T, ...]``), by ``_rollout``.
 
-    Full information: the feedback at ``t`` is ``table[t-1]`` (a gradient). Bandit: ``table[t-1, a_t]``.
     The last action is the one the learner would play at ``T + 1`` (full information only; bandits
     repeat ``a_T``). Bandit ``queries`` (int32 ``[T]``, optional): the Interactive-DP adversary's
     query arm ``q_t`` (``-1``: the recommended arm ``a_t``); the learner is updated with ``q_t`` and
@@ -123,21 +173,11 @@ def _learner_batch(
     """
 
     def one(table, key):
-        k_init, k_run = jax.random.split(key)
-        state = learner.init(k_init, params)
-
-        def body(state, t):
-            k_act, k_upd = _rng.split(_rng.fold_in(k_run, t))
-            a = learner.act(k_act, state, t)
-            pulled = a if queries is None else jnp.where(queries[t - 1] >= 0, queries[t - 1], a).astype(a.dtype)
-            fb = table[t - 1, pulled] if bandit else table[t - 1]
-            return learner.update(k_upd, state, pulled, fb, t), a
-
-        state, actions = jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))
+        state, actions, k_run = _rollout(learner, params, table, key, horizon, bandit, queries, _record_action)
         last = actions[-1] if bandit else learner.act(k_run, state, horizon + 1)
         return jnp.concatenate([actions, last[None]], axis=0)
 
-    return jax.vmap(lambda tab, ks: jax.vmap(lambda k: one(tab, k))(ks))(tables, keys)
+    return _both_sides(one, tables, keys)
 
 
 def learner_runs(
@@ -182,26 +222,18 @@ def _state_batch(
 ) -> jax.Array:
     """``getattr(state, field)`` after every update, ``[2, runs, T, ...]`` (``last``: after round ``T`` only).
 
-    The same runs as ``_learner_batch`` (same keys, same draws), recording a field of the state instead of
-    the actions.
+    The same runs as ``_learner_batch`` (``_rollout``: same keys, same draws), recording a field of the
+    state instead of the actions.
     """
 
+    def record(action, state):
+        return None if last else getattr(state, field)
+
     def one(table, key):
-        k_init, k_run = jax.random.split(key)
-        state = learner.init(k_init, params)
-
-        def body(state, t):
-            k_act, k_upd = _rng.split(_rng.fold_in(k_run, t))
-            a = learner.act(k_act, state, t)
-            pulled = a if queries is None else jnp.where(queries[t - 1] >= 0, queries[t - 1], a).astype(a.dtype)
-            fb = table[t - 1, pulled] if bandit else table[t - 1]
-            state = learner.update(k_upd, state, pulled, fb, t)
-            return state, (None if last else getattr(state, field))
-
-        state, trace = jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))
+        state, trace, _ = _rollout(learner, params, table, key, horizon, bandit, queries, record)
         return getattr(state, field) if last else trace
 
-    return jax.vmap(lambda tab, ks: jax.vmap(lambda k: one(tab, k))(ks))(tables, keys)
+    return _both_sides(one, tables, keys)
 
 
 def learner_states(
