@@ -1,5 +1,5 @@
 """The package's import graph: arrows point one way, down a fine order of layers, and no module imports itself
-back in a circle (DESIGN.md, Layout).
+back in a circle (docs/development.md, Layout).
 
 Read from the source with ``ast``. Every import counts: at module level, under ``if TYPE_CHECKING:``
 (an annotation is a dependency too) and inside a function (a deferred import is still an arrow; deferring it
@@ -161,3 +161,54 @@ def test_the_library_never_imports_the_experiments():
     for mod, deps in _graph().items():
         if LAYERS[_part(mod)] < LAYERS["experiments"]:
             assert not [d for d in deps if _part(d) in ("experiments", "cli")], mod
+
+
+# --- one name, one thing -------------------------------------------------------------------------------------
+
+
+def _shadowed_modules() -> dict[str, str]:
+    """``{module: package}`` for each file whose name its package binds to something else (its factory)."""
+    import importlib
+    import pkgutil
+
+    import jaxpriv
+
+    shadowed = {}
+    for info in pkgutil.walk_packages(jaxpriv.__path__, "jaxpriv."):
+        parent, _, leaf = info.name.rpartition(".")
+        if leaf.startswith("_") or info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        if getattr(importlib.import_module(parent), leaf, module) is not module:
+            shadowed[info.name] = parent
+    return shadowed
+
+
+def test_an_algorithm_name_is_its_factory():
+    """The rule (docs/development.md, Layout): ``jaxpriv/oco/pftal.py`` is the file of one algorithm, named after it,
+    and ``jaxpriv.oco.pftal`` is its factory, the function, never the file. So every file whose name its package
+    binds to something else is shadowed by the factory defined in it, and no code reaches such a file as an
+    attribute (``oco.pftal.PFTALParams``) or with ``import jaxpriv.oco.pftal [as m]`` (which Python resolves to the
+    function); ``from jaxpriv.oco.pftal import PFTALParams`` names the file unambiguously."""
+    import importlib
+    import re
+
+    shadowed = _shadowed_modules()
+    assert "jaxpriv.oco.pftal" in shadowed and "jaxpriv.bandits.dp_ucb" in shadowed
+    for module, package in shadowed.items():
+        factory = getattr(importlib.import_module(package), module.rpartition(".")[2])
+        assert callable(factory) and factory.__module__ == module, f"{package}.{factory!r} is not {module}'s factory"
+
+    leaves = "|".join(sorted({m.rpartition(".")[2] for m in shadowed}))
+    packages = "|".join(sorted({p.rpartition(".")[2] for p in shadowed.values()}))
+    through_attribute = re.compile(rf"\b(?:{packages})\.(?:{leaves})\.\w")
+    wrong = []
+    repo = ROOT.parent
+    for path in [*ROOT.rglob("*.py"), *(repo / "tests").rglob("*.py"), *(repo / "benchmarks").rglob("*.py")]:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                wrong += [f"{path}: import {a.name}" for a in node.names if a.name in shadowed]
+            elif isinstance(node, ast.Attribute) and through_attribute.search(ast.unparse(node)):
+                wrong.append(f"{path}:{node.lineno}: {ast.unparse(node)}")
+    assert not wrong, "a module shadowed by its factory, reached as a module:\n" + "\n".join(sorted(set(wrong)))
