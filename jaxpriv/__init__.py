@@ -7,7 +7,7 @@ explicit state pytrees; ``run`` scans one experiment over the horizon and
 
 from jaxpriv import audit, bandits, envs, mechanisms, oco, plot, sets, stats, theory, tidy, tune
 from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, PRNGKey, Spec
-from jaxpriv.sim import Result, SimParams, log_checkpoints, run, summarize, sweep, use_cpu_cores
+from jaxpriv.sim import Result, Rollout, SimParams, log_checkpoints, rollout, run, summarize, sweep, use_cpu_cores
 from jaxpriv.stats import Stats, SweepStats
 
 __version__ = "0.1.0"
@@ -19,6 +19,7 @@ __all__ = [
     "Mechanism",
     "PRNGKey",
     "Result",
+    "Rollout",
     "SimParams",
     "Spec",
     "Stats",
@@ -31,6 +32,7 @@ __all__ = [
     "mechanisms",
     "oco",
     "plot",
+    "rollout",
     "run",
     "sets",
     "stats",

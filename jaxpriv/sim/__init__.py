@@ -4,8 +4,9 @@ One file per job, each importing only the ones above it:
 
 * ``_params``: ``SimParams``, the checkpoint steps, a params tree's grid axes and dtypes.
 * ``_check``: the eager checks before anything is compiled (``check_compatible``, ``_prepare``).
-* ``_scan``: one seed's run: the carry, the one per-step transition, the step's bookkeeping,
-  the scan, ``run``, ``rollout``, ``Result`` and the compile counter.
+* ``_scan``: one seed's run: the carry, the one per-step transition (``_transition``), the
+  step's bookkeeping, the scan, ``run``, ``Result``, the compile counter, and ``rollout`` (one
+  seed through the same keys and transition, recording what a ``record`` hook asks for).
 * ``_seeds``: seed keys, padding and sharding over devices, batching over seeds (``map_seeds``,
   ``map_seeds_and_grid``), several processes.
 * ``_resume``: the fingerprint of a configuration and atomic, checked save files (also used by
@@ -58,16 +59,24 @@ from jaxpriv.sim._scan import (
     Carry,
     CheckpointRows,
     Result,
+    Rollout,
+    StepRecord,
     _advance,
     _branch_free_comparator,
     _init_carry,
     _outputs,
     _reports_gap,
+    _rollout,
+    _rollout_jit,
     _run,
     _run_jit,
+    _start,
     _step,
+    _transition,
     compile_count,
     counts_compiles,
+    default_record,
+    rollout,
     run,
 )
 from jaxpriv.sim._seeds import (
@@ -77,6 +86,7 @@ from jaxpriv.sim._seeds import (
     _pad_seeds,
     _shard_seeds,
     _take_seeds,
+    map_seeds,
     map_seeds_and_grid,
     padded_seed_keys,
     take_seeds,
@@ -89,16 +99,21 @@ __all__ = [
     "Carry",
     "CheckpointRows",
     "Result",
+    "Rollout",
     "SimParams",
+    "StepRecord",
     "canonical_params",
     "check_compatible",
     "compile_count",
     "counts_compiles",
+    "default_record",
     "grid_axes",
     "log_checkpoints",
+    "map_seeds",
     "map_seeds_and_grid",
     "normalize_checkpoints",
     "padded_seed_keys",
+    "rollout",
     "run",
     "summarize",
     "sweep",

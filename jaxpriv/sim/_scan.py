@@ -147,13 +147,32 @@ class Carry(NamedTuple):
     k_steps: jax.Array  # the key the per-step keys are folded from
 
 
-def _init_carry(learner: Learner, env: Env, checkpoints: tuple[int, ...], key: PRNGKey, params: SimParams) -> Carry:
+def _start(learner: Learner, env: Env, key: PRNGKey, params: SimParams) -> tuple[Any, Any, PRNGKey]:
+    """A seed's ``(env_state, learner_state, k_steps)``: ``key`` is split into environment, learner and step keys."""
     k_env, k_learner, k_steps = jax.random.split(key, 3)
-    env_state = env.reset(k_env, params.env)
-    agent = learner.init(k_learner, params.learner)
-    # Shapes of the per-step stats, to start their sums at zero.
-    a0 = jax.eval_shape(learner.act, k_learner, agent, jnp.int32(1))
-    _, _, info0 = jax.eval_shape(env.step, k_env, env_state, a0, jnp.int32(1))
+    return env.reset(k_env, params.env), learner.init(k_learner, params.learner), k_steps
+
+
+def _transition(
+    learner: Learner, env: Env, k_steps: PRNGKey, agent: Any, env_state: Any, t: jax.Array
+) -> tuple[Any, Any, Any, Any, Any]:
+    """The one per-step transition: step ``t``'s keys (``split_step_key``), act, the environment's answer, update.
+
+    Returns ``(learner_state, env_state, action, feedback, info)`` after step ``t``. The engine's
+    ``_step`` and ``rollout`` both step through it, so they draw the same keys and numbers.
+    """
+    k_act, k_env_t, k_upd = split_step_key(k_steps, t)
+    action = learner.act(k_act, agent, t)
+    env_state, feedback, info = env.step(k_env_t, env_state, action, t)
+    agent = learner.update(k_upd, agent, action, feedback, t)
+    return agent, env_state, action, feedback, info
+
+
+def _init_carry(learner: Learner, env: Env, checkpoints: tuple[int, ...], key: PRNGKey, params: SimParams) -> Carry:
+    env_state, agent, k_steps = _start(learner, env, key, params)
+    # Shapes of the per-step stats, to start their sums at zero (eval_shape: the key's value is not read).
+    a0 = jax.eval_shape(learner.act, k_steps, agent, jnp.int32(1))
+    _, _, info0 = jax.eval_shape(env.step, k_steps, env_state, a0, jnp.int32(1))
     zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), (info0.loss, info0.regret, info0.stats))
     sums = tuple(kahan_init(zeros))  # a plain (total, compensation) pair: the scan's carry keeps one structure
     rows = jnp.zeros((len(checkpoints) + 1, len(CheckpointRows._fields)), jnp.float32)
@@ -180,10 +199,7 @@ def _step(learner: Learner, env: Env, checkpoints: tuple[int, ...], carry: Carry
     # t is shared by all seeds: a scalar. "compare_all" is one fused kernel; the default
     # binary search is a nested while loop, several kernel launches per step on a GPU.
     slot = jnp.minimum(jnp.searchsorted(ckpts, t, method="compare_all"), m - 1)
-    k_act, k_env_t, k_upd = split_step_key(k_steps, t)
-    action = learner.act(k_act, agent, t)
-    env_state, feedback, info = env.step(k_env_t, env_state, action, t)
-    agent = learner.update(k_upd, agent, action, feedback, t)
+    agent, env_state, _, _, info = _transition(learner, env, k_steps, agent, env_state, t)
     step_vals = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), (info.loss, info.regret, info.stats))
     finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(v)) for v in jax.tree.leaves(step_vals)]))
     step_vals = jax.tree.map(lambda v: jnp.where(finite, v, 0.0), step_vals)  # a bad step leaves every sum
@@ -260,6 +276,7 @@ COMPILED_KINDS: dict[str, str] = {
     "driver": "jaxpriv.sweep's segmented driver (segment, stats, save or progress): its start, segment, "
     "output and statistics pieces",
     "tune": "jaxpriv.tune.value_and_grad (and minimize, which calls it)",
+    "rollout": "jaxpriv.sim.rollout",
 }
 _COMPILES: collections.Counter[str] = collections.Counter()
 
@@ -295,7 +312,7 @@ def compile_count(kind: str | None = None) -> int:
     unchanged. A call refused with a ``ValueError`` before compiling leaves it unchanged too.
 
     Args:
-      kind: one of ``COMPILED_KINDS`` (``"run"``, ``"sweep"``, ``"driver"``, ``"tune"``), or ``None``
+      kind: one of ``COMPILED_KINDS`` (``"run"``, ``"sweep"``, ``"driver"``, ``"tune"``, ``"rollout"``), or ``None``
         for all of them.
 
     Returns:
@@ -369,3 +386,125 @@ def run(
     params, _, _ = _prepare(learner, env, params, allow_grid=False, horizon=horizon)
     out = _run_jit(learner, env, horizon, ckpts, key, params)
     return Result(jnp.asarray(ckpts, jnp.int32), *out, private=declared_private(learner))
+
+
+# --- one seed's rollout ----------------------------------------------------------------------------
+
+
+class StepRecord(NamedTuple):
+    """What ``rollout`` records at each step by default (``default_record``), stacked over steps.
+
+    Attributes:
+      action: the learner's action at step ``t`` (``[T, *action]``).
+      loss: the environment's loss ``f_t(a_t)`` (``info.loss``, ``[T]``).
+      regret: the environment's per-step regret (``info.regret``, ``[T]``; the pseudo-regret of a bandit).
+      feedback: what the learner was told (``[T, *feedback]``).
+    """
+
+    action: Any
+    loss: jax.Array
+    regret: jax.Array
+    feedback: Any
+
+
+class Rollout(NamedTuple):
+    """What ``rollout`` returns.
+
+    Attributes:
+      learner_state: the learner's state after the last step.
+      env_state: the environment's state after the last step.
+      records: what ``record`` returned at every step, stacked: each leaf has a leading ``[T]`` axis.
+    """
+
+    learner_state: Any
+    env_state: Any
+    records: Any
+
+
+def default_record(
+    t: jax.Array, action: Any, feedback: Any, info: Any, learner_state: Any, env_state: Any
+) -> StepRecord:
+    """``rollout``'s default ``record``: the step's action, loss, regret and feedback."""
+    return StepRecord(action, info.loss, info.regret, feedback)
+
+
+def _rollout(learner: Learner, env: Env, horizon: int, record: Callable[..., Any], key: PRNGKey, params: SimParams):
+    env_state, agent, k_steps = _start(learner, env, key, params)
+
+    def body(state, t):
+        agent, env_state, action, feedback, info = _transition(learner, env, k_steps, *state, t)
+        return (agent, env_state), record(t, action, feedback, info, agent, env_state)
+
+    ts = jnp.arange(1, horizon + 1, dtype=jnp.int32)
+    (agent, env_state), records = jax.lax.scan(body, (agent, env_state), ts)
+    return Rollout(agent, env_state, records)
+
+
+@partial(engine_jit, static_argnums=(0, 1, 2, 3))
+@counts_compiles("rollout")
+def _rollout_jit(learner, env, horizon, record, key, params):
+    return _rollout(learner, env, horizon, record, key, params)
+
+
+def rollout(
+    learner: Learner,
+    env: Env,
+    params: SimParams,
+    key: PRNGKey,
+    horizon: int,
+    *,
+    record: Callable[..., Any] | None = None,
+) -> Rollout:
+    """One seed's run, step by step: the engine's keys and transition, recording what ``record`` returns.
+
+    The same run as ``run`` with the same ``key``: ``key`` is split into environment, learner and
+    step keys, step ``t`` draws ``split_step_key(k_steps, t)`` and goes through the engine's one
+    transition (act, ``env.step``, update), so the actions, feedback and per-step losses are those
+    of ``run(learner, env, params, key, horizon)``, and those of seed ``i`` of ``sweep`` with base
+    key ``k`` when ``key = jax.random.split(k, seeds)[i]``: the same random numbers and the same
+    operations, compiled into another program, so equal up to float32 rounding where XLA fuses the
+    two differently (bit for bit in ``tests/engine/test_rollout.py``, on a CPU, for the losses of an
+    OCO learner and the plays of a bandit policy; PFTAL's state one ulp apart). ``run`` adds the per-step losses and
+    regrets with Kahan compensation (``jaxpriv._kahan``) and the comparator's regret at the
+    checkpoints; a rollout returns the per-step values themselves. Batch it over seeds with
+    ``map_seeds``; it may be called inside ``jax.jit`` or ``jax.vmap`` (over ``key``).
+
+    Args:
+      learner, env: the components.
+      params: ``SimParams(learner=..., env=...)``; every leaf at its base shape (no grid: map a grid
+        with ``map_seeds(..., axes=grid_axes(params, True, ndims=spec_ndims(learner, env))[0])``).
+      key: a PRNG key, or an integer seed (``jaxpriv._base.as_key``).
+      horizon: ``T >= 1``, at most the components' declared horizons.
+      record: ``record(t, action, feedback, info, learner_state, env_state) -> pytree``, called at
+        every step ``t`` (an int32, 1-based) with the step's action, feedback and ``EnvInfo``, and the
+        learner's and environment's states after the step; its outputs are stacked over the
+        ``T`` steps. Default ``default_record``: a ``StepRecord(action, loss, regret, feedback)``. Pass
+        the same function object on every call: it is part of the compiled function's identity.
+
+    Returns:
+      A ``Rollout(learner_state, env_state, records)``.
+
+    Raises:
+      ValueError: what ``run`` refuses before compiling (a bad key, horizon or params; components
+        that do not fit together: ``check_compatible``), and a ``record`` that is not callable.
+
+    Examples:
+      >>> import jaxpriv as jp
+      >>> from jaxpriv import envs, oco, sets
+      >>> ball = sets.l2_ball(2)
+      >>> env, learner = envs.quadratic_stream(ball), oco.ogd(ball)
+      >>> params = jp.SimParams(oco.OGDParams(), envs.QuadraticParams())
+      >>> out = rollout(learner, env, params, 0, 8)
+      >>> out.records.action.shape, out.records.loss.shape
+      ((8, 2), (8,))
+    """
+    horizon = _validate.horizon(horizon)
+    key = as_key(key)
+    if record is None:
+        record = default_record
+    elif not callable(record):
+        raise ValueError(
+            f"record must be a function (t, action, feedback, info, learner_state, env_state), got {record!r}"
+        )
+    params, _, _ = _prepare(learner, env, params, allow_grid=False, horizon=horizon)
+    return _rollout_jit(learner, env, horizon, record, key, params)

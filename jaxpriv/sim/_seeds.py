@@ -10,6 +10,7 @@ runs its block of seeds and ``_gather_result`` / ``_gather_accumulator`` collect
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -140,6 +141,43 @@ def _take_seeds(x: Any, keep: int, grid: bool) -> Any:
     if x.shape[1 if grid else 0] == keep:
         return x
     return x[:, :keep] if grid else x[:keep]
+
+
+def map_seeds(
+    fn: Callable[..., Any], keys: jax.Array, params: Any = None, chunk: int | None = None, *, axes: Any = None
+) -> Any:
+    """The way to batch a per-seed function over seeds: ``fn(key)`` (or ``fn(key, params)``) for every key.
+
+    ``jax.vmap`` over ``keys``, or ``jax.lax.map`` in batches of ``chunk`` seeds (bounded memory);
+    with ``axes`` (the ``in_axes`` of ``params`` from ``grid_axes``) also ``vmap`` over the params grid,
+    the same keys at every grid point (common random numbers). ``sweep`` batches ``_run`` this way
+    (``map_seeds_and_grid``), and ``jaxpriv.tune`` its per-seed derivatives; a one-seed
+    ``rollout`` batched over ``split(key, seeds)`` gives the runs of ``sweep``'s seeds.
+
+    Args:
+      fn: ``fn(key)`` when ``params`` is ``None``, else ``fn(key, params)`` (one grid point's params).
+      keys: ``[S]`` seed keys (``jax.random.split(key, S)``, or ``padded_seed_keys``).
+      params: passed to ``fn`` unbatched, or ``None``.
+      chunk: ``lax.map`` over the seeds in batches of this size; ``None``: one ``vmap``.
+      axes: the grid's ``in_axes`` pytree of ``params`` (``None``: no grid).
+
+    Returns:
+      ``fn``'s outputs with a leading ``[S]`` axis (``[G, S]`` with a grid).
+
+    Examples:
+      >>> import jax, jaxpriv as jp
+      >>> from jaxpriv import envs, oco, sets
+      >>> ball = sets.l2_ball(2)
+      >>> env, learner = envs.quadratic_stream(ball), oco.ogd(ball)
+      >>> params = jp.SimParams(oco.OGDParams(), envs.QuadraticParams())
+      >>> keys = jax.random.split(jax.random.key(0), 4)
+      >>> out = map_seeds(lambda k: jp.sim.rollout(learner, env, params, k, 8), keys)
+      >>> out.records.loss.shape
+      (4, 8)
+    """
+    if params is None and axes is None:
+        return map_seeds_and_grid(lambda k, _: fn(k), None, chunk, keys, None)
+    return map_seeds_and_grid(fn, axes, chunk, keys, params)
 
 
 def padded_seed_keys(key: PRNGKey, seeds: int) -> jax.Array:

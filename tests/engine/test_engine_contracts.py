@@ -207,7 +207,7 @@ def test_compile_count_by_kind_and_its_errors():
     assert sim.compile_count("run") == runs + 1
     jp.sweep(learner, env, _params([1.0, 2.0]), 0, 17, seeds=2, segment=5)  # start, 2 segment lengths, outputs
     assert sim.compile_count("driver") == driver + 4
-    assert set(sim.COMPILED_KINDS) == {"run", "sweep", "driver", "tune"}
+    assert set(sim.COMPILED_KINDS) == {"run", "sweep", "driver", "tune", "rollout"}
     assert sim.compile_count() == sum(sim.compile_count(k) for k in sim.COMPILED_KINDS)
     with pytest.raises(ValueError, match="kind must be one of"):
         sim.compile_count("sweeps")
