@@ -112,13 +112,6 @@ def trailing_shape(name: str, value: Any, shape: tuple[int, ...]) -> None:
         raise ValueError(f"{name} must have trailing shape {shape}, got shape {s}")
 
 
-# The guarantee each noise family implements, and the budget fields it needs.
-GUARANTEES = {
-    "gamma": ("ε-DP", ("epsilon",)),
-    "laplace": ("ε-DP", ("epsilon",)),
-    "gaussian": ("ρ-zCDP", ("rho",)),
-}
-
 # The budget floor of the components that declare none of their own (the mechanisms, the bandits of
 # jaxpriv.bandits): below it, Δ/ε overflows (or ε itself rounds to zero) when the engine casts params to
 # float32. The learners of jaxpriv.oco refuse their own floor instead, where their arithmetic breaks
@@ -128,7 +121,7 @@ FLOAT32_TINY_BUDGET = 1e-30
 
 def budget(
     component: str,
-    family: str,
+    family: Any,
     params: Any,
     needs: tuple[str, ...],
     refuses: tuple[str, ...] = (),
@@ -143,18 +136,20 @@ def budget(
 
     Args:
       component: the component's name, for the message (``"binary_tree"``).
-      family: the noise family (``"gaussian"``).
+      family: the noise family: a ``jaxpriv.mechanisms.NoiseFamily`` (``GAUSSIAN``), or its name
+        (``"gaussian"``) when ``guarantee`` is given.
       params: a params NamedTuple.
       needs: the fields the family's guarantee needs (``("rho",)``).
       refuses: budget fields of other families, which must be ``None``.
-      guarantee: the guarantee's name (``"ρ-zCDP"``); ``GUARANTEES[family]`` by default.
+      guarantee: the guarantee's name (``"ρ-zCDP"``); the family's ``guarantee`` by default.
 
     Raises:
       ValueError: a needed field is ``None`` or a refused one is set; the message names
         what was given and what the family needs.
     """
     if guarantee is None:
-        guarantee = GUARANTEES[family][0]
+        guarantee = family.guarantee  # a NoiseFamily names its own (this module sits below the mechanisms)
+    name = getattr(family, "name", family)
     missing = [f for f in needs if getattr(params, f, None) is None]
     extra = [f for f in refuses if getattr(params, f, None) is not None]
     if not (missing or extra):
@@ -162,7 +157,7 @@ def budget(
     given = [f"{f}={_short(getattr(params, f))}" for f in (*needs, *refuses) if getattr(params, f, None) is not None]
     needed = " and ".join(needs)
     raise ValueError(
-        f"{component} with noise={family!r} is {guarantee} and needs {needed}"
+        f"{component} with noise={name!r} is {guarantee} and needs {needed}"
         + (f" (and no {' or '.join(refuses)})" if refuses else "")
         + f"; got {', '.join(given) if given else 'no budget'}. "
         + f"Give {needed} ({needs[0]}=inf is the explicit non-private limit)"

@@ -17,6 +17,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms import _mutual_information as _mi
+from jaxpriv.mechanisms._noise import GAMMA, NoiseFamily, noise_family
 
 
 def _harmonic_bound(horizon: ArrayLike) -> jax.Array:
@@ -75,7 +76,7 @@ def pftal_gamma_regret_bound(
     gradients (see ``oco.pftal``): ``σ²_node = (d+1)(2DL/ε)²``.
     """
     depth = _accounting.tree_depth(horizon)
-    var = _accounting.node_variance("gamma", epsilon, tree_sensitivity("gamma", dim, lipschitz), depth, dim)
+    var = _accounting.node_variance(GAMMA, epsilon, tree_sensitivity(GAMMA, dim, lipschitz), depth, dim)
     return pftal_regret_bound(horizon, dim, lipschitz, strong_convexity, radius, var, depth)
 
 
@@ -98,13 +99,13 @@ def pftal_mechanism_regret_bound(
     return pftal_regret_bound(horizon, dim, lipschitz, strong_convexity, radius, release_variance, 1)
 
 
-def tree_sensitivity(noise: str, dim: int, clip: ArrayLike) -> jax.Array:
+def tree_sensitivity(noise: NoiseFamily | str, dim: int, clip: ArrayLike) -> jax.Array:
     """The sensitivity PFTAL's tree is calibrated to for inputs clipped to L2 norm ``clip``.
 
     Replace-one neighbours: ``2·clip``; the Laplace family measures it in the
     L1 norm, ``2 sqrt(d) clip`` (see ``oco.pftal``).
     """
-    factor = 2.0 * (dim**0.5 if noise == "laplace" else 1.0)
+    factor = 2.0 * (dim**0.5 if noise_family(noise).norm == 1 else 1.0)
     return factor * jnp.asarray(clip, jnp.float32)
 
 
@@ -143,7 +144,7 @@ def ogd_regret_bound(
     raise ValueError(f"schedule must be one of ('strongly_convex', 'sqrt'), got {schedule!r}")
 
 
-def _unit_noise_norm(noise: str, budget: ArrayLike, depth: int, dim: int) -> jax.Array:
+def _unit_noise_norm(noise: NoiseFamily | str, budget: ArrayLike, depth: int, dim: int) -> jax.Array:
     """``c`` with ``sqrt(D d σ²_node) = c Δ``: the bound on ``E||n||`` of one release per unit L2 sensitivity.
 
     The tree is calibrated to ``tree_sensitivity`` (replace-one; L1 for Laplace).
@@ -159,7 +160,7 @@ def regularized_pftal_regret_bound(
     strong_convexity: ArrayLike,
     radius: ArrayLike,
     budget: ArrayLike,
-    noise: str = "gamma",
+    noise: NoiseFamily | str = "gamma",
     depth: int | None = None,
 ) -> jax.Array:
     """Eq. (17) of Smith & Thakurta 2013 (Appendix C) with the constants of the proof of Theorem 4.
@@ -196,7 +197,7 @@ def regularized_pftal_strength(
     lipschitz: ArrayLike,
     radius: ArrayLike,
     budget: ArrayLike,
-    noise: str = "gamma",
+    noise: NoiseFamily | str = "gamma",
     depth: int | None = None,
     unit_noise_norm: ArrayLike | None = None,
 ) -> jax.Array:
@@ -235,7 +236,7 @@ def private_experts_regret_bound(
     num_experts: int,
     strong_convexity: ArrayLike,
     budget: ArrayLike,
-    noise: str = "gamma",
+    noise: NoiseFamily | str = "gamma",
     depth: int | None = None,
 ) -> jax.Array:
     """Table 1, first row (Smith & Thakurta 2013): regularised PFTAL on ``Δ_p`` with costs in ``{0,1}^p``.
@@ -341,7 +342,7 @@ def private_bandit_ftal_regret_bound(
     outer_radius: ArrayLike,
     exploration: ArrayLike,
     budget: ArrayLike = float("inf"),
-    noise: str = "gamma",
+    noise: NoiseFamily | str = "gamma",
     adversary: str = "adaptive",
     regularization: ArrayLike = 0.0,
     sphere_dim: int | None = None,
@@ -438,7 +439,7 @@ def bandit_ftal_regret_bound(
         outer_radius,
         exploration,
         float("inf"),
-        "gamma",
+        GAMMA,
         adversary,
         regularization,
         sphere_dim,
@@ -454,7 +455,7 @@ def private_bandit_ftal_general_convex_regret_bound(
     inner_radius: float,
     outer_radius: ArrayLike,
     budget: ArrayLike,
-    noise: str = "gamma",
+    noise: NoiseFamily | str = "gamma",
     adversary: str = "adaptive",
     sphere_dim: int | None = None,
 ) -> jax.Array:
@@ -688,7 +689,7 @@ def wdp_cocol_regret_inequality(
 
 def wdp_regret_order(
     algorithm: str,
-    noise: str,
+    noise: NoiseFamily | str,
     horizon: ArrayLike,
     dim: int,
     window: int,
@@ -714,15 +715,14 @@ def wdp_regret_order(
     """
     if algorithm not in ("cocop", "cocol"):
         raise ValueError(f"algorithm must be one of ('cocop', 'cocol'), got {algorithm!r}")
-    if noise not in ("gamma", "gaussian"):
-        raise ValueError(f"noise must be one of ('gamma', 'gaussian'), got {noise!r}")
+    family = noise_family(noise, ("gamma", "gaussian"))
     k = _accounting.tree_depth(window)  # ceil(log2 W) + 1
     g = _window_g(lipschitz, strong_convexity, diameter)
     mu = jnp.asarray(strong_convexity, jnp.float32)
     eps = jnp.asarray(epsilon, jnp.float32)
     beta = jnp.asarray(beta, jnp.float32)
     log_t = jnp.log(jnp.asarray(horizon, jnp.float32))
-    if noise == "gamma":
+    if family is GAMMA:
         return dim * g * g * k**1.5 * jnp.log(dim / beta) * log_t / (mu * eps)
     gauss = k**1.5 * jnp.log(1.0 / jnp.asarray(delta, jnp.float32)) * jnp.sqrt(jnp.log(dim / beta))
     if algorithm == "cocop":

@@ -21,6 +21,7 @@ from jaxpriv.bandits.dp_se import dp_se
 from jaxpriv.bandits.dp_ucb import CENTRE, dp_ucb
 from jaxpriv.bandits.ldp_ucb import ldp_ucb
 from jaxpriv.mechanisms._accounting import tree_depth
+from jaxpriv.mechanisms._noise import GAUSSIAN, LAPLACE, NoiseFamily
 
 
 def adac_ucb_schedule(pull: int, warmup: int = 16) -> tuple[np.ndarray, int, int, int]:
@@ -205,7 +206,7 @@ def audit_bandit_release(
     runs: int = 20000,
     *,
     horizon: int = 8,
-    noise: str = "laplace",
+    noise: NoiseFamily | str = "laplace",
     learner: Learner | None = None,
     alpha: float = 0.05,
     canary: float = 1.0,
@@ -265,7 +266,7 @@ def audit_bandit_release(
         tables = np.zeros((2, 2, 2), np.float32)
         tables[1, 0, 0] = canary
         y = learner_states(learner, params, key, runs, tables, "sums", bandit=True, last=True)[..., 0]
-        scores = node_scores(y[..., None, None], "laplace", 0.0, canary)
+        scores = node_scores(y[..., None, None], LAPLACE, 0.0, canary)
         label = "ldp_ucb[report]"
     elif component == "adac_gope_var":
         num_actions, dim = np.shape(params.actions)
@@ -291,7 +292,7 @@ def audit_bandit_release(
         tables = np.zeros((2, 2 * reps, 2), np.float32)
         tables[1, 0, 0] = canary
         y = learner_states(learner, params, key, runs, tables, "released", bandit=True, last=True)[..., 0]
-        scores = node_scores(y[..., None, None], "laplace", 0.0, canary / reps)
+        scores = node_scores(y[..., None, None], LAPLACE, 0.0, canary / reps)
         label = f"dp_se[epoch 1, R_1={reps}]"
     else:
         learner = dp_ucb(2, horizon, noise=noise) if learner is None else learner
@@ -302,7 +303,7 @@ def audit_bandit_release(
         sums = learner_states(learner, params, key, runs, tables, "sums", bandit=True, queries=queries)[..., 0]
         releases = sums.astype(np.float64) - CENTRE * np.arange(1, horizon + 1)  # the tree's v_1..v_T
         nodes = path_nodes(releases[..., None], 1, tree_depth(horizon), horizon)
-        scores = node_scores(nodes, "gaussian" if kind == "rho" else "laplace", -CENTRE, canary - CENTRE)
+        scores = node_scores(nodes, GAUSSIAN if kind == "rho" else LAPLACE, -CENTRE, canary - CENTRE)
         label = f"dp_ucb[{noise}, T={horizon}]"
     if canary > 1:
         label = label[:-1] + f", canary {canary:g}]"

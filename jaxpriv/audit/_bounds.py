@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.special
 
+from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
+
 _NORMAL = NormalDist()
 KINDS = ("epsilon", "rho")  # what an ``Audit`` bounds: ε of (ε, δ)-DP, or ρ of a Gaussian mechanism
 
@@ -329,9 +331,9 @@ class Audit(NamedTuple):
         return self.lower / self.claim
 
 
-def budget_claim(params: Any, noise: str) -> tuple[str, float]:
+def budget_claim(params: Any, noise: NoiseFamily | str) -> tuple[str, float]:
     """``("rho", params.rho)`` for the Gaussian family, ``("epsilon", params.epsilon)`` otherwise."""
-    kind = "rho" if noise == "gaussian" else "epsilon"
+    kind = noise_family(noise).budget
     return kind, float(np.asarray(params.rho if kind == "rho" else params.epsilon))
 
 

@@ -12,6 +12,7 @@ from jaxpriv.audit._bounds import KINDS, Audit, budget_claim, finish
 from jaxpriv.audit._runs import canary_ends, check_runs, learner_runs
 from jaxpriv.audit._scores import heldout_fisher_scores, node_scores, path_nodes
 from jaxpriv.mechanisms._accounting import tree_depth
+from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
 from jaxpriv.mechanisms._variance import describe
 from jaxpriv.oco.dp_ftrl import dp_ftrl
 from jaxpriv.oco.pftal import pftal
@@ -29,7 +30,7 @@ def audit_pftal(
     runs: int = 20000,
     *,
     horizon: int = 8,
-    noise: str = "gamma",
+    noise: NoiseFamily | str = "gamma",
     mechanism: Mechanism | None = None,
     position: int = 1,
     alpha: float = 0.05,
@@ -96,7 +97,7 @@ def audit_dp_ftrl(
     runs: int = 20000,
     *,
     horizon: int = 8,
-    noise: str = "gamma",
+    noise: NoiseFamily | str = "gamma",
     learner: Learner | None = None,
     position: int = 1,
     alpha: float = 0.05,
@@ -228,7 +229,7 @@ def audit_oco(
     key: Any,
     runs: int = 20000,
     *,
-    noise: str = "gamma",
+    noise: NoiseFamily | str = "gamma",
     horizon: int = 8,
     position: int = 1,
     window: int = 4,
@@ -277,7 +278,8 @@ def audit_oco(
     if not 1 <= int(position) <= horizon:
         raise ValueError(f"position must be in [1, {horizon}], got {position!r}")
     i = int(position) - 1
-    kind = "rho" if noise == "gaussian" and not learner.startswith("wdp") else "epsilon"
+    family = noise_family(noise)
+    kind = "epsilon" if learner.startswith("wdp") else family.budget  # the window learners claim (ε, δ) or ε
     budget = {"rho": 0.5} if kind == "rho" else {"epsilon": 1.0}  # exactly the budget of the family
     delta, points, interact = 0.0, None, None
     if learner == "regularized_pftal":
@@ -304,12 +306,12 @@ def audit_oco(
         factory = wdp_cocop if learner == "wdp_cocop" else wdp_cocol
         model = factory(horizon, constraint, window, noise, "replace")
         if params is None:  # window ε-DP (Gamma) or window (ε, δ)-DP (Gaussian): δ only for the Gaussian family
-            delta_budget = 1e-5 if noise == "gaussian" else None
+            delta_budget = None if family.pure else 1e-5
             params = WDPParams(epsilon=1.0, delta=delta_budget, lipschitz=1.0, strong_convexity=1.0)
         tables = np.zeros((2, horizon, constraint.dim), np.float32)
         tables[0, i, 0], tables[1, i, 0] = -float(params.lipschitz), float(params.lipschitz)
         points = min(horizon, int(position) + window - 1) + 1
-        delta = float(params.delta) if noise == "gaussian" else 0.0
+        delta = 0.0 if family.pure else float(params.delta)
     claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
     return audit_learner(
         model,

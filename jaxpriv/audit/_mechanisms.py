@@ -11,6 +11,7 @@ from jaxpriv.audit._bounds import Audit, budget_claim, finish
 from jaxpriv.audit._runs import canary_ends, canary_label, canary_releases, check_runs, declared
 from jaxpriv.audit._scores import heldout_fisher_scores, node_scores, path_nodes
 from jaxpriv.mechanisms._accounting import tree_depth
+from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
 from jaxpriv.mechanisms._tree import TreeParams
 from jaxpriv.mechanisms._window_tree import window_levels, window_tree
 
@@ -135,7 +136,7 @@ def audit_window_tree(
     *,
     horizon: int = 8,
     window: int = 4,
-    noise: str = "gamma",
+    noise: NoiseFamily | str = "gamma",
     neighbouring: str = "add_remove",
     calibration: str = "paper",
     position: int = 1,
@@ -200,6 +201,6 @@ def audit_window_tree(
     else:
         covered = min(horizon, int(position) + int(window) - 1)
         scores = heldout_fisher_scores(releases[:, :, :covered, 0])
-    delta = float(np.asarray(params.delta)) if noise == "gaussian" else 0.0
+    delta = 0.0 if noise_family(noise).pure else float(np.asarray(params.delta))  # window ε-DP: no δ
     label = name or f"window_tree[{noise}, {neighbouring}, W={window}{canary_label(bound, high)}]"
     return finish(label, "epsilon", float(np.asarray(params.epsilon)), scores, alpha, runs, delta)

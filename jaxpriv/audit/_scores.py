@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from jaxpriv.mechanisms._noise import GAUSSIAN, LAPLACE, NoiseFamily, noise_family
+
 
 def path_nodes(releases: np.ndarray, position: int, depth: int, horizon: int) -> np.ndarray:
     """The noisy tree nodes that contain the input at ``position``, from the releases ``[..., T, d]``.
@@ -32,7 +34,7 @@ def path_nodes(releases: np.ndarray, position: int, depth: int, horizon: int) ->
     return np.stack(nodes, axis=-2)
 
 
-def node_scores(nodes: np.ndarray, noise: str, low: float, high: float) -> np.ndarray:
+def node_scores(nodes: np.ndarray, noise: NoiseFamily | str, low: float, high: float) -> np.ndarray:
     """The log-likelihood ratio (up to a factor) of B (canary ``high·e_1``) vs A (``low·e_1``), summed over nodes.
 
     Gaussian: ``Σ_i y_i1`` (exact LR). Laplace, and Gamma-norm in one dimension:
@@ -40,9 +42,10 @@ def node_scores(nodes: np.ndarray, noise: str, low: float, high: float) -> np.nd
     constant). Gamma-norm in ``d > 1``: ``Σ_i ||y_i - low e_1|| - ||y_i - high e_1||`` (exact).
     """
     nodes = np.asarray(nodes, np.float64)
-    if noise == "gaussian":
+    family = noise_family(noise)  # the likelihood ratio is the family's own
+    if family is GAUSSIAN:
         s = nodes[..., 0].sum(-1)
-    elif noise == "laplace" or nodes.shape[-1] == 1:
+    elif family is LAPLACE or nodes.shape[-1] == 1:
         s = np.clip(nodes[..., 0], low, high).sum(-1)
     else:
         e = np.zeros(nodes.shape[-1])

@@ -13,7 +13,7 @@ from jaxpriv._base import Learner
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
 from jaxpriv.bandits._fast_path import FastPath
-from jaxpriv.mechanisms import gaussian_stddev
+from jaxpriv.mechanisms import GAUSSIAN, gaussian_stddev
 from jaxpriv.theory import adac_ucb_regret_bound
 
 #: Why ``clip_rewards=False`` voids the guarantee (``_validate.opt_outs``).
@@ -145,13 +145,13 @@ def adac_ucb(
     reasons = _validate.opt_outs(private, **{"clip_rewards=False": None if clip_rewards else UNCLIPPED})
 
     def check(params: AdaCUCBParams) -> None:
-        _validate.budget("adac_ucb", "gaussian", params, needs=("rho",))
+        _validate.budget("adac_ucb", GAUSSIAN, params, needs=("rho",))
         _validate.budget_value("rho", params.rho)
         _validate.positive("beta", params.beta, allow_inf=False)
         _validate.refuse_finite_budget("adac_ucb", "rho", params.rho, reasons, "ρ-zCDP", private)
 
     def calibrate(params: AdaCUCBParams) -> tuple[jax.Array, jax.Array]:
-        _validate.budget("adac_ucb", "gaussian", params, needs=("rho",))
+        _validate.budget("adac_ucb", GAUSSIAN, params, needs=("rho",))
         return jnp.asarray(params.beta, jnp.float32), gaussian_stddev(params.rho, 1.0)
 
     return _episodic_ucb.episodic_ucb(

@@ -19,6 +19,7 @@ from jaxpriv._base import Learner
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
 from jaxpriv.bandits._fast_path import FastPath
+from jaxpriv.mechanisms import LAPLACE
 from jaxpriv.theory import adap_ucb_regret_bound
 
 
@@ -81,13 +82,13 @@ def adap_ucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, epsilon: ArrayL
 
 
 def _check(component: str, params) -> None:
-    _validate.budget(component, "laplace", params, needs=("epsilon",), refuses=("rho",))
+    _validate.budget(component, LAPLACE, params, needs=("epsilon",), refuses=("rho",))
     _validate.budget_value("epsilon", params.epsilon)
     _validate.positive("alpha", params.alpha, allow_inf=False)
 
 
 def _calibrate(component: str, params) -> tuple[jax.Array, jax.Array]:
-    _validate.budget(component, "laplace", params, needs=("epsilon",), refuses=("rho",))
+    _validate.budget(component, LAPLACE, params, needs=("epsilon",), refuses=("rho",))
     return jnp.asarray(params.alpha, jnp.float32), unit_scale(params.epsilon)
 
 

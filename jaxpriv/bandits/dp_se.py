@@ -34,6 +34,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _rng, _validate
 from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, poison_past_horizon, zero_nonfinite
 from jaxpriv._kahan import KahanSum, kahan_add
+from jaxpriv.mechanisms import LAPLACE
 from jaxpriv.theory import dp_se_regret_bound
 
 __all__ = [
@@ -138,7 +139,7 @@ def dp_se_eliminate(
 
 def calibrate(params: DPSEParams, horizon: int) -> tuple[jax.Array, jax.Array]:
     """``(1/ε, log(1/β))`` in float32; ``β = None`` is ``1/T``."""
-    _validate.budget("dp_se", "laplace", params, needs=("epsilon",))
+    _validate.budget("dp_se", LAPLACE, params, needs=("epsilon",))
     inv_epsilon = 1.0 / jnp.asarray(params.epsilon, jnp.float32)  # 0 at epsilon = inf
     if params.beta is None:
         log_inv_beta = jnp.asarray(math.log(horizon), jnp.float32)
@@ -160,7 +161,7 @@ def validate_static(num_arms: int, horizon: int) -> tuple[int, int]:
 
 def check_params(params: DPSEParams) -> None:
     """Eager checks of concrete params (the budget is required)."""
-    _validate.budget("dp_se", "laplace", params, needs=("epsilon",))
+    _validate.budget("dp_se", LAPLACE, params, needs=("epsilon",))
     _validate.budget_value("epsilon", params.epsilon)
     if params.beta is not None:
         _validate.numeric("beta", params.beta)

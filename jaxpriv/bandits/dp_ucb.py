@@ -51,7 +51,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs, zero_nonfinite
 from jaxpriv.bandits import _episodic_ucb
-from jaxpriv.mechanisms import TreeParams, binary_tree, describe, release_variance
+from jaxpriv.mechanisms import NoiseFamily, TreeParams, binary_tree, describe, noise_family, release_variance
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.theory import bernstein_regret_bound
@@ -111,7 +111,9 @@ class NoiseTable(NamedTuple):
     sensitivity: float
 
 
-def arm_mechanism(horizon: int, noise: str | None = None, mechanism: Mechanism | None = None) -> Mechanism:
+def arm_mechanism(
+    horizon: int, noise: NoiseFamily | str | None = None, mechanism: Mechanism | None = None
+) -> Mechanism:
     """One arm's prefix-sum mechanism: the paper's Laplace tree, or a checked ``mechanism``.
 
     Raises:
@@ -119,7 +121,7 @@ def arm_mechanism(horizon: int, noise: str | None = None, mechanism: Mechanism |
         horizon shorter than ``horizon``, or a noise family other than ``noise``.
     """
     if mechanism is None:
-        noise = "laplace" if noise is None else _validate.choice("noise", noise, ("laplace", "gamma", "gaussian"))
+        noise = "laplace" if noise is None else noise_family(noise, ("laplace", "gamma", "gaussian"))
         return binary_tree(horizon, 1, noise, neighbouring="replace")
     info = describe(mechanism)
     if info.name not in MECHANISMS:
@@ -128,7 +130,7 @@ def arm_mechanism(horizon: int, noise: str | None = None, mechanism: Mechanism |
         raise ValueError(f"mechanism must be built for dim=1 (one reward per pull), got dim={info.dim}")
     if info.horizon < horizon:
         raise ValueError(f"mechanism's horizon must be >= {horizon} (an arm can be pulled T times), got {info.horizon}")
-    if noise is not None and noise != info.noise:
+    if noise is not None and getattr(noise, "name", noise) != info.noise:  # a family or its name
         raise ValueError(f"noise must be None or {info.noise!r} (the mechanism's family), got {noise!r}")
     return mechanism
 
@@ -137,10 +139,11 @@ def noise_table(mechanism: Mechanism, horizon: int) -> NoiseTable:
     """The exact release noise of ``mechanism`` for counts ``0..horizon`` at a unit budget (host, float64)."""
     info = describe(mechanism)
     sensitivity = 0.5 if info.neighbouring == "replace" else 1.0
-    unit = TreeParams(**{("rho" if info.noise == "gaussian" else "epsilon"): 1.0}, sensitivity=sensitivity)
+    family = noise_family(info.noise)
+    unit = TreeParams(**{family.budget: 1.0}, sensitivity=sensitivity)
     var = release_variance(mechanism, unit, np.arange(1, horizon + 1))
     stddev = np.sqrt(np.concatenate([[0.0], np.reshape(var, -1)]))
-    if info.noise == "gaussian":
+    if family.sub_gaussian:  # no scale term
         node = 0.0
     elif info.name in _NODE_SUMS:
         node = float(stddev[1] / math.sqrt(2.0))  # one node at n = 1: its variance is 2 b_node²
@@ -149,9 +152,9 @@ def noise_table(mechanism: Mechanism, horizon: int) -> NoiseTable:
     return NoiseTable(stddev, node, info.noise, sensitivity)
 
 
-def budget_noise_scale(params: DPUCBParams, noise: str) -> jax.Array:
+def budget_noise_scale(params: DPUCBParams, noise: NoiseFamily | str) -> jax.Array:
     """``1/ε`` (ε-DP families) or ``1/sqrt(ρ)`` (Gaussian), float32; 0 for an infinite budget."""
-    if noise == "gaussian":
+    if not noise_family(noise).pure:
         return jax.lax.rsqrt(jnp.asarray(params.rho, jnp.float32))
     return 1.0 / jnp.asarray(params.epsilon, jnp.float32)
 
@@ -190,7 +193,7 @@ def _noise_at(table: NoiseTable, stddev: jax.Array, counts: jax.Array, noise_sca
     """``(V(n), b_max(n))`` at the budget of ``noise_scale``, gathered from the unit table."""
     sd = stddev[jnp.clip(counts, 0, stddev.shape[0] - 1)]
     var = jnp.square(sd * noise_scale)
-    if table.noise == "gaussian":
+    if noise_family(table.noise).sub_gaussian:
         return var, jnp.zeros_like(var)
     scale = jnp.minimum(jnp.float32(table.node_scale), sd * jnp.float32(1.0 / math.sqrt(2.0))) * noise_scale
     return var, scale
@@ -200,7 +203,7 @@ def dp_ucb(
     num_arms: int,
     horizon: int,
     *,
-    noise: str | None = None,
+    noise: NoiseFamily | str | None = None,
     mechanism: Mechanism | None = None,
     tie_break: str = "random",
 ) -> Learner:
@@ -278,9 +281,8 @@ def dp_ucb(
     centred = TreeParams(epsilon=None, rho=None, sensitivity=table.sensitivity)
 
     def mech_params(params: DPUCBParams) -> TreeParams:
-        if family == "gaussian":
-            return centred._replace(rho=params.rho)
-        return centred._replace(epsilon=params.epsilon)
+        field = noise_family(family).budget  # a local: the closure keeps the name (the static arguments)
+        return centred._replace(**{field: getattr(params, field)})
 
     def check(params: DPUCBParams) -> None:
         check_budget_values("dp_ucb", params, family)
@@ -349,7 +351,7 @@ def dp_ucb_regret_bound(
     horizon: int,
     params: DPUCBParams,
     *,
-    noise: str | None = None,
+    noise: NoiseFamily | str | None = None,
     mechanism: Mechanism | None = None,
 ) -> float:
     """DP-UCB's regret bound (derived here; constants explicit), float64.
@@ -372,13 +374,14 @@ def dp_ucb_regret_bound(
     mech = arm_mechanism(horizon, noise, mechanism)
     table = noise_table(mech, horizon)
     check_budget_values("dp_ucb", params, table.noise)
-    if table.noise == "gaussian":
+    family = noise_family(table.noise)
+    if not family.pure:
         factor = 1.0 / math.sqrt(float(params.rho))
     else:
         factor = 1.0 / float(params.epsilon)
     sd = table.stddev[1:]
     variance = float(np.max(sd) * factor) ** 2
-    if table.noise == "gaussian":
+    if family.sub_gaussian:
         scale = 0.0
     else:
         scale = float(np.max(np.minimum(table.node_scale, sd / math.sqrt(2.0)))) * factor

@@ -23,13 +23,13 @@ EXCLUDED = {
 }
 
 
-def _tree_params(noise: str) -> M.TreeParams:
+def _tree_params(noise: M.NoiseFamily | str) -> M.TreeParams:
     """Exactly the budget of the family: ε = 1 (``"gamma"``, ``"laplace"``) or ρ = 0.5 (``"gaussian"``)."""
-    return M.TreeParams(rho=0.5, sensitivity=1.0) if noise == "gaussian" else M.TreeParams(epsilon=1.0, sensitivity=1.0)
+    return M.TreeParams(**_pftal_budget(noise), sensitivity=1.0)
 
 
-def _pftal_budget(noise: str) -> dict[str, float]:
-    return {"rho": 0.5} if noise == "gaussian" else {"epsilon": 1.0}
+def _pftal_budget(noise: M.NoiseFamily | str) -> dict[str, float]:
+    return {"epsilon": 1.0} if M.noise_family(noise).pure else {"rho": 0.5}
 
 
 def _pftal_params(noise: str) -> PFTALParams:
@@ -120,7 +120,7 @@ def audit_rows(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[au
     ]
     rows += [
         audit.audit_window_tree(
-            M.WindowTreeParams(epsilon=1.0, delta=1e-5 if noise == "gaussian" else None, sensitivity=1.0),
+            M.WindowTreeParams(epsilon=1.0, delta=None if M.noise_family(noise).pure else 1e-5, sensitivity=1.0),
             key=seed + 40 + i,
             runs=runs,
             horizon=8,

@@ -48,11 +48,10 @@ def fmt_eps(e: float) -> str:
     return "inf" if np.isinf(e) else f"{e:g}"
 
 
-def _pftal_params(noise: str, budgets: Any, lipschitz: float, strength: float) -> Any:
+def _pftal_params(noise: mechanisms.NoiseFamily | str, budgets: Any, lipschitz: float, strength: float) -> Any:
     """PFTAL's params with the grid as the budget of ``noise``'s family: ε (gamma, laplace) or ρ (gaussian)."""
-    if noise == "gaussian":
-        return oco.PFTALParams(rho=budgets, lipschitz=lipschitz, strong_convexity=strength)
-    return oco.PFTALParams(epsilon=budgets, lipschitz=lipschitz, strong_convexity=strength)
+    budget = {mechanisms.noise_family(noise).budget: budgets}
+    return oco.PFTALParams(**budget, lipschitz=lipschitz, strong_convexity=strength)
 
 
 def run_demo(
@@ -223,7 +222,7 @@ def _table(
                 "mean": float(mean[g]),
                 "se": float(se[g]),
             }
-            if name == PFTAL and noise == "gamma":
+            if name == PFTAL and mechanisms.noise_family(noise) is mechanisms.GAMMA:  # Theorem 4: the Gamma tree
                 row["theorem4_bound"] = float(bound[g])
             rows.append(row)
     return rows

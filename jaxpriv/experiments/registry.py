@@ -95,7 +95,7 @@ def _regularized_pftal_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: 
     if static.get("mechanism") is not None:
         return None
     noise = static.get("noise") or "gamma"
-    budget = lp.rho if noise == "gaussian" else lp.epsilon
+    budget = getattr(lp, mechanisms.noise_family(noise).budget)
     h = np.asarray(lp.strong_convexity, np.float64)
     if np.isnan(h):
         h = theory.regularized_pftal_strength(horizon, constraint.dim, lp.lipschitz, constraint.radius, budget, noise)

@@ -141,7 +141,10 @@ TABLES = ("set", "learner", "env")
 COMPARE_KEYS = ("learners", "grid", "reference")
 
 # The budget field each noise family's guarantee is stated in (a learner built with ``noise=``).
-BUDGET_FIELDS = {"gamma": ("epsilon", "ε-DP"), "laplace": ("epsilon", "ε-DP"), "gaussian": ("rho", "ρ-zCDP")}
+BUDGET_FIELDS = {  # family name -> (its budget field, its guarantee): {"gamma": ("epsilon", "ε-DP"), ...}
+    name: (mechanisms.noise_family(name).budget, mechanisms.noise_family(name).guarantee)
+    for name in mechanisms.NOISE_FAMILIES
+}
 
 
 class StudyLearner(NamedTuple):

@@ -27,7 +27,7 @@ import jax
 import numpy as np
 
 import jaxpriv as jp
-from jaxpriv import envs, oco, plot, sets
+from jaxpriv import envs, mechanisms, oco, plot, sets
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 
 
@@ -69,7 +69,9 @@ def run(
     center[: min(dim, 3)] = [0.6, 0.3, 0.1][: min(dim, 3)]
     env_p = envs.QuadraticParams(mu, center, 0.3)
     ckpts = jp.log_checkpoints(horizon, 40)
-    wdp = oco.WDPParams(epsilon, delta if noise == "gaussian" else None, lip, mu)  # δ only for (ε, δ)-DP
+    family = mechanisms.noise_family(noise, mechanisms.WINDOW_NOISE_FAMILIES)
+    noise = family.name  # saved in settings.json and printed as the name
+    wdp = oco.WDPParams(epsilon, None if family.pure else delta, lip, mu)  # δ only for (ε, δ)-DP
 
     def sweep(learner: Any, params: Any) -> np.ndarray:
         r = jp.sweep(learner, env, jp.SimParams(params, env_p), key, horizon, seeds=seeds, checkpoints=ckpts)
@@ -79,9 +81,9 @@ def run(
     for w in windows:
         results[f"WDP-COCOP W={w}"] = sweep(oco.wdp_cocop(horizon, simplex, w, noise), wdp)
         results[f"WDP-COCOL W={w}"] = sweep(oco.wdp_cocol(horizon, simplex, w, noise), wdp)
-    pftal_noise = "gaussian" if noise == "gaussian" else "gamma"
+    pftal_noise = family.name  # the whole-stream tree of the same family
     # PFTAL gets exactly its family's budget: ε (Gamma tree) or ρ = ε²/2 (its zCDP Gaussian tree).
-    pftal_p = oco.PFTALParams(*((None, 0.5 * epsilon**2) if noise == "gaussian" else (epsilon, None)), lip, mu)
+    pftal_p = oco.PFTALParams(*((epsilon, None) if family.pure else (None, 0.5 * epsilon**2)), lip, mu)
     results["PFTAL (W=T)"] = sweep(oco.pftal(horizon, simplex, pftal_noise), pftal_p)
     results["FTAL"] = sweep(oco.ftal(simplex, horizon), oco.FTALParams(mu))
     results["Garber-Hazan"] = sweep(oco.garber_hazan(horizon, simplex), oco.GarberHazanParams(lip, mu))

@@ -37,7 +37,7 @@ from jaxpriv.mechanisms._mutual_information import (
     mutual_information_to_stddev,
     stddev_to_mutual_information,
 )
-from jaxpriv.mechanisms._noise import gamma_norm
+from jaxpriv.mechanisms._noise import GAMMA, GAUSSIAN, LAPLACE, NoiseFamily, gamma_norm, noise_family
 from jaxpriv.mechanisms._sampler_floor import (
     SamplerFloor,
     check_sampler_floor,
@@ -85,7 +85,10 @@ __all__ = [
     "BLT_DEFAULT_BUFFERS",
     "BLT_MAX_BUFFERS",
     "BLT_MAX_HORIZON",
+    "GAMMA",
+    "GAUSSIAN",
     "GAUSSIAN_CALIBRATIONS",
+    "LAPLACE",
     "NEIGHBOURING",
     "NOISE_FAMILIES",
     "SAMPLER_DELTA_MAX",
@@ -96,6 +99,7 @@ __all__ = [
     "BLTState",
     "DyadicSums",
     "HonakerState",
+    "NoiseFamily",
     "PrefixSumInfo",
     "SamplerFloor",
     "SqrtState",
@@ -135,6 +139,7 @@ __all__ = [
     "laplace_node_scale",
     "mutual_information_to_stddev",
     "node_variance",
+    "noise_family",
     "paper_calibration_max_epsilon",
     "prefix_sums",
     "release_variance",

@@ -23,6 +23,7 @@ from jax.scipy import special as jspecial
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
+from jaxpriv.mechanisms._noise import GAMMA, GAUSSIAN, LAPLACE, NoiseFamily, noise_family
 
 
 def tree_depth(horizon: int) -> int:
@@ -334,11 +335,14 @@ def gaussian_node_stddev(rho: ArrayLike, sensitivity: ArrayLike, depth: int) -> 
     return jnp.asarray(sensitivity, jnp.float32) * jnp.sqrt(depth / (2.0 * rho))
 
 
-def node_scale(noise: str, epsilon: ArrayLike, rho: ArrayLike, sensitivity: ArrayLike, depth: int) -> jax.Array:
+def node_scale(
+    noise: NoiseFamily | str, epsilon: ArrayLike, rho: ArrayLike, sensitivity: ArrayLike, depth: int
+) -> jax.Array:
     """The per-node noise scale of a ``depth``-level tree in family ``noise`` (the three functions above)."""
-    if noise == "gamma":
+    family = noise_family(noise)
+    if family is GAMMA:
         return gamma_node_scale(epsilon, sensitivity, depth)
-    if noise == "laplace":
+    if family is LAPLACE:
         return laplace_node_scale(epsilon, sensitivity, depth)
     return gaussian_node_stddev(rho, sensitivity, depth)
 
@@ -350,19 +354,17 @@ def gaussian_stddev(rho: ArrayLike, sensitivity: ArrayLike) -> jax.Array:
     return jnp.asarray(sensitivity, jnp.float32) / jnp.sqrt(2.0 * rho)
 
 
-def node_variance(noise: str, budget: ArrayLike, sensitivity: ArrayLike, depth: int, dim: int) -> jax.Array:
+def node_variance(
+    noise: NoiseFamily | str, budget: ArrayLike, sensitivity: ArrayLike, depth: int, dim: int
+) -> jax.Array:
     """Exact per-coordinate variance of one tree node's noise.
 
     Gamma-norm: ``(d+1)(DΔ/ε)²``; Laplace: ``2(DΔ/ε)²``; Gaussian: ``DΔ²/(2ρ)``.
     ``budget`` is ε for the first two and ρ for the Gaussian family.
     """
-    if noise == "gamma":
-        return (dim + 1) * gamma_node_scale(budget, sensitivity, depth) ** 2
-    if noise == "laplace":
-        return 2.0 * laplace_node_scale(budget, sensitivity, depth) ** 2
-    if noise == "gaussian":
-        return gaussian_node_stddev(budget, sensitivity, depth) ** 2
-    raise ValueError(f"noise must be one of ('gamma', 'laplace', 'gaussian'), got {noise!r}")
+    family = noise_family(noise)
+    scale = node_scale(family, budget, budget, sensitivity, depth)
+    return family.scaled_variance(scale, dim)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -429,7 +431,7 @@ def _gaussian_coordinate_floor(x: ArrayLike) -> np.ndarray:
     return np.clip(np.where(x > 0, mass, 0.0), 0.0, 1.0)
 
 
-def sampler_delta_floor(noise: str, budget: ArrayLike, depth: int, dim: int) -> np.ndarray:
+def sampler_delta_floor(noise: NoiseFamily | str, budget: ArrayLike, depth: int, dim: int) -> np.ndarray:
     """The δ that the float32 samplers' bounded support adds to a tree's guarantee (host, float64).
 
     The samplers of ``jaxpriv._rng`` cannot draw beyond ``SAMPLER_SUPPORT``, so a node's noise
@@ -484,9 +486,8 @@ def sampler_delta_floor(noise: str, budget: ArrayLike, depth: int, dim: int) -> 
     Raises:
       ValueError: an unknown family, a budget outside ``[0, inf]``, ``depth`` or ``dim`` < 1.
     """
-    if noise not in ("gamma", "laplace", "gaussian"):
-        raise ValueError(f"noise must be one of ('gamma', 'laplace', 'gaussian'), got {noise!r}")
-    _budget("rho" if noise == "gaussian" else "epsilon", budget)
+    family = noise_family(noise)
+    _budget(family.budget, budget)
     if int(depth) != depth or depth < 1:
         raise ValueError(f"depth must be an integer >= 1, got {depth}")
     if int(dim) != dim or dim < 1:
@@ -498,10 +499,10 @@ def sampler_delta_floor(noise: str, budget: ArrayLike, depth: int, dim: int) -> 
         if value / depth > 700.0:  # inf, or a node budget no float64 tail reaches: no guarantee
             out[i] = 1.0
             continue
-        if noise == "gaussian":
+        if family is GAUSSIAN:
             s = float(np.sqrt(2.0 * value / depth))
             node_log = _gaussian_node_log_complement(s, int(dim))
-        elif noise == "laplace":
+        elif family is LAPLACE:
             s = float(value / depth)
             m = -SAMPLER_SUPPORT["laplace"][0]
             node = _laplace_node_floor(s, m)

@@ -14,6 +14,7 @@ from jaxpriv import _rng, _validate
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
+from jaxpriv.mechanisms._noise import GAUSSIAN, NoiseFamily, noise_family
 from jaxpriv.mechanisms._sqrt_factorization import factor_mechanism, factor_noise_scale
 from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, guard_input
 
@@ -180,7 +181,7 @@ class BLTState(NamedTuple):
 def blt(
     horizon: int,
     dim: int,
-    noise: str = "gaussian",
+    noise: NoiseFamily | str = "gaussian",
     neighbouring: str = "add_remove",
     buffers: int = BLT_DEFAULT_BUFFERS,
     dtype=jnp.float32,
@@ -238,7 +239,7 @@ def blt(
     """
     horizon, buffers = _check_static(horizon, buffers)
     dim = _validate.positive_int("dim", dim)
-    noise = _validate.choice("noise", noise, ("gaussian",))
+    noise = noise_family(noise, (GAUSSIAN.name,)).name  # a family or its name; kept as the name
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)
     factor = 2.0 if neighbouring == "replace" else 1.0
     depth = _accounting.tree_depth(horizon)

@@ -13,16 +13,15 @@ from jax.typing import ArrayLike
 from jaxpriv import _validate
 from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_field, poison_past_horizon
 from jaxpriv._inplace import set_row
-from jaxpriv.mechanisms import _accounting, _noise
+from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, suffix_step, trailing_zeros
+from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
 from jaxpriv.mechanisms._sampler_floor import tree_sampler_floor
 from jaxpriv.mechanisms._tree import (
     NEIGHBOURING,
-    NOISE_FAMILIES,
     TreeParams,
     check_tree_params,
     guard_input,
-    input_norm,
     tree_node_scale,
     tree_node_variance,
 )
@@ -63,7 +62,7 @@ class HonakerState(NamedTuple):
 
 
 def honaker_tree(
-    horizon: int, dim: int, noise: str = "gamma", neighbouring: str = "add_remove", dtype=jnp.float32
+    horizon: int, dim: int, noise: NoiseFamily | str = "gamma", neighbouring: str = "add_remove", dtype=jnp.float32
 ) -> Mechanism:
     """The full binary tree with Honaker's online estimator: the tree's nodes, a better linear combination.
 
@@ -92,7 +91,7 @@ def honaker_tree(
     Args:
       horizon: ``T >= 1``.
       dim: ``d >= 1``.
-      noise: ``"gamma"``, ``"laplace"`` or ``"gaussian"``.
+      noise: ``"gamma"``, ``"laplace"`` or ``"gaussian"``, or the ``NoiseFamily``.
       neighbouring: ``"add_remove"`` (``s = Δ``) or ``"replace"`` (``s = 2Δ``).
       dtype: dtype of the state and of the releases.
 
@@ -105,12 +104,13 @@ def honaker_tree(
     """
     horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)
-    noise = _validate.choice("noise", noise, NOISE_FAMILIES)
+    family = noise_family(noise)
+    noise = family.name  # kept by info, the check and the closures as the name
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)
     factor = 2.0 if neighbouring == "replace" else 1.0
     depth = _accounting.tree_depth(horizon)
-    sampler = _noise.SAMPLERS[noise]
-    norm = input_norm(noise)
+    sampler = family.sampler
+    norm = family.input_norm
     weights = honaker_weights(depth)
     sampler_floor = tree_sampler_floor("honaker_tree", noise, depth, dim)  # the same nodes as the tree's
 

@@ -32,6 +32,7 @@ from jaxpriv.mechanisms._accounting import (
     analytic_gaussian_sigma,
     sampler_delta_floor,
 )
+from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
 
 #: Where the derivation, the tables and the stated δ are documented.
 DOCS = "docs/algorithms/mechanisms.md, 'The samplers' tails'"
@@ -62,16 +63,26 @@ class SamplerFloor(NamedTuple):
     calibration: str | None = None
 
     @property
+    def family(self) -> NoiseFamily:
+        """The ``NoiseFamily`` named by ``noise``."""
+        return noise_family(self.noise)
+
+    @property
+    def window_delta(self) -> bool:
+        """A window tree whose noise is calibrated from (ε, δ) (not pure: Gaussian); its floor goes through a ρ."""
+        return self.mechanism == "window_tree" and not self.family.pure
+
+    @property
     def budget_name(self) -> str:
         """The params field of the budget: ``"rho"`` for a Gaussian tree, ``"epsilon"`` otherwise (window trees too)."""
-        return "rho" if self.noise == "gaussian" and self.mechanism != "window_tree" else "epsilon"
+        return "epsilon" if self.mechanism == "window_tree" else self.family.budget
 
     @property
     def guarantee(self) -> str:
         """The guarantee the floor weakens, for messages."""
         if self.mechanism == "window_tree":
-            return "window (ε, δ)-DP" if self.noise == "gaussian" else "window ε-DP"
-        return "ρ-zCDP (and its (ε, δ) conversions)" if self.noise == "gaussian" else "ε-DP"
+            return "window ε-DP" if self.family.pure else "window (ε, δ)-DP"
+        return self.family.guarantee if self.family.pure else f"{self.family.guarantee} (and its (ε, δ) conversions)"
 
     def budget(self, params: Any) -> np.ndarray | None:
         """The concrete budget of ``params`` (float64), or ``None`` when it is traced or missing."""
@@ -87,7 +98,7 @@ class SamplerFloor(NamedTuple):
         budget = self.budget(params)
         if budget is None:
             return None
-        if self.mechanism == "window_tree" and self.noise == "gaussian":
+        if self.window_delta:
             delta = None if getattr(params, "delta", None) is None else _validate._concrete(params.delta)
             if delta is None:
                 return None
@@ -127,12 +138,11 @@ def _window_gaussian_rho(epsilon: np.ndarray, delta: np.ndarray, depth: int, cal
 
 
 def tree_sampler_floor(
-    mechanism: str, noise: str, depth: int, dim: int, calibration: str | None = None
+    mechanism: str, noise: NoiseFamily | str, depth: int, dim: int, calibration: str | None = None
 ) -> SamplerFloor:
-    """The ``SamplerFloor`` of a tree (``calibration`` only for a Gaussian window tree)."""
-    if mechanism != "window_tree" or noise != "gaussian":
-        calibration = None
-    return SamplerFloor(mechanism, noise, int(depth), int(dim), calibration)
+    """The ``SamplerFloor`` of a tree (``calibration`` only for a Gaussian window tree); it keeps the family's name."""
+    floor = SamplerFloor(mechanism, noise_family(noise).name, int(depth), int(dim), calibration)
+    return floor if floor.window_delta else floor._replace(calibration=None)
 
 
 def sampler_floor_of(component: Any) -> SamplerFloor | None:
@@ -172,7 +182,7 @@ def check_sampler_floor(component: str, params: Any, floor: SamplerFloor | None)
     name, b, f = floor.budget_name, float(budget.flat[i]), float(values.flat[i])
     where = "" if values.ndim == 0 else f" (grid point {i})"
     delta = None
-    if floor.mechanism == "window_tree" and floor.noise == "gaussian":
+    if floor.window_delta:
         delta = float(np.broadcast_to(_validate._concrete(params.delta), values.shape).flat[i])
     largest = _largest_accepted(floor, b, delta)
     at = "" if delta is None else f" at delta={delta:g}"

@@ -15,6 +15,7 @@ from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_
 from jaxpriv._inplace import set_row
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
+from jaxpriv.mechanisms._noise import GAUSSIAN, NoiseFamily, noise_family
 from jaxpriv.mechanisms._tree import NEIGHBOURING, TreeParams, check_budget, check_tree_params, guard_input
 from jaxpriv.mechanisms._variance import budget_unit_variance
 
@@ -88,7 +89,7 @@ class SqrtState(NamedTuple):
 
 
 def sqrt_factorization(
-    horizon: int, dim: int, noise: str = "gaussian", neighbouring: str = "add_remove", dtype=jnp.float32
+    horizon: int, dim: int, noise: NoiseFamily | str = "gaussian", neighbouring: str = "add_remove", dtype=jnp.float32
 ) -> Mechanism:
     """Square-root factorization: ``v = A x + L z`` with ``L = sqrt(A)``, the lower-triangular Toeplitz square root.
 
@@ -137,7 +138,7 @@ def sqrt_factorization(
     """
     horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)
-    noise = _validate.choice("noise", noise, ("gaussian",))
+    noise = noise_family(noise, (GAUSSIAN.name,)).name  # a family or its name; kept as the name
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)
     if horizon * dim > SQRT_MAX_ELEMENTS:
         mib = horizon * dim * np.dtype(dtype).itemsize / 2**20

@@ -29,10 +29,11 @@ from jaxpriv._base import (
 )
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
+from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
 from jaxpriv.mechanisms._sampler_floor import SamplerFloor, check_sampler_floor, tree_sampler_floor
 from jaxpriv.mechanisms._variance import budget_unit_variance, describe
 
-NOISE_FAMILIES = ("gamma", "laplace", "gaussian")
+NOISE_FAMILIES = tuple(_noise.FAMILIES)  # the families' names: ("gamma", "laplace", "gaussian")
 
 
 class TreeParams(NamedTuple):
@@ -109,9 +110,9 @@ def clip_l1(x: jax.Array, bound: jax.Array) -> jax.Array:
 NORMS = ("l1", "l2")
 
 
-def input_norm(noise: str) -> str:
+def input_norm(noise: NoiseFamily | str) -> str:
     """The norm a noise family's inputs are clipped in: ``"l1"`` for ``"laplace"``, ``"l2"`` otherwise."""
-    return "l1" if noise == "laplace" else "l2"
+    return noise_family(noise).input_norm
 
 
 def guard_input(x: ArrayLike, bound: jax.Array, norm: str, dtype: Any) -> tuple[jax.Array, jax.Array]:
@@ -139,53 +140,59 @@ def guard_input(x: ArrayLike, bound: jax.Array, norm: str, dtype: Any) -> tuple[
     return clip(x, bound), bad
 
 
-def budget_field(noise: str) -> str:
+def budget_field(noise: NoiseFamily | str) -> str:
     """The params field that holds the budget of ``noise``'s family: ``"epsilon"`` or ``"rho"``.
 
     For code written once for every family:
     ``TreeParams(**{budget_field(noise): value}, sensitivity=1.0)``.
     """
-    return _validate.GUARANTEES[_validate.choice("noise", noise, NOISE_FAMILIES)][1][0]
+    return noise_family(noise).budget
 
 
-def check_budget(component: str, params: Any, noise: str) -> None:
+def check_budget(component: str, params: Any, noise: NoiseFamily | str) -> None:
     """The budget of ``noise``'s family is given (ε for gamma/laplace, ρ for gaussian) and no other is.
 
     Static (``None``-ness is pytree structure), so ``init`` calls it under ``jit`` too.
     """
-    if noise == "gaussian":
-        _validate.budget(component, noise, params, needs=("rho",), refuses=("epsilon",))
-    else:
-        _validate.budget(component, noise, params, needs=("epsilon",), refuses=("rho",))
+    family = noise_family(noise)
+    other = "epsilon" if family.budget == "rho" else "rho"
+    _validate.budget(component, family, params, needs=(family.budget,), refuses=(other,))
 
 
-def check_budget_values(component: str, params: Any, noise: str, floor: float = _validate.FLOAT32_TINY_BUDGET) -> None:
+def check_budget_values(
+    component: str, params: Any, noise: NoiseFamily | str, floor: float = _validate.FLOAT32_TINY_BUDGET
+) -> None:
     """``check_budget``, then the budget's values: in ``(0, inf]``, numeric, not below ``floor``.
 
     For any params with ``epsilon`` / ``rho`` fields (a mechanism's or a learner's). A learner
     passes ``floor`` and checks its own floor after (``jaxpriv.oco._floor``).
     """
     check_budget(component, params, noise)
-    if noise == "gaussian":
-        _validate.budget_value("rho", params.rho, floor)
-    else:
-        _validate.budget_value("epsilon", params.epsilon, floor)
+    field = noise_family(noise).budget
+    _validate.budget_value(field, getattr(params, field), floor)
 
 
-def tree_node_scale(component: str, params: TreeParams, noise: str, factor: float, depth: int, dtype) -> jax.Array:
+def tree_node_scale(
+    component: str, params: TreeParams, noise: NoiseFamily | str, factor: float, depth: int, dtype
+) -> jax.Array:
     """The scale of one node of a depth-``depth`` tree, the budget split over its levels (checks the budget)."""
     check_budget(component, params, noise)
     sens = factor * jnp.asarray(params.sensitivity, dtype)
     return jnp.asarray(_accounting.node_scale(noise, params.epsilon, params.rho, sens, depth), dtype)
 
 
-def tree_node_variance(noise: str, params: TreeParams, sensitivity: np.ndarray, dim: int, depth: int) -> np.ndarray:
+def tree_node_variance(
+    noise: NoiseFamily | str, params: TreeParams, sensitivity: np.ndarray, dim: int, depth: int
+) -> np.ndarray:
     """One node's variance, the budget split ``depth`` ways (ρ/D: variance × D; ε/D: × D²)."""
-    return budget_unit_variance(noise, params, sensitivity, dim) * (depth if noise == "gaussian" else depth**2)
+    return budget_unit_variance(noise, params, sensitivity, dim) * (depth**2 if noise_family(noise).pure else depth)
 
 
 def check_tree_params(
-    params: TreeParams, noise: str, component: str = "binary_tree", sampler_floor: SamplerFloor | None = None
+    params: TreeParams,
+    noise: NoiseFamily | str,
+    component: str = "binary_tree",
+    sampler_floor: SamplerFloor | None = None,
 ) -> None:
     """Raise ``ValueError`` for a missing or wrong-family budget, a budget ``<= 0``, or a bad sensitivity.
 
@@ -202,7 +209,7 @@ NEIGHBOURING = ("add_remove", "replace")
 
 
 def binary_tree(
-    horizon: int, dim: int, noise: str = "gamma", neighbouring: str = "add_remove", dtype=jnp.float32
+    horizon: int, dim: int, noise: NoiseFamily | str = "gamma", neighbouring: str = "add_remove", dtype=jnp.float32
 ) -> Mechanism:
     """Tree-based aggregation: private prefix sums ``v_t ≈ sum_{s<=t} x_s`` of a vector stream.
 
@@ -249,7 +256,7 @@ def binary_tree(
     Args:
       horizon: ``T >= 1``, the number of inputs; fixes ``D``.
       dim: ``d >= 1``, the dimension of each input.
-      noise: ``"gamma"``, ``"laplace"`` or ``"gaussian"``.
+      noise: ``"gamma"``, ``"laplace"`` or ``"gaussian"``, or the ``NoiseFamily`` (``GAMMA``, ...).
       neighbouring: ``"add_remove"`` (sensitivity Δ) or ``"replace"`` (2Δ).
       dtype: dtype of the state and of the releases.
 
@@ -271,12 +278,13 @@ def binary_tree(
     """
     horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)
-    noise = _validate.choice("noise", noise, NOISE_FAMILIES)
+    family = noise_family(noise)
+    noise = family.name  # what info, the check and the closures keep (saved and printed as the name)
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)
     factor = 2.0 if neighbouring == "replace" else 1.0  # sensitivity of one input, per unit clip bound
     depth = _accounting.tree_depth(horizon)
-    sampler = _noise.SAMPLERS[noise]
-    norm = input_norm(noise)
+    sampler = family.sampler
+    norm = family.input_norm
     sampler_floor = tree_sampler_floor("binary_tree", noise, depth, dim)
 
     def init_fn(key: PRNGKey, params: TreeParams) -> TreeState:

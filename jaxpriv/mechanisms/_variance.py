@@ -20,6 +20,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv._base import Mechanism, PrefixSumInfo  # PrefixSumInfo: defined beside Mechanism, re-exported here
+from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
 
 
 def register(mechanism: Mechanism, info: PrefixSumInfo) -> Mechanism:
@@ -85,15 +86,15 @@ def calibrated_sensitivity(mechanism: Mechanism, params: Any) -> np.ndarray:
     return np.asarray(info.sensitivity(params), np.float64)
 
 
-def budget_unit_variance(noise: str, params: Any, sensitivity: np.ndarray, dim: int) -> np.ndarray:
+def budget_unit_variance(noise: NoiseFamily | str, params: Any, sensitivity: np.ndarray, dim: int) -> np.ndarray:
     """Per-coordinate variance of one unit-weight noise draw calibrated to ``sensitivity`` (float64).
 
     Gaussian (ρ-zCDP): ``s²/(2ρ)``; Laplace (ε-DP): ``2(s/ε)²``; Gamma-norm (ε-DP): ``(d+1)(s/ε)²``.
     """
     s = np.asarray(sensitivity, np.float64)
-    if noise == "gaussian":
+    family = noise_family(noise)
+    if not family.pure:  # ρ-zCDP: unit draws of variance 1 scaled to σ = s/sqrt(2ρ)
         rho = np.asarray(params.rho, np.float64)
         return s**2 / (2.0 * rho)
     eps = np.asarray(params.epsilon, np.float64)
-    per = 2.0 if noise == "laplace" else dim + 1.0
-    return per * (s / eps) ** 2
+    return family.scaled_variance(s / eps, dim)

@@ -42,11 +42,12 @@ from jaxpriv import _rng, _validate
 from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_field, poison_past_horizon
 from jaxpriv._inplace import get_row, set_row, set_rows
 from jaxpriv._kahan import KahanSum, kahan_add
-from jaxpriv.mechanisms import _accounting, _noise
+from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import trailing_zeros
+from jaxpriv.mechanisms._noise import GAMMA, GAUSSIAN, NoiseFamily, noise_family
 from jaxpriv.mechanisms._tree import NEIGHBOURING, guard_input, popcount
 
-WINDOW_NOISE_FAMILIES = ("gamma", "gaussian")
+WINDOW_NOISE_FAMILIES = (GAMMA.name, GAUSSIAN.name)  # window ε-DP (pure) and window (ε, δ)-DP
 GAUSSIAN_CALIBRATIONS = ("paper", "composition")
 
 
@@ -139,7 +140,7 @@ class WindowTreeState(NamedTuple):
 
 
 def window_node_scale(
-    noise: str,
+    noise: NoiseFamily | str,
     epsilon: ArrayLike,
     delta: ArrayLike,
     sensitivity: ArrayLike,
@@ -161,7 +162,7 @@ def window_node_scale(
     """
     eps = jnp.asarray(epsilon, jnp.float32)
     s = jnp.asarray(sensitivity, jnp.float32)
-    if noise == "gamma":
+    if noise_family(noise, WINDOW_NOISE_FAMILIES).pure:
         return _accounting.gamma_node_scale(eps, s, depth)
     d = jnp.asarray(delta, jnp.float32)
     if calibration == "paper":
@@ -188,7 +189,7 @@ def window_gaussian_delta(epsilon: ArrayLike, delta: ArrayLike, depth: int, cali
     if calibration == "paper":
         sigma = np.sqrt(8.0) * depth * np.log(2.0 / np.asarray(delta, np.float64)) / np.asarray(epsilon, np.float64)
     else:
-        sigma = np.asarray(window_node_scale("gaussian", epsilon, delta, 1.0, depth, calibration), np.float64)
+        sigma = np.asarray(window_node_scale(GAUSSIAN, epsilon, delta, 1.0, depth, calibration), np.float64)
     return _accounting.gaussian_delta(sigma, np.sqrt(depth), epsilon)
 
 
@@ -220,13 +221,15 @@ def paper_calibration_max_epsilon(delta: float, depth: int) -> float:
     return float(np.exp(scipy.optimize.brentq(excess, lo, hi, xtol=1e-12)))
 
 
-def window_node_variance(noise: str, scale: ArrayLike, dim: int) -> jax.Array:
+def window_node_variance(noise: NoiseFamily | str, scale: ArrayLike, dim: int) -> jax.Array:
     """Per-coordinate variance of one node's noise: ``(d+1)·scale²`` (Gamma-norm) or ``σ²`` (Gaussian)."""
     scale = jnp.asarray(scale, jnp.float32)
-    return (dim + 1) * scale**2 if noise == "gamma" else scale**2
+    return noise_family(noise, WINDOW_NOISE_FAMILIES).scaled_variance(scale, dim)
 
 
-def window_noise_bound(noise: str, scale: ArrayLike, depth: int, dim: int, horizon: int, beta: ArrayLike) -> jax.Array:
+def window_noise_bound(
+    noise: NoiseFamily | str, scale: ArrayLike, depth: int, dim: int, horizon: int, beta: ArrayLike
+) -> jax.Array:
     """``N`` with ``P(max_{t<=T} ||n_t||_2 <= N) >= 1 - β`` (spec §2.5, union-bound versions).
 
     * Gamma: at most ``2T + k`` nodes are ever drawn, each ``||η|| ~ Gamma(d, θ)`` is
@@ -237,18 +240,18 @@ def window_noise_bound(noise: str, scale: ArrayLike, depth: int, dim: int, horiz
     """
     scale = jnp.asarray(scale, jnp.float32)
     beta = jnp.asarray(beta, jnp.float32)
-    if noise == "gamma":
+    if noise_family(noise, WINDOW_NOISE_FAMILIES) is GAMMA:  # Prop. A2: the Gamma radius' tail
         return depth * dim * scale * jnp.log(3.0 * dim * horizon / beta)
     return scale * np.sqrt(depth) * (np.sqrt(dim) + jnp.sqrt(2.0 * jnp.log(horizon / beta)))
 
 
-def check_window_budget(component: str, params: Any, noise: str) -> None:
+def check_window_budget(component: str, params: Any, noise: NoiseFamily | str) -> None:
     """The fields of ``noise``'s guarantee are given, and no other: ε (``"gamma"``), ε and δ (``"gaussian"``).
 
     Static (``None``-ness is pytree structure), so ``init`` calls it under ``jit`` too. For any
     params with ``epsilon`` / ``delta`` fields (the tree's, the WDP learners').
     """
-    if noise == "gaussian":
+    if not noise_family(noise, WINDOW_NOISE_FAMILIES).pure:
         _validate.budget(component, noise, params, needs=("epsilon", "delta"), guarantee="window (ε, δ)-DP")
     else:
         _validate.budget(component, noise, params, needs=("epsilon",), refuses=("delta",), guarantee="window ε-DP")
@@ -257,7 +260,7 @@ def check_window_budget(component: str, params: Any, noise: str) -> None:
 def check_window_budget_values(
     component: str,
     params: Any,
-    noise: str,
+    noise: NoiseFamily | str,
     calibration: str,
     depth: int,
     floor: float = _validate.FLOAT32_TINY_BUDGET,
@@ -273,7 +276,7 @@ def check_window_budget_values(
     """
     check_window_budget(component, params, noise)
     _validate.budget_value("epsilon", params.epsilon, floor)
-    if noise != "gaussian":
+    if noise_family(noise).pure:  # window ε-DP: no δ
         return
     _validate.budget_value("delta", params.delta)
     _validate.in_open_interval("delta", params.delta, 0.0, 1.0)
@@ -298,7 +301,9 @@ def check_window_budget_values(
         )
 
 
-def check_window_tree_params(params: WindowTreeParams, noise: str, calibration: str = "paper", depth: int = 1) -> None:
+def check_window_tree_params(
+    params: WindowTreeParams, noise: NoiseFamily | str, calibration: str = "paper", depth: int = 1
+) -> None:
     """Raise ``ValueError`` for a bad budget (``check_window_budget_values``) or a bad sensitivity."""
     check_window_budget_values("window_tree", params, noise, calibration, depth)
     _validate.numeric("sensitivity", params.sensitivity)
@@ -319,10 +324,12 @@ def check_window(window: int, horizon: int, round_window: bool) -> int:
     return window
 
 
-def _node_noise(key: PRNGKey, level: jax.Array, index: jax.Array, dim: int, noise: str, dtype) -> jax.Array:
+def _node_noise(
+    key: PRNGKey, level: jax.Array, index: jax.Array, dim: int, noise: NoiseFamily | str, dtype
+) -> jax.Array:
     """Unit-scale noise of the node ``(level, index)``: the same vector whenever it is asked for."""
     k = _rng.fold_in(_rng.fold_in(key, level), index)  # jax.random.fold_in's keys, the hash written out
-    return _noise.SAMPLERS[noise](k, (dim,), dtype)
+    return noise_family(noise).sample(k, (dim,), dtype)
 
 
 # The pieces of ``window_tree``, in the order of a step. ``draw(level, index)`` is the unit-scale
@@ -630,7 +637,7 @@ def window_tree(
     horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)
     window = check_window(window, horizon, round_window)
-    noise = _validate.choice("noise", noise, WINDOW_NOISE_FAMILIES)
+    noise = noise_family(noise, WINDOW_NOISE_FAMILIES).name  # kept by info, the check and the closures as the name
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)
     calibration = _validate.choice("calibration", calibration, GAUSSIAN_CALIBRATIONS)
     factor = 2.0 if neighbouring == "replace" else 1.0
@@ -662,13 +669,14 @@ def window_tree(
 
 
 def _node_variance64(
-    noise: str, calibration: str, params: WindowTreeParams, s: np.ndarray, depth: int, dim: int
+    noise: NoiseFamily | str, calibration: str, params: WindowTreeParams, s: np.ndarray, depth: int, dim: int
 ) -> np.ndarray:
     """``window_node_variance(window_node_scale(...))`` in float64 on the host (the variance oracle's node)."""
     eps = np.asarray(params.epsilon, np.float64)
+    family = noise_family(noise, WINDOW_NOISE_FAMILIES)
     with np.errstate(divide="ignore"):
-        if noise == "gamma":
-            return (dim + 1.0) * (depth * s / eps) ** 2
+        if family.pure:
+            return family.scaled_variance(depth * s / eps, dim)
         delta = np.asarray(params.delta, np.float64)
         if calibration == "paper":
             return 8.0 * (s * depth * np.log(2.0 / delta) / eps) ** 2

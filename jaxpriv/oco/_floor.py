@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxpriv.mechanisms import describe
+from jaxpriv.mechanisms import NoiseFamily, describe, noise_family
 
 F32_MAX = float(np.finfo(np.float32).max)
 #: The learner's arithmetic after its largest number (a sum with the played points, a division by ``t``).
@@ -139,14 +139,14 @@ def check(component: str, name: str, value: Any, terms: Sequence[Term], detail: 
     )
 
 
-def budget_name(noise: str) -> str:
+def budget_name(noise: NoiseFamily | str) -> str:
     """The budget field of a noise family: ``"rho"`` (Gaussian, ρ-zCDP) or ``"epsilon"``."""
-    return "rho" if noise == "gaussian" else "epsilon"
+    return noise_family(noise).budget
 
 
-def budget_power(noise: str) -> float:
+def budget_power(noise: NoiseFamily | str) -> float:
     """``p`` of a release's magnitude ``∝ b^(-p)``: ``1/2`` for ρ (``σ ∝ 1/sqrt(ρ)``), 1 for ε."""
-    return 0.5 if noise == "gaussian" else 1.0
+    return 1.0 if noise_family(noise).pure else 0.5
 
 
 def release_term(std: np.ndarray, dim: int, divisor: Any, fixed: Any, power: float, what: str) -> Term:

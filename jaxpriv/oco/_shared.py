@@ -21,7 +21,16 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate, theory
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
-from jaxpriv.mechanisms import GAMMA, DyadicSums, NoiseFamily, binary_tree, describe, dyadic_init, dyadic_step, noise_family
+from jaxpriv.mechanisms import (
+    GAMMA,
+    DyadicSums,
+    NoiseFamily,
+    binary_tree,
+    describe,
+    dyadic_init,
+    dyadic_step,
+    noise_family,
+)
 from jaxpriv.mechanisms._window_tree import check_window_budget_values
 from jaxpriv.oco import one_point
 from jaxpriv.sets import ConstraintSet
@@ -162,7 +171,11 @@ class WDPParams(NamedTuple):
 
 
 def check_wdp_params(
-    params: WDPParams, noise: str, calibration: str = "paper", depth: int = 1, component: str = "wdp_cocop"
+    params: WDPParams,
+    noise: NoiseFamily | str,
+    calibration: str = "paper",
+    depth: int = 1,
+    component: str = "wdp_cocop",
 ) -> None:
     """Raise ``ValueError`` naming the argument.
 

@@ -11,7 +11,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
-from jaxpriv.mechanisms import TreeParams, release_variance
+from jaxpriv.mechanisms import NoiseFamily, TreeParams, noise_family, release_variance
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import _floor
@@ -62,14 +62,16 @@ class DPFTRLState(NamedTuple):
 # --- the learner -------------------------------------------------------------------------------------------
 
 
-def _unit_params(noise: str, clip: float) -> TreeParams:
+def _unit_params(noise: NoiseFamily | str, clip: float) -> TreeParams:
     """Budget 1 of ``noise``'s family and the unit clip: the variance at any budget and ``L`` is a rescaling."""
-    return TreeParams(rho=1.0, sensitivity=clip) if noise == "gaussian" else TreeParams(1.0, sensitivity=clip)
+    return TreeParams(**{noise_family(noise).budget: 1.0}, sensitivity=clip)
 
 
-def _learner_variance(horizon: int, dim: int, params: DPFTRLParams, noise: str, mechanism: Mechanism) -> np.ndarray:
+def _learner_variance(
+    horizon: int, dim: int, params: DPFTRLParams, noise: NoiseFamily | str, mechanism: Mechanism
+) -> np.ndarray:
     """``Var_t``, ``t = 1..T``, of the learner's mechanism at ``params`` (float64, host)."""
-    clip = float(np.sqrt(dim)) if noise == "laplace" else 1.0
+    clip = float(np.sqrt(dim)) if noise_family(noise).norm == 1 else 1.0
     tp = TreeParams(params.epsilon, params.rho, clip * np.asarray(params.lipschitz, np.float64))
     return release_variance(mechanism, tp, np.arange(1, horizon + 1))
 
@@ -78,7 +80,7 @@ def dp_ftrl_learner_bound(
     horizon: int,
     constraint: ConstraintSet,
     params: DPFTRLParams,
-    noise: str | None = None,
+    noise: NoiseFamily | str | None = None,
     mechanism: Mechanism | None = None,
 ) -> float:
     """``dp_ftrl_regret_bound`` for ``dp_ftrl(horizon, constraint, noise, mechanism)`` run with ``params``.
@@ -95,7 +97,10 @@ def dp_ftrl_learner_bound(
 
 
 def dp_ftrl(
-    horizon: int, constraint: ConstraintSet, noise: str | None = None, mechanism: Mechanism | None = None
+    horizon: int,
+    constraint: ConstraintSet,
+    noise: NoiseFamily | str | None = None,
+    mechanism: Mechanism | None = None,
 ) -> Learner:
     """DP-FTRL for convex ``L``-Lipschitz losses on a convex set ``C``.
 
@@ -159,7 +164,7 @@ def dp_ftrl(
     dim = constraint.dim
     tree, noise = prefix_sum_mechanism(horizon, dim, noise, mechanism)
     # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) L.
-    norm_factor = float(np.sqrt(dim)) if noise == "laplace" else 1.0
+    norm_factor = float(np.sqrt(dim)) if noise_family(noise).norm == 1 else 1.0
     diameter = float(constraint.diameter)
     unit_var = release_variance(tree, _unit_params(noise, norm_factor), np.arange(1, horizon + 1))
     unit_noise_sum = float(np.sum(np.sqrt(dim * unit_var[: horizon - 1])))  # S at budget 1, L = 1
@@ -170,8 +175,9 @@ def dp_ftrl(
 
     def regularization(params: DPFTRLParams) -> jax.Array:
         lip = jnp.asarray(params.lipschitz, jnp.float32)
-        budget = jnp.asarray(params.rho if noise == "gaussian" else params.epsilon, jnp.float32)
-        per_unit = jnp.sqrt(budget) if noise == "gaussian" else budget
+        family = noise_family(noise)
+        budget = jnp.asarray(getattr(params, family.budget), jnp.float32)
+        per_unit = budget if family.pure else jnp.sqrt(budget)
         s = lip * unit_noise_sum / per_unit  # S = Σ_{t<T} sqrt(d Var_t) at (budget, L); 0 at inf
         tuned = jnp.sqrt(horizon * lip * lip + 2.0 * lip * s) / diameter
         lam = jnp.asarray(params.regularization, jnp.float32)
@@ -194,7 +200,7 @@ def dp_ftrl(
         budget, lip, _ = values
         clip = norm_factor * lip
         lam_used = np.asarray(regularization(params), np.float64)
-        noise_sum = 2.0 * lip * lip * unit_noise_sum / (np.sqrt(budget) if noise == "gaussian" else budget)
+        noise_sum = 2.0 * lip * lip * unit_noise_sum / (budget if noise_family(noise).pure else np.sqrt(budget))
         noise_sum = np.where(np.isnan(values[2]), noise_sum, 0.0)  # only the tuned λ (regularization = nan) forms it
         std = release_std(TreeParams(**{name: budget}, sensitivity=clip))
         terms = [

@@ -11,7 +11,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
-from jaxpriv.mechanisms import DyadicSums, TreeParams, dyadic_init, tree_depth
+from jaxpriv.mechanisms import DyadicSums, NoiseFamily, TreeParams, dyadic_init, noise_family, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import _floor
@@ -48,7 +48,10 @@ class PFTALState(NamedTuple):
 
 
 def pftal(
-    horizon: int, constraint: ConstraintSet, noise: str | None = None, mechanism: Mechanism | None = None
+    horizon: int,
+    constraint: ConstraintSet,
+    noise: NoiseFamily | str | None = None,
+    mechanism: Mechanism | None = None,
 ) -> Learner:
     """PFTAL for ``L``-Lipschitz, ``H``-strongly convex losses on a convex set ``C``.
 
@@ -112,7 +115,7 @@ def pftal(
     tree, noise = prefix_sum_mechanism(horizon, constraint.dim, noise, mechanism)
     depth = tree_depth(horizon)
     # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) L.
-    norm_factor = float(np.sqrt(constraint.dim)) if noise == "laplace" else 1.0
+    norm_factor = float(np.sqrt(constraint.dim)) if noise_family(noise).norm == 1 else 1.0
 
     def tree_params(params: PFTALParams) -> TreeParams:
         return TreeParams(params.epsilon, params.rho, norm_factor * jnp.asarray(params.lipschitz, jnp.float32))

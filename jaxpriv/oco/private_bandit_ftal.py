@@ -11,7 +11,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
-from jaxpriv.mechanisms import TreeParams, tree_depth
+from jaxpriv.mechanisms import NoiseFamily, TreeParams, noise_family, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import _floor, one_point
@@ -54,7 +54,7 @@ class PrivateBanditFTALParams(NamedTuple):
 def private_bandit_ftal(
     horizon: int,
     constraint: ConstraintSet,
-    noise: str | None = None,
+    noise: NoiseFamily | str | None = None,
     preset: str = "oblivious",
     mechanism: Mechanism | None = None,
 ) -> Learner:
@@ -125,7 +125,7 @@ def private_bandit_ftal(
     p = one_point.sphere_dim(constraint)
     depth = tree_depth(horizon)
     # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) pB/β.
-    norm_factor = float(np.sqrt(constraint.dim)) if noise == "laplace" else 1.0
+    norm_factor = float(np.sqrt(constraint.dim)) if noise_family(noise).norm == 1 else 1.0
 
     release_std = _floor.ReleaseStd(tree, horizon)
     name = _floor.budget_name(noise)

@@ -10,6 +10,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private
+from jaxpriv.mechanisms import NoiseFamily, noise_family
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.oco.pftal import PFTALState
 from jaxpriv.oco.regularized_pftal import RegularizedPFTALParams, regularized_pftal
@@ -33,7 +34,7 @@ class PrivateExpertsParams(NamedTuple):
 
 
 def private_experts(
-    horizon: int, num_experts: int, noise: str | None = None, mechanism: Mechanism | None = None
+    horizon: int, num_experts: int, noise: NoiseFamily | str | None = None, mechanism: Mechanism | None = None
 ) -> Learner:
     """Learning with experts under differential privacy: Table 1, first row.
 
@@ -67,6 +68,7 @@ def private_experts(
       Pitassi, Rothblum, Differential privacy under continual observation, STOC 2010.
     """
     p = _validate.positive_int("num_experts", num_experts)
+    noise = None if noise is None else noise_family(noise).name  # a family or its name; kept as the name
     base = regularized_pftal(horizon, simplex(p), noise, mechanism)
     lipschitz = float(np.sqrt(p))
 

@@ -11,7 +11,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate, theory
 from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private
-from jaxpriv.mechanisms import TreeParams, describe, release_variance, tree_depth
+from jaxpriv.mechanisms import GAMMA, NoiseFamily, TreeParams, describe, noise_family, release_variance, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import _floor
@@ -41,7 +41,10 @@ class RegularizedPFTALParams(NamedTuple):
 
 
 def regularized_pftal(
-    horizon: int, constraint: ConstraintSet, noise: str | None = None, mechanism: Mechanism | None = None
+    horizon: int,
+    constraint: ConstraintSet,
+    noise: NoiseFamily | str | None = None,
+    mechanism: Mechanism | None = None,
 ) -> Learner:
     """PFTAL on ``h_t(w) = f_t(w) + (H/2)||w||²`` for ``L``-Lipschitz convex losses (Appendix C).
 
@@ -92,30 +95,32 @@ def regularized_pftal(
     """
     require_projection(constraint)
     base = pftal(horizon, constraint, noise, mechanism)
-    noise = "gamma" if noise is None and mechanism is None else noise
+    if mechanism is None:  # the name, whether a family or its name was given (the closures keep it)
+        noise = (GAMMA if noise is None else noise_family(noise)).name
     depth = tree_depth(horizon)
     dim, radius = constraint.dim, constraint.radius
     unit_variance = None
     if mechanism is not None:
         noise = describe(mechanism).noise
-        clip = float(np.sqrt(dim)) if noise == "laplace" else 1.0
+        family = noise_family(noise)
+        clip = float(np.sqrt(dim)) if family.norm == 1 else 1.0
         steps = np.arange(1, horizon + 1)
-        unit = TreeParams(rho=1.0, sensitivity=clip) if noise == "gaussian" else TreeParams(1.0, sensitivity=clip)
+        unit = TreeParams(**{family.budget: 1.0}, sensitivity=clip)
         unit_variance = float(np.max(release_variance(mechanism, unit, steps)))
 
     # The Laplace tree clips the L1 norm (as in pftal); the base learner's mechanism and its largest release std.
-    norm_factor = float(np.sqrt(dim)) if noise == "laplace" else 1.0
+    norm_factor = float(np.sqrt(dim)) if noise_family(noise).norm == 1 else 1.0
     release_std = _floor.ReleaseStd(prefix_sum_mechanism(horizon, dim, noise, mechanism)[0], horizon)
 
     def unit_noise_norm(budget: ArrayLike) -> jax.Array | None:
         if unit_variance is None:
             return None
         b = jnp.asarray(budget, jnp.float32)
-        scale = b if noise == "gaussian" else b * b  # variance ∝ 1/ρ (Gaussian), 1/ε² otherwise
+        scale = b * b if noise_family(noise).pure else b  # variance ∝ 1/ε² (pure ε-DP), 1/ρ (Gaussian)
         return jnp.sqrt(dim * unit_variance / scale)
 
     def strength(params: RegularizedPFTALParams) -> jax.Array:
-        budget = params.rho if noise == "gaussian" else params.epsilon
+        budget = getattr(params, noise_family(noise).budget)
         theorem = theory.regularized_pftal_strength(
             horizon, dim, params.lipschitz, radius, budget, noise, depth, unit_noise_norm(budget)
         )

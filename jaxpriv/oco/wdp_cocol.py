@@ -15,11 +15,15 @@ import numpy as np
 from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_inputs, poison_past_horizon, static_args
 from jaxpriv.mechanisms import (
+    GAMMA,
+    WINDOW_NOISE_FAMILIES,
     DyadicSums,
+    NoiseFamily,
     WindowTreeParams,
     WindowTreeState,
     clip_l2,
     dyadic_init,
+    noise_family,
     tree_depth,
     window_depth,
     window_noise_bound,
@@ -61,7 +65,13 @@ def cocol_constants(rho: float, constants: str) -> tuple[float, float]:
 
 
 def paper_window_constant(
-    noise: str, epsilon: jax.Array, delta: jax.Array, beta: jax.Array, dim: int, depth: int, alpha: float
+    noise: NoiseFamily | str,
+    epsilon: jax.Array,
+    delta: jax.Array,
+    beta: jax.Array,
+    dim: int,
+    depth: int,
+    alpha: float,
 ) -> jax.Array:
     """``C_W`` of Algorithm 2, line 2, as decoded in spec §4.3, with ``k_W = ceil(log2 W) + 1`` for ``log2 W``.
 
@@ -70,7 +80,7 @@ def paper_window_constant(
     """
     eps = jnp.asarray(epsilon, jnp.float32)
     beta = jnp.asarray(beta, jnp.float32)
-    if noise == "gamma":
+    if noise_family(noise, WINDOW_NOISE_FAMILIES) is GAMMA:  # the Gamma radius' tail; else the Gaussian's
         return 2.0 * alpha * dim * depth**1.5 * jnp.log(dim / beta) / eps
     delta = jnp.asarray(delta, jnp.float32)
     return 2.0 * alpha * np.sqrt(dim) * depth**1.5 * jnp.log(2.0 / delta) * jnp.sqrt(jnp.log(2.0 * dim / beta)) / eps
@@ -80,7 +90,7 @@ def local_oracle_learner(
     horizon: int,
     constraint: ConstraintSet,
     window: int,
-    noise: str,
+    noise: NoiseFamily | str,
     sensitivity: str,
     calibration: str,
     constants: str,
@@ -91,6 +101,7 @@ def local_oracle_learner(
     require_local_oracle(constraint)
     horizon = _validate.horizon(horizon)
     check_window(window, horizon, round_window)
+    noise = noise_family(noise, WINDOW_NOISE_FAMILIES).name  # a family or its name; the closures keep the name
     sensitivity = sensitivity_rule(sensitivity)
     constants = _validate.choice("constants", constants, CONSTANTS)
     dim = constraint.dim
@@ -204,7 +215,7 @@ def wdp_cocol(
     horizon: int,
     constraint: ConstraintSet,
     window: int,
-    noise: str = "gamma",
+    noise: NoiseFamily | str = "gamma",
     sensitivity: str = "replace",
     calibration: str = "paper",
     constants: str = "proof",

@@ -15,10 +15,13 @@ import numpy as np
 from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_inputs, static_args
 from jaxpriv.mechanisms import (
+    WINDOW_NOISE_FAMILIES,
     DyadicSums,
+    NoiseFamily,
     WindowTreeParams,
     WindowTreeState,
     dyadic_init,
+    noise_family,
     tree_depth,
     window_depth,
     window_tree,
@@ -49,7 +52,7 @@ def wdp_cocop(
     horizon: int,
     constraint: ConstraintSet,
     window: int,
-    noise: str = "gamma",
+    noise: NoiseFamily | str = "gamma",
     sensitivity: str = "replace",
     calibration: str = "paper",
     round_window: bool = False,
@@ -124,6 +127,7 @@ def wdp_cocop(
     horizon = _validate.horizon(horizon)
     sensitivity = sensitivity_rule(sensitivity)
     neighbouring = "add_remove" if sensitivity == "paper_add_remove" else "replace"
+    noise = noise_family(noise, WINDOW_NOISE_FAMILIES).name  # a family or its name; the closures keep the name
     tree = window_tree(horizon, constraint.dim, window, noise, neighbouring, calibration, round_window)
     depth = tree_depth(horizon)
     k_w = window_depth(check_window(window, horizon, round_window), horizon)
