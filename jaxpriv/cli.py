@@ -103,7 +103,7 @@ def _baselines_other(args: argparse.Namespace, out: Path) -> int:
 
 
 def baselines(args: argparse.Namespace) -> int:
-    """The private baselines' experiments: [N22] Fig. 2 (default), Fig. 3, AdaC-GOPE-Var, DP-FTRL vs PFTAL."""
+    """The private baselines: Azize & Basu 2022 Fig. 2 (default), Fig. 3, AdaC-GOPE-Var, DP-FTRL vs PFTAL."""
     from jaxpriv.experiments.baselines import compare
 
     out = Path(args.out) if args.out else Path("jaxpriv-out") / time.strftime("baselines-%Y%m%d-%H%M%S")
@@ -224,13 +224,14 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser(
         "baselines",
         parents=[common],
-        help="pure-DP bandit baselines ([N22] Fig. 2): AdaP-(KL)UCB, DP-UCB, DP-SE, LDP-UCB, AdaC-UCB",
+        help="pure-DP bandit baselines (Azize & Basu 2022, Fig. 2): AdaP-(KL)UCB, DP-UCB, DP-SE, LDP-UCB, AdaC-UCB",
     )
     c.add_argument(
         "--experiment",
         choices=["pure-dp", "epsilon", "gope", "oco"],
         default="pure-dp",
-        help="pure-dp: [N22] Fig. 2 (default); epsilon: AdaP-KLUCB against eps with the lower bound ([N22] Fig. 3); "
+        help="pure-dp: Azize & Basu 2022, Fig. 2 (default); epsilon: AdaP-KLUCB against eps with the lower bound "
+        "(Fig. 3); "
         "gope: AdaC-GOPE against AdaC-GOPE-Var; oco: DP-FTRL against PFTAL (tree and BLT)",
     )
     c.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/baselines-<time>)")

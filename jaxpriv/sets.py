@@ -472,7 +472,7 @@ def simplex_local_oracle(dim: int, total: float = 1.0) -> Callable[..., jax.Arra
     ``<g, y>`` over all such ``y`` with ``||y - x||_1 <= 2Δ``, so (Assumption 1)
     ``<g, p> <= <g, y>`` for every ``y`` in ``B(x, r) ∩ Δ`` and
     ``||p - x||_2 <= ||p - x||_1 <= 2Δ <= ρ r`` with ``ρ = sqrt(d)``.
-    Spec ``window_coco.md`` §4.5 (via Garber's construction, as in Bubeck's blog, 2013).
+    Garber's construction (guest post on S. Bubeck's blog, 2013; docs/algorithms/window.md, 'Decoding choices').
 
     Returns:
       ``(x[..., d], r[...], g[..., d]) -> p[..., d]``, broadcasting over leading axes.

@@ -637,7 +637,7 @@ def mi_bandit_ogd_exploration(
     return jnp.minimum(delta, 0.5 * r)
 
 
-# --- window-private COCO (WDP-COCOP / WDP-COCOL; spec window_coco.md §5) -----------------------------
+# --- window-private COCO (WDP-COCOP / WDP-COCOL; docs/algorithms/window.md, 'Decoding choices') ---------
 
 
 def _window_g(lipschitz: ArrayLike, strong_convexity: ArrayLike, diameter: ArrayLike) -> jax.Array:
@@ -650,7 +650,8 @@ def _window_g(lipschitz: ArrayLike, strong_convexity: ArrayLike, diameter: Array
 def wdp_cocop_regret_inequality(
     horizon: ArrayLike, lipschitz: ArrayLike, strong_convexity: ArrayLike, diameter: ArrayLike, noise_max: ArrayLike
 ) -> jax.Array:
-    """The explicit regret bound of WDP-COCOP given the realised noise (spec §3, §5.2):
+    """The explicit regret bound of WDP-COCOP given the realised noise (derived:
+    docs/algorithms/window.md, 'Decoding choices'):
 
     ``Regret(T) <= (G/μ)(2G + N_T)(1 + ln T)``, ``G = L + μD``, ``N_T = max_{t<T} ||ĝ_t - g_t||_2``
     (``oco.wdp_cocop``'s state keeps it in ``noise_max``). FTL on the ``G``-Lipschitz,
@@ -670,7 +671,8 @@ def wdp_cocol_regret_inequality(
     rho: float,
     noise_bound: ArrayLike,
 ) -> jax.Array:
-    """The explicit regret bound of WDP-COCOL with the proven constants (spec §4.6, §5.2):
+    """The explicit regret bound of WDP-COCOL with the proven constants (derived:
+    docs/algorithms/window.md, 'Decoding choices'):
 
     ``Regret(T) <= [16ρ²G² + 10(1 + ρ)G N] ln(1 + T/C₀)/μ + C₀μD²/2``, ``C₀ = 8ρ²``, ``G = L + μD``,
     on the event ``max_t ||ĝ_t - g_t|| <= N`` (``N`` the bound the radii were built on:
@@ -700,10 +702,10 @@ def wdp_regret_order(
     delta: ArrayLike = 1e-5,
     beta: ArrayLike = 0.01,
 ) -> jax.Array:
-    """Theorems 3, 4, 6 and 7 of the window-DP COCO paper in clean form (spec §5), the ``O(·)`` with constant 1.
+    """Theorems 3, 4, 6 and 7 of the window-DP COCO paper in clean form, the ``O(·)`` with constant 1.
 
     With ``G = L + μD`` and ``k_W = ceil(log2 W) + 1`` for the printed ``log2 W`` (which vanishes at
-    ``W = 1``; spec §5):
+    ``W = 1``):
 
     * ``("cocop", "gamma")``, Theorem 3, and ``("cocol", "gamma")``, Theorem 6:
       ``d G² k_W^{1.5} ln(d/β) ln T/(με)``;
@@ -828,9 +830,9 @@ def dp_ftrl_regret_bound(
 
 
 # --- finite-armed bandits (float64, on the host; rewards in ``[0, 1]``) ---------------------------------------
-# AdaC-UCB (Theorem 5.6), AdaP-UCB (Theorem 7 of [N22]) and its lower bound (Theorem 3), DP-SE (its schedule's
-# constants), and the sub-gamma confidence-bound argument of DP-UCB and LDP-UCB (``bernstein_regret_bound``: the
-# learners turn their mechanism's noise into its variance and scale, ``bandits.dp_ucb_regret_bound``).
+# AdaC-UCB (Theorem 5.6), AdaP-UCB (Azize & Basu 2022, Theorem 7) and its lower bound (Theorem 3), DP-SE (its
+# schedule's constants), and the sub-gamma confidence-bound argument of DP-UCB and LDP-UCB (``bernstein_regret_bound``:
+# the learners turn their mechanism's noise into its variance and scale, ``bandits.dp_ucb_regret_bound``).
 
 
 def adac_ucb_regret_bound(means: ArrayLike, horizon: int, rho: float, beta: float) -> float:
@@ -853,7 +855,7 @@ def adac_ucb_regret_bound(means: ArrayLike, horizon: int, rho: float, beta: floa
 
 
 def adap_ucb_regret_bound(means: ArrayLike, horizon: int, epsilon: float, alpha: float) -> float:
-    """Theorem 7 [N22]: ``Σ_{Δ_a>0} (16α log T / min{Δ_a, ε} + α/(α - 3))`` for α > 3.
+    """Theorem 7 of Azize & Basu (NeurIPS 2022): ``Σ_{Δ_a>0} (16α log T / min{Δ_a, ε} + α/(α - 3))`` for α > 3.
 
     Evaluated in float64 for rewards in ``[0, 1]``; ``epsilon = inf`` gives ``min{Δ_a, ε} = Δ_a``.
     (The thesis's restatement, Theorem 5.3, has ``3α/(α - 3)`` as the additive term; the NeurIPS
@@ -881,7 +883,7 @@ def adap_ucb_regret_bound(means: ArrayLike, horizon: int, epsilon: float, alpha:
 
 
 def adap_lower_bound(means: ArrayLike, horizon: int, epsilon: float) -> float:
-    """[N22] Theorem 3 for Bernoulli arms: ``Σ_{Δ_a>0} Δ_a log T / min(kl(μ_a, μ*), 6 ε Δ_a)``.
+    """Azize & Basu (NeurIPS 2022), Theorem 3 for Bernoulli arms: ``Σ_{Δ_a>0} Δ_a log T / min(kl(μ_a, μ*), 6 ε Δ_a)``.
 
     The asymptotic (``T → ∞``) problem-dependent lower bound on the regret of any consistent
     ε-global DP policy, with ``d_inf = kl(μ_a, μ*)`` and ``t_inf = Δ_a`` for Bernoulli

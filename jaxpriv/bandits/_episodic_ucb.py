@@ -73,7 +73,8 @@ def validate_static(num_arms: int, horizon: int | None, init_count: str, tie_bre
 def index_count(lengths: jax.Array, counts: jax.Array, init_count: str) -> jax.Array:
     """``n_a``, the sample count used in the index and the noise of arm ``a`` (float32).
 
-    ``"samples"`` (the [STD] default of spec §3.4): the number of rewards in
+    ``"samples"`` (the default, a standard choice the paper leaves open;
+    docs/algorithms/zcdp_bandits.md, 'Decoding choices'): the number of rewards in
     ``a``'s last episode, i.e. 1 after the initial pull and ``N_a/2`` after.
     ``"half"``: the paper's ``½ N_a(t_ℓ - 1)`` literally, i.e. 0.5 after the
     initial pull (more noise, still private), ``N_a/2`` after.
@@ -88,7 +89,7 @@ def index(means: jax.Array, n: jax.Array, t: jax.Array, beta: jax.Array, unit_st
     """The index of eq. (5.4): ``μ̃_a + sqrt((1/(2 n_a) + 1/(ρ n_a²)) β log t_ℓ)``.
 
     ``1/ρ = 2 unit_stddev²``; with ``unit_stddev = 0`` it is the non-private
-    index ``μ̂_a + sqrt(β log t_ℓ / (2 n_a))`` of spec §3.3.
+    index ``μ̂_a + sqrt(β log t_ℓ / (2 n_a))`` of ``ucb`` (eq. (5.4) without its privacy terms).
     """
     rho_inv = 2.0 * unit_stddev * unit_stddev
     log_t = jnp.log(jnp.asarray(t, jnp.float32))

@@ -1,7 +1,7 @@
 """The phase arithmetic shared by GOPE, AdaC-GOPE and their episode-level simulator.
 
 Every function here is the arithmetic of one line of Algorithm 8 of the thesis
-(spec §4.2–§4.4), written once and used by both simulators: the step-level
+(eq. (5.6), Steps 1–5; GOPE without the privacy terms), written once and used by both simulators: the step-level
 policies (``gope.py``, ``adac_gope.py``: one scan step per round) and the
 episode-level fast path (``episodic/gope.py``: one scan step per phase). The two
 simulators therefore run the same algorithm.
@@ -20,7 +20,7 @@ from jaxpriv._base import PRNGKey, declare
 from jaxpriv.bandits import design as _design
 from jaxpriv.bandits._fast_path import FastPath
 
-#: Design weights below this are dropped from the support ``S_ℓ`` (spec §4.5).
+#: Design weights below this are dropped from the support ``S_ℓ`` (docs/algorithms/zcdp_bandits.md, 'Decoding choices').
 SUPPORT_TOL = 1e-6
 CALIBRATIONS = ("safe", "paper")
 #: Diagnostic ablations of AdaC-GOPE: only the noise (GOPE's phase lengths; still private with the
@@ -205,7 +205,7 @@ def noise_variance(
 ) -> jax.Array:
     """The variance of ``N_ℓ`` (the noise is ``V_ℓ^{-1/2} N_ℓ``).
 
-    ``"safe"`` (default; spec §4.6): ``(2/ρ) max(g_ℓ², d/c_ℓ)``: the Gaussian
+    ``"safe"`` (default; docs/algorithms/zcdp_bandits.md, 'Decoding choices'): ``(2/ρ) max(g_ℓ², d/c_ℓ)``: the Gaussian
     mechanism for the ℓ2 sensitivity ``2 g_ℓ`` of ``φ_ℓ = V_ℓ^{-1/2} Σ a_s r_s``
     (thesis §C.1.3), never below the algorithm box's value. ``"paper"``:
     ``2d/(ρ c_ℓ)`` (Algorithm 8, Step 4), private only for an exact G-optimal

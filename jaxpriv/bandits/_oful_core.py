@@ -1,4 +1,4 @@
-"""The rarely-switching OFUL skeleton shared by RS-OFUL and AdaC-OFUL (spec §5).
+"""The rarely-switching OFUL skeleton shared by RS-OFUL and AdaC-OFUL (thesis Algorithm 9).
 
 Algorithm 9 of the thesis: keep ``V_t = λI + Σ_{s<=t} a_s a_sᵀ`` and
 ``Σ_{s<=t} a_s r_s``; when ``det V_t > (1 + C) det V_τ`` (determinant doubling
@@ -81,7 +81,9 @@ def oful_radius(
 def privacy_radius(
     num_noisy: ArrayLike, rho: ArrayLike, delta: ArrayLike, horizon: int, dim: int, min_eigenvalue: ArrayLike
 ) -> jax.Array:
-    """The enlargement ``sqrt((2ℓ/ρ) f(d, δ/T)) / sqrt(λ_min(V_τ))`` (spec §5.2, [STD] robust choice).
+    """The enlargement ``sqrt((2ℓ/ρ) f(d, δ/T)) / sqrt(λ_min(V_τ))`` (Thm C.13's
+    derivation with the public ``λ_min(V_τ)``, a standard choice the paper leaves open;
+    docs/algorithms/zcdp_bandits.md, 'Decoding choices').
 
     ``Σ_{m<=ℓ} Y_m ~ N(0, (2ℓ/ρ) I)`` has ``‖·‖² <= (2ℓ/ρ)(d + 2 sqrt(d log(T/δ)) + 2 log(T/δ))``
     w.p. ``>= 1 - δ/T`` (χ² tail, thesis Lemma C.28), and
@@ -182,7 +184,7 @@ class OFULState(NamedTuple):
     nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
-# The pieces of ``update`` (spec §5.1, Algorithm 9): add the round's data, test for a switch, and at a
+# The pieces of ``update`` (thesis Algorithm 9): add the round's data, test for a switch, and at a
 # switch draw the noise, refit the centre and recompute the radius.
 
 
@@ -215,7 +217,7 @@ def _add_switch_noise(key: PRNGKey, noise_sum: jax.Array, rho: jax.Array) -> jax
     """``Σ_{m<=ℓ} Y_m``: the running sum plus a fresh ``Y_ℓ ~ N(0, (2/ρ) I_d)`` (Algorithm 9, "sample Y_ℓ").
 
     The Gaussian mechanism for the episode's ``Σ a_s r_s`` of ℓ2 sensitivity 2: ``σ² = 2²/(2ρ)``,
-    ρ-zCDP per switch (spec §5.1); the sum is kept, not redrawn ("the price of not forgetting").
+    ρ-zCDP per switch (thesis §C.1.3); the sum is kept, not redrawn ("the price of not forgetting").
     """
     stddev = jnp.sqrt(2.0 / rho)  # Gaussian mechanism, ℓ2 sensitivity 2
     return noise_sum + stddev * jax.random.normal(key, noise_sum.shape, jnp.float32)
@@ -236,11 +238,12 @@ def _refit(gram: jax.Array, target: jax.Array) -> tuple[jax.Array, jax.Array, ja
 def _switch_radius(
     state: OFULState, num_noisy: jax.Array, logdet: jax.Array, radius: str, enlarge: bool, horizon: int
 ) -> jax.Array:
-    """``β̃_τ``, the radius of the frozen ellipsoid ``‖θ - θ̃_τ‖_{V_τ} <= β̃_τ`` (spec §5.2).
+    """``β̃_τ``, the radius of the frozen ellipsoid ``‖θ - θ̃_τ‖_{V_τ} <= β̃_τ``
+    (thesis Thm C.13; docs/algorithms/zcdp_bandits.md, 'Decoding choices').
 
     * not ``enlarge`` (RS-OFUL, the ``"noise"`` ablation): ``β_τ``, ``oful_radius`` (AYPS11 Thm 2);
     * ``"self_normalized"``: ``self_normalized_radius``, the noise inside the self-normalised bound;
-    * ``"robust"``: ``β_τ + privacy_radius`` (Thm C.13 with ``λ_min(V_τ)``, spec §5.2 [STD]).
+    * ``"robust"``: ``β_τ + privacy_radius`` (Thm C.13 with ``λ_min(V_τ)``, a standard choice).
 
     ``num_noisy = ℓ`` counts this switch.
     """

@@ -68,7 +68,7 @@ def adac_gope(
     ``φ_ℓ = V_ℓ^{-1/2} Σ a_s r_s``, of ℓ2 sensitivity ``2 g_ℓ``,
     ``g_ℓ² = max_{b ∈ A_ℓ} ‖b‖²_{V_ℓ^{-1}}``, released by the Gaussian mechanism
     with ``σ_ℓ² = (2/ρ) max(g_ℓ², d/c_ℓ)`` (``calibration="safe"``, the default:
-    spec §4.6; exact for the *realised* ``V_ℓ``, whatever the Frank–Wolfe
+    docs/algorithms/zcdp_bandits.md, 'Decoding choices'; exact for the *realised* ``V_ℓ``, whatever the Frank–Wolfe
     tolerance). ``calibration="paper"`` uses Step 4's ``σ_ℓ² = 2d/(ρ c_ℓ)``,
     which equals the safe value only for an exact G-optimal design (then
     ``g_ℓ² <= d/c_ℓ``). Phases use disjoint reward blocks and the actions within

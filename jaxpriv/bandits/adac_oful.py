@@ -78,7 +78,8 @@ def adac_oful(
       ``d`` pseudo-observations per switch,
       ``β̃_τ = sqrt(1 + c/λ_min(V_τ)) R sqrt(2 log(1/δ) + log det(V_τ + cI) - d log λ) + sqrt(λ) S``,
       ``c = 2ℓ/(ρR²)``; probability ``>= 1 - δ``; tends to RS-OFUL's radius at rate ``1/ρ``.
-    * ``radius="robust"`` (spec §5.2, **[STD]**, the earlier default):
+    * ``radius="robust"`` (a standard choice the paper leaves open, the earlier default;
+      docs/algorithms/zcdp_bandits.md, 'Decoding choices'):
       ``β̃_τ = β_τ + sqrt((2ℓ/ρ) (d + 2 sqrt(d log(T/δ)) + 2 log(T/δ))) / sqrt(λ_min(V_τ))``,
       ``β_τ = R sqrt(2 log(1/δ) + log(det V_τ/λ^d)) + sqrt(λ) S`` — Thm C.13's
       derivation with the public ``λ_min(V_τ)`` in place of the ``λ₀``-based bound;

@@ -92,8 +92,9 @@ def adac_ucb(
     until ``N_{a_ℓ}`` has doubled. ``μ̃_a`` is the mean of the ``n_a`` rewards of
     the last episode in which ``a`` was played (forgetting) plus one draw of
     ``N(0, 1/(2ρ n_a²))``, made when that episode closes and reused until ``a``'s
-    next episode closes (spec §3.2: one release per closed episode; redrawing at
-    every decision would re-release the same block). The final episode is
+    next episode closes (one release per closed episode, the reading of the thesis's privacy proof,
+    §C.1.3; redrawing at every decision would re-release the same block;
+    docs/algorithms/zcdp_bandits.md, 'Decoding choices'). The final episode is
     truncated at the horizon.
 
     Privacy: ρ-Interactive zCDP (thesis Def. 3.5) for the replace-one-reward
@@ -117,9 +118,10 @@ def adac_ucb(
         private-safe default). ``False`` reproduces an unclipped setup and
         voids the guarantee for rewards outside ``[0, 1]``: a finite ``rho`` is then
         refused unless ``private=False``.
-      init_count: ``n_a`` after the initial pull: ``"samples"`` (1, [STD] spec §3.4)
+      init_count: ``n_a`` after the initial pull: ``"samples"`` (1, a standard choice the paper
+        leaves open; docs/algorithms/zcdp_bandits.md, 'Decoding choices')
         or ``"half"`` (the paper's ``½N_a = 0.5``: more noise, still private).
-      tie_break: ``"random"`` (uniform among the maximisers, [STD]) or ``"first"``.
+      tie_break: ``"random"`` (uniform among the maximisers, a standard choice) or ``"first"``.
       private: ``False`` declares the policy not private (``Result.private`` is then ``False``);
         needed to run ``clip_rewards=False`` at a finite ``rho``, whose guarantee does not hold.
 

@@ -1,6 +1,6 @@
 """AdaP-KLUCB: ε-global DP KL-UCB with adaptive episodes and forgetting (Azize & Basu, NeurIPS 2022).
 
-AdaP-UCB (``jaxpriv.bandits.adap_ucb``) with the KL-UCB index of [N22] eq. (7): the same episodic
+AdaP-UCB (``jaxpriv.bandits.adap_ucb``) with the KL-UCB index of that paper's eq. (7): the same episodic
 skeleton, Laplace release and calibration; only the index differs.
 """
 
@@ -16,7 +16,8 @@ from jaxpriv._base import Learner
 from jaxpriv.bandits.adap_ucb import _adap_learner, _calibrate, unit_scale
 from jaxpriv.theory import adap_lower_bound
 
-#: Bisection steps of the KL-UCB index [STD]: the bracket ``[μ̆, 1]`` shrinks to ``2^-32``, below
+#: Bisection steps of the KL-UCB index (a standard choice the paper leaves open): the bracket ``[μ̆, 1]``
+#: shrinks to ``2^-32``, below
 #: float32's resolution on [0, 1] near the answer, so more steps cannot change it.
 KL_ITERATIONS = 32
 
@@ -45,7 +46,7 @@ def bernoulli_kl(p: ArrayLike, q: ArrayLike) -> jax.Array:
 
 
 def kl_upper_bound(p: ArrayLike, c: ArrayLike, iterations: int = KL_ITERATIONS) -> jax.Array:
-    """``max{q ∈ [p, 1] : kl(p, q) <= c}`` by ``iterations`` bisection steps on ``[p, 1]`` [STD].
+    """``max{q ∈ [p, 1] : kl(p, q) <= c}`` by ``iterations`` bisection steps on ``[p, 1]`` (a standard choice).
 
     ``kl(p, ·)`` is increasing on ``[p, 1]``, so bisection keeps ``kl(p, lo) <= c < kl(p, hi)``
     (or ``hi = 1``); the upper end ``hi`` is returned, within ``(1-p) 2^-iterations`` of the exact
@@ -67,14 +68,14 @@ def kl_upper_bound(p: ArrayLike, c: ArrayLike, iterations: int = KL_ITERATIONS) 
 
 
 def _klucb_index(means: jax.Array, n: jax.Array, t: jax.Array, alpha: jax.Array, unit: jax.Array) -> jax.Array:
-    """[N22] eq. (7), KL-UCB, with ``unit = 1/ε``."""
+    """Azize & Basu (2022), eq. (7), KL-UCB, with ``unit = 1/ε``."""
     log_t = jnp.log(jnp.asarray(t, jnp.float32))
     shifted = jnp.clip(means + alpha * log_t * unit / n, 0.0, 1.0)  # μ̆ = Clip_{0,1}(μ̃ + α log t_ℓ/(ε n))
     return kl_upper_bound(shifted, alpha * log_t / n)
 
 
 def adap_klucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, epsilon: ArrayLike, alpha: ArrayLike) -> jax.Array:
-    """The AdaP-KLUCB index of [N22] eq. (7), without its noise (the noise is already in ``means``).
+    """The AdaP-KLUCB index of Azize & Basu (2022), eq. (7), without its noise (the noise is already in ``means``).
 
     ``I_a = max{q ∈ [0, 1] : kl(μ̆_a, q) <= α log(t_ℓ) / n_a}``, with
     ``μ̆_a = Clip_{0,1}(μ̃_a + α log(t_ℓ) / (ε n_a))`` and ``kl`` the Bernoulli KL divergence,
@@ -113,7 +114,8 @@ def adap_klucb(
 ) -> Learner:
     """AdaP-KLUCB: ε-global DP KL-UCB with per-arm doubling, forgetting and Laplace noise.
 
-    Algorithm 1 of [N22] with the KL-UCB index of eq. (7): play each arm once; then episode ``ℓ``
+    Algorithm 1 of [N22] (Azize & Basu, NeurIPS 2022; References) with the KL-UCB index of eq. (7):
+    play each arm once; then episode ``ℓ``
     starts at ``t_ℓ``, plays
 
         ``a_ℓ = argmax_a max{q ∈ [0, 1] : kl(μ̆_a, q) <= α log(t_ℓ) / n_a}``,
@@ -122,7 +124,8 @@ def adap_klucb(
     until ``N_{a_ℓ}`` has doubled. ``μ̃_a`` is the mean of the ``n_a = ½ N_a(t_ℓ - 1)`` rewards of
     the last episode in which ``a`` was played plus one ``Lap(1/(ε n_a))`` draw per closed episode,
     exactly as in ``adap_ucb`` (same skeleton, release and calibration). The index is solved by
-    ``KL_ITERATIONS = 32`` bisection steps [STD]. ``n_a = 1`` after the initial pull [STD].
+    ``KL_ITERATIONS = 32`` bisection steps; ``n_a = 1`` after the initial pull (standard choices the
+    paper leaves open; docs/algorithms/baselines.md, 'Decoding choices').
 
     Privacy: ε-global DP ([N22] Def. 2; Theorem 6, Theorem 8), event level, replace-one reward;
     the Laplace mechanism with sensitivity ``1/n_a`` for rewards in ``[0, 1]``, which are always
@@ -136,8 +139,8 @@ def adap_klucb(
     Args:
       num_arms: ``K >= 2``.
       horizon: optional ``T``; only validated (``T >= K``): the algorithm is anytime.
-      init_count: ``n_a`` after the initial pull: ``"samples"`` (1, [STD]) or ``"half"`` (0.5).
-      tie_break: ``"random"`` (uniform among the maximisers, [STD]) or ``"first"``.
+      init_count: ``n_a`` after the initial pull: ``"samples"`` (1, a standard choice) or ``"half"`` (0.5).
+      tie_break: ``"random"`` (uniform among the maximisers, a standard choice) or ``"first"``.
 
     Returns:
       A ``Learner`` with params ``AdaPKLUCBParams`` (any other params class is refused); actions are int32 arm

@@ -58,7 +58,7 @@ def _ucb_index(means: jax.Array, n: jax.Array, t: jax.Array, alpha: jax.Array, u
 
 
 def adap_ucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, epsilon: ArrayLike, alpha: ArrayLike) -> jax.Array:
-    """The AdaP-UCB index of eq. (7) [N22], without its noise (the noise is already in ``means``).
+    """The AdaP-UCB index of Azize & Basu (2022), eq. (7), without its noise (the noise is already in ``means``).
 
     ``I_a = μ̃_a + sqrt(α log(2 t_ℓ) / (2 n_a)) + α log(t_ℓ) / (ε n_a)``, ``n_a = ½ N_a(t_ℓ - 1)``.
 
@@ -139,7 +139,8 @@ def adap_ucb(
 ) -> Learner:
     """AdaP-UCB: ε-global DP UCB with per-arm doubling, forgetting and Laplace noise.
 
-    Algorithm 1 of [N22] with the index of eq. (7): play each arm once; then episode ``ℓ``
+    Algorithm 1 of [N22] (Azize & Basu, NeurIPS 2022; References) with the index of eq. (7): play
+    each arm once; then episode ``ℓ``
     starts at ``t_ℓ``, plays
 
         ``a_ℓ = argmax_a μ̃_a + sqrt(α log(2t_ℓ)/(2 n_a)) + α log(t_ℓ)/(ε n_a)``
@@ -148,8 +149,9 @@ def adap_ucb(
     rewards of the last episode in which ``a`` was played (forgetting) plus one draw of
     ``Lap(1/(ε n_a)) = Lap(2/(ε N_a(t_ℓ - 1)))`` ([N22] §4, the line above eq. (7)), made when that
     episode closes and reused until ``a``'s next episode closes (one release per closed episode,
-    as Lemma 1's mechanism; spec ``adac.md`` §3.2). ``n_a = 1`` after the initial pull
-    (``init_count="samples"``, [STD]; the paper's ``½N_a = 0.5`` is ``"half"``). The final episode
+    as Lemma 1's mechanism; docs/algorithms/baselines.md, 'Decoding choices').
+    ``n_a = 1`` after the initial pull (``init_count="samples"``, a standard choice the paper leaves
+    open; the paper's ``½N_a = 0.5`` is ``"half"``). The final episode
     is truncated at the horizon.
 
     Privacy: ε-global DP ([N22] Def. 2; Theorem 6 for the framework, Theorem 7 for AdaP-UCB):
@@ -166,8 +168,8 @@ def adap_ucb(
     Args:
       num_arms: ``K >= 2``.
       horizon: optional ``T``; only validated (``T >= K``): the algorithm is anytime.
-      init_count: ``n_a`` after the initial pull: ``"samples"`` (1, [STD]) or ``"half"`` (0.5).
-      tie_break: ``"random"`` (uniform among the maximisers, [STD]) or ``"first"``.
+      init_count: ``n_a`` after the initial pull: ``"samples"`` (1, a standard choice) or ``"half"`` (0.5).
+      tie_break: ``"random"`` (uniform among the maximisers, a standard choice) or ``"first"``.
 
     Returns:
       A ``Learner`` with params ``AdaPUCBParams`` (any other params class is refused: ``DPUCBParams`` and

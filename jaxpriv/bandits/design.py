@@ -4,7 +4,8 @@ For a finite set ``A ⊂ R^d`` and a design ``π`` (a probability vector on
 ``A``): ``V(π) = Σ_a π(a) a aᵀ``, ``f(π) = log det V(π)`` and
 ``g(π) = max_a ‖a‖²_{V(π)^{-1}}``. By Kiefer–Wolfowitz (thesis Thm 5.9)
 maximising ``f`` and minimising ``g`` are equivalent and ``g(π*) = d``.
-Frank–Wolfe with exact line search on ``f`` (spec §4.5; Khachiyan; Fedorov–Wynn)::
+Frank–Wolfe with exact line search on ``f`` (Fedorov–Wynn; Khachiyan; the thesis, p. 126, names
+Frank–Wolfe without a tolerance: docs/algorithms/zcdp_bandits.md, 'Decoding choices')::
 
     w_i = a_iᵀ V(π)^{-1} a_i;   i* = argmax_i w_i;   stop when w_{i*} <= (1 + tol) d
     γ = (w_{i*}/d - 1) / (w_{i*} - 1);   π <- (1 - γ) π + γ e_{i*}
@@ -22,7 +23,7 @@ small (Kiefer–Wolfowitz: ``|Supp| <= d(d+1)/2`` exists).
 an ``r``-dimensional subspace (``r < d``; e.g. one or two arms left in
 ``R^3``). The design then lives in that span: ``V(π)^{-1}`` is the
 pseudo-inverse on the span, and Kiefer–Wolfowitz reads ``g(π*) = r``
-(spec §4.6, "work in span(A_ℓ)"). The span's projector ``P`` comes from the
+(a standard choice the paper leaves open: work in ``span(A_ℓ)``). The span's projector ``P`` comes from the
 eigendecomposition of the (well-scaled) uniform-design Gram matrix, and
 ``V^+ = (V + (I - P))^{-1} - (I - P)``, solved by Cholesky.
 
@@ -95,7 +96,7 @@ def pinv_on_span(gram: ArrayLike, proj: ArrayLike) -> jax.Array:
 
 
 def sqrt_pinv_on_span(gram: ArrayLike, proj: ArrayLike) -> jax.Array:
-    """The symmetric ``(V^+)^{1/2}`` on the range of ``P`` (eigendecomposition; spec §4.6)."""
+    """The symmetric ``(V^+)^{1/2}`` on the range of ``P`` (eigendecomposition)."""
     gram = jnp.asarray(gram, jnp.float32)
     dim = gram.shape[-1]
     comp = jnp.eye(dim, dtype=jnp.float32) - proj
@@ -128,7 +129,7 @@ def g_optimal_design(
     """A G-optimal design on the active arms by Frank–Wolfe with exact line search.
 
     Starts from the uniform design on the active arms and iterates until
-    ``g(π) <= (1 + tol)·r`` or ``max_iters`` (spec §4.5; ``r`` the rank of the
+    ``g(π) <= (1 + tol)·r`` or ``max_iters`` (``r`` the rank of the
     active set, ``r = d`` when it spans ``R^d``). By Kiefer–Wolfowitz the
     optimum is ``g = r``, so the stopping rule certifies near-optimality.
 

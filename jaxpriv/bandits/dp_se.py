@@ -9,8 +9,9 @@ sensitivity is ``1/R_e`` for rewards in ``[0, 1]``: by parallel composition the
 sequence of actions is ε-DP with respect to the rewards (event level, one reward
 replaced). Once one arm is left it is played until ``T``.
 
-The schedule is that of the authors' implementation (``adac.md`` §7, [DPBAI
-``algorithms/dp_se.py``], ``compute_Re`` / ``do_eliminations``), with ``δ = β``:
+The schedule is that of the author's implementation (GitHub ``achraf-azize/DP-BAI``,
+``algorithms/dp_se.py``, ``compute_Re`` / ``do_eliminations``; docs/algorithms/baselines.md, 'Decoding choices'),
+with ``δ = β``:
 
 * ``Δ_e = 2^{-e}``, ``L₈ = log(8|S|e²/β)``, ``L₄ = log(4|S|e²/β)``;
 * ``R_e = ⌊max(32 L₈/Δ_e², 8 L₄/(ε Δ_e)) + 1⌋``;
@@ -186,11 +187,11 @@ def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True, private: bo
         ``R_e = ⌊max(32 log(8|S|e²/β)/Δ_e², 8 log(4|S|e²/β)/(εΔ_e)) + 1⌋``,
         ``h_e = sqrt(log(8|S|e²/β)/(2R_e))``, ``c_e = log(4|S|e²/β)/(εR_e)``
 
-    (the authors' implementation, ``adac.md`` §7). ``|S|`` is the size of the active
+    (the authors' implementation, ``achraf-azize/DP-BAI``). ``|S|`` is the size of the active
     set during the epoch. Once one arm is left it is played until ``T``; an epoch
     cut by the horizon releases nothing.
 
-    Differences from the authors' file [STD, stated]: the epoch mean divides the
+    Differences from the authors' file (stated choices): the epoch mean divides the
     epoch's sum by ``R_e`` (their file divides by the cumulative count, a quirk of the
     BAI code); the maximum is over the active arms only (theirs includes eliminated
     arms' zero means); ``h_e`` and ``c_e`` use the integer ``R_e`` that was pulled

@@ -7,8 +7,8 @@ sampling error and the mechanism's release noise together, computed from the
 mechanism's exact variance at ``N_a`` (``jaxpriv.mechanisms.release_variance``,
 tabulated on the host for a unit budget at construction).
 
-The bonus (derived here, spec ``baselines.md`` §4 [STD])
--------------------------------------------------------
+The bonus (derived here; the printed index is uncertain, docs/algorithms/baselines.md, 'Decoding choices')
+----------------------------------------------------------------------------------------------------------
 Let ``S̃_a(n) = S_a(n) + Z_a(n)`` be arm ``a``'s released sum after ``n`` pulls, ``S_a(n)``
 the sum of its first ``n`` rewards in ``[0, 1]`` (i.i.d., mean ``μ_a``) and ``Z_a(n)`` the
 release noise, independent of the rewards, with exact variance ``V(n)``. A centred ``X``
@@ -223,7 +223,7 @@ def dp_ucb(
 
     Privacy: ε-DP (``"laplace"`` / ``"gamma"`` trees) or ρ-zCDP (Gaussian mechanisms) of the
     whole action sequence, for neighbouring reward sequences that differ in one reward
-    (replace-one, rewards in ``[0, 1]``; event level; [N22] Def. 2). Each reward enters exactly
+    (replace-one, rewards in ``[0, 1]``; event level; Azize & Basu, NeurIPS 2022, Def. 2). Each reward enters exactly
     one arm's mechanism, once: a replace-one change moves one input of one mechanism by at
     most 1, the sensitivity each mechanism is calibrated to (``Δ = 1/2`` with
     ``neighbouring="replace"``, i.e. ``s = 2Δ = 1``; ``Δ = 1`` with ``"add_remove"``). The

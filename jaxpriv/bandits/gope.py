@@ -39,8 +39,9 @@ def gope(
 ) -> Learner:
     """GOPE: phased elimination with G-optimal designs, the baseline of AdaC-GOPE.
 
-    Algorithm 8 of the thesis with the privacy terms removed (spec §4.4,
-    **[STD, inferred]**; the paper only says "GOPE, Algorithm 12 of [LS20]"):
+    Algorithm 8 of the thesis with the privacy terms removed (a reconstruction; the
+    paper only says "GOPE, Algorithm 12 in [LS20]", Lattimore & Szepesvári, *Bandit
+    Algorithms*, 2020; docs/algorithms/zcdp_bandits.md, 'Decoding choices'):
     in phase ``ℓ`` (``β_ℓ = 2^{-ℓ}``) solve a G-optimal design ``π_ℓ`` on ``A_ℓ``
     by Frank–Wolfe (``design.g_optimal_design``), play each support arm
     ``T_ℓ(a) = ⌈c_ℓ π_ℓ(a)⌉`` times with ``c_ℓ = (8d/β_ℓ²) log(4/δ_{K,ℓ})``,
@@ -48,7 +49,7 @@ def gope(
     phase only, and keep ``A_{ℓ+1} = {a : max_b <θ̂_ℓ, b - a> <= 2β_ℓ}``.
     Support arms are played in index order; the last phase is truncated at ``T``.
     When ``A_ℓ`` no longer spans ``R^d`` the design and least squares work in its
-    span (spec §4.6).
+    span (pseudo-inverse on ``span(A_ℓ)``, a standard choice the paper leaves open).
 
     Not private. ``clip`` (default ``True``) applies the same reward clipping
     to ``[-1, 1]`` and action normalisation as AdaC-GOPE, so the pair differs

@@ -1,7 +1,7 @@
 """LDP-UCB: UCB on locally privatised rewards ``r̃ = clip(r, 0, 1) + Lap(1/ε)`` (Ren et al. 2020).
 
-The bonus (derived here, spec ``baselines.md`` §5 [STD])
--------------------------------------------------------
+The bonus (derived here; the paper's is replaced, docs/algorithms/baselines.md, 'Decoding choices')
+---------------------------------------------------------------------------------------------------
 A privatised reward ``r̃ = r + L``, ``r ∈ [0, 1]`` with mean ``μ``, ``L ~ Lap(1/ε)`` independent,
 has mean ``μ`` and variance ``Var r + 2/ε² <= σ² = 1/4 + 2/ε²``. It satisfies Bernstein's
 condition with that variance: ``r - μ`` is sub-gamma ``(1/4, 0)`` (Hoeffding's lemma) and

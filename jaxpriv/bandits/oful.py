@@ -35,13 +35,14 @@ class RSOFULParams(NamedTuple):
 def rs_oful(num_actions: int, dim: int, horizon: int, clip: bool = True) -> Learner:
     """RS-OFUL for linear contextual bandits: Algorithm 9 of the thesis without noise.
 
-    As used in the paper's comparison (spec §5.3, **[STD, inferred]**):
+    As used in the paper's comparison (a reconstruction: the paper names the baseline only;
+    docs/algorithms/zcdp_bandits.md, 'Decoding choices'):
     ``V_0 = λI``; at round ``t`` observe ``A_t``; if ``det V_{t-1} > (1 + C) det V_τ``
     set ``τ = t - 1`` and ``θ̂_τ = V_τ^{-1} Σ_{s<=τ} a_s r_s``; play
     ``argmax_{a ∈ A_t} <θ̂_τ, a> + β_τ ‖a‖_{V_τ^{-1}}`` with
     ``β_τ = R sqrt(2 log(1/δ) + log(det V_τ/λ^d)) + sqrt(λ) S`` (``oful_radius``).
     Unlike AYPS11's Fig. 3 (greedy on a frozen optimistic θ), the UCB is
-    maximised afresh over each new ``A_t`` (the thesis's version; spec §5.3).
+    maximised afresh over each new ``A_t`` (the thesis's version of Algorithm 9).
 
     The action set of round ``t`` arrives in the feedback of round ``t - 1``
     (``envs.contextual_linear_bandit``); round 1 is played uniformly at random.

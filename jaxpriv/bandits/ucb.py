@@ -1,4 +1,4 @@
-"""Episodic UCB with forgetting: the non-private counterpart of AdaC-UCB (spec §3.3)."""
+"""Episodic UCB with forgetting: the non-private counterpart of AdaC-UCB (thesis eq. (5.4), no privacy terms)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class UCBParams(NamedTuple):
 
 
 def ucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, beta: ArrayLike) -> jax.Array:
-    """The non-private index ``μ̂_a + sqrt(β log t_ℓ / (2 n_a))`` (spec §3.3).
+    """The non-private index ``μ̂_a + sqrt(β log t_ℓ / (2 n_a))`` (thesis eq. (5.4) without its privacy terms).
 
     Args:
       means: ``[K]``, the mean reward of each arm's last episode.
@@ -61,9 +61,10 @@ def ucb(
 ) -> Learner:
     """UCB with adaptive episodes and forgetting, the non-private baseline of AdaC-UCB.
 
-    The skeleton of Algorithm 7 [TH p.104] (play each arm once; then episodes
+    The skeleton of Algorithm 7 of Azize's thesis (2024, p. 104) (play each arm once; then episodes
     that play ``a_ℓ = argmax_a I_a`` until ``N_{a_ℓ}`` doubles) with the index
-    of eq. (5.4) stripped of its privacy terms **[STD, spec §3.3]**:
+    of eq. (5.4) stripped of its privacy terms (a reconstruction: the paper describes this baseline
+    only in words; docs/algorithms/zcdp_bandits.md, 'Decoding choices'):
     ``I_a = μ̂_a + sqrt(β log(t_ℓ) / (2 n_a))``, where ``μ̂_a`` and ``n_a`` are the
     mean and size of the last episode in which ``a`` was played (forgetting).
     The final episode is truncated at the horizon.
@@ -75,9 +76,10 @@ def ucb(
       num_arms: ``K >= 2``.
       horizon: optional ``T``; only validated (``T >= K``): the algorithm is anytime.
       clip_rewards: clip rewards to ``[0, 1]`` (the range the confidence bonus assumes).
-      init_count: ``n_a`` after the initial pull: ``"samples"`` (1, [STD] spec §3.4)
+      init_count: ``n_a`` after the initial pull: ``"samples"`` (1, a standard choice the paper
+        leaves open; docs/algorithms/zcdp_bandits.md, 'Decoding choices')
         or ``"half"`` (the paper's ``½N_a = 0.5``).
-      tie_break: ``"random"`` (uniform among the maximisers, [STD]) or ``"first"``.
+      tie_break: ``"random"`` (uniform among the maximisers, a standard choice) or ``"first"``.
 
     Returns:
       A ``Learner`` with params ``UCBParams`` (any other params class is refused, ``AdaCUCBParams``

@@ -17,7 +17,7 @@ from jax.typing import ArrayLike
 from jaxpriv import _rng, _validate
 from jaxpriv._base import Env, EnvInfo, PRNGKey, declare, nan_unless_valid_arm
 
-#: The means of the paper's finite-armed experiment (Sajed & Sheffet 2019; spec §6.1).
+#: The means of the paper's finite-armed experiment (Section VII, as in Sajed & Sheffet, ICML 2019).
 PAPER_MEANS: tuple[float, ...] = (0.75, 0.625, 0.5, 0.375, 0.25)
 
 

@@ -58,7 +58,7 @@ class LinearBanditState(NamedTuple):
 def sample_linear_instance(
     key: PRNGKey, num_actions: int = 10, dim: int = 3, noise_stddev: float = 1.0
 ) -> LinearBanditParams:
-    """The paper's linear instance (§VII; spec §6.2): actions and θ* uniform on the unit sphere.
+    """The paper's linear instance (Section VII): actions and θ* uniform on the unit sphere.
 
     Args:
       key: a PRNG key.
@@ -183,7 +183,7 @@ class ContextualFeedback(NamedTuple):
 def contextual_linear_bandit(num_actions: int, dim: int, random_theta: bool = False) -> Env:
     """Linear contextual bandit: ``K`` fresh actions each round, i.i.d. ``N(μ, s²·I_d)``.
 
-    The paper's setting 3 (§VII; spec §6.3): ``K = 10``, ``d = 3``,
+    The paper's setting 3 (§VII; docs/algorithms/zcdp_bandits.md, 'Decoding choices'): ``K = 10``, ``d = 3``,
     ``μ = (1/√d)·1``, ``s² = 0.1``, reward ``<θ*, a_t> + σ η_t`` with ``η_t ~ N(0, 1)``
     and θ* on the unit sphere. The contexts are public (thesis Remark 5.13).
 

@@ -62,7 +62,7 @@ class Setting(NamedTuple):
       title: a figure title.
       private_name: the private algorithm's name (legend / JSON).
       nonprivate_name: the non-private counterpart's name.
-      full: the paper's scale (spec §6.4).
+      full: the paper's scale (Section VII; docs/algorithms/zcdp_bandits.md, 'Decoding choices').
       reduced: a scale that runs on a 2-core CPU in a minute or two.
       simulate: the simulator (see ``Simulator``).
       config: JSON-serialisable constants of the setting (means, β, δ, ...).

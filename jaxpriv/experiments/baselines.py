@@ -1,4 +1,4 @@
-"""The pure-DP baselines side by side: [N22] (Azize & Basu 2022) Figure 2, spec ``baselines.md`` §8.
+"""The pure-DP baselines side by side: [N22] (Azize & Basu 2022) Figure 2.
 
 Bernoulli bandit ``μ = (0.75, 0.625, 0.5, 0.375, 0.25)``, ``ε = 1``; the regret against ``t`` of
 
@@ -390,7 +390,7 @@ def compare(
     write_table(out, files["csv"].name, table)
     summary = {
         "command": "baselines",
-        "reference": "[N22] Azize & Basu 2022, Figure 2 (spec baselines.md section 8)",
+        "reference": "[N22] Azize & Basu 2022, Figure 2",
         "full_scale": bool(full_scale),
         "horizon": T,
         "capped": {

@@ -1,4 +1,4 @@
-"""AdaP-KLUCB's regret against ε with the lower bound: [N22] (Azize & Basu 2022) Figure 3, spec ``baselines.md`` §8.
+"""AdaP-KLUCB's regret against ε with the lower bound: [N22] (Azize & Basu 2022) Figure 3.
 
 Bernoulli bandit ``μ = (0.8, 0.1, 0.1, 0.1, 0.1)``, AdaP-KLUCB (``α = 3.1``) at ``T = 10⁷`` over a grid of
 ε, 20 runs, by the exact episode-level simulator (``bandits.simulate_ucb_episodes``: one compiled call over
@@ -193,7 +193,7 @@ def sweep_epsilon(
     write_table(out, files["csv"].name, table)
     summary = {
         "command": "baselines --experiment epsilon",
-        "reference": "[N22] Azize & Basu 2022, Figure 3 (spec baselines.md section 8)",
+        "reference": "[N22] Azize & Basu 2022, Figure 3",
         "full_scale": bool(full_scale),
         "horizon": T,
         "runs": runs,

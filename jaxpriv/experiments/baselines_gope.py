@@ -1,7 +1,7 @@
-"""AdaC-GOPE against AdaC-GOPE-Var: the seed paper's appendix experiment (thesis Remark C.12, Fig. C.1; spec
-``adac.md`` §6.6, ``baselines.md`` §6).
+"""AdaC-GOPE against AdaC-GOPE-Var: the seed paper's appendix experiment (thesis Remark C.12, Fig. C.1;
+docs/algorithms/baselines.md, 'Decoding choices').
 
-The linear setting of ``adac.md`` §6.2: ``K = 10`` actions and θ* drawn on the unit sphere of ``R^3``
+The linear setting of the paper's Section VII: ``K = 10`` actions and θ* drawn on the unit sphere of ``R^3``
 (a fresh instance per run), ``δ = 0.001``, ``N(0, 1)`` reward noise, ρ ∈ {0.001, 0.01, 0.1, 1}, horizon
 ``10⁶``. The two algorithms differ only in where the Gaussian noise goes: AdaC-GOPE adds
 ``V^{-1/2} N(0, σ_ℓ² I)`` to the whitened least-squares estimate, AdaC-GOPE-Var adds ``N(0, 2/ρ)`` to
@@ -175,7 +175,7 @@ def compare_gope(
     write_table(out, files["csv"].name, table)
     summary = {
         "command": "baselines --experiment gope",
-        "reference": "thesis Remark C.12 / Fig. C.1 (spec adac.md 6.6)",
+        "reference": "thesis Remark C.12 / Fig. C.1 (A. Azize, PhD thesis, Universite de Lille, 2024)",
         "full_scale": bool(full_scale),
         "horizon": T,
         "runs": runs,

@@ -1,4 +1,4 @@
-"""DP-FTRL against PFTAL on the quadratic and logistic streams, with the tree and with BLT (spec ``baselines.md`` §7).
+"""DP-FTRL against PFTAL on the quadratic and logistic streams, with the tree and with BLT.
 
 Two learners that both follow a leader on privately prefix-summed gradients, differing in the leader:
 
@@ -221,7 +221,7 @@ def compare_oco(
     write_table(out, files["csv"].name, table)
     summary = {
         "command": "baselines --experiment oco",
-        "reference": "spec baselines.md section 7: DP-FTRL (Kairouz et al. 2021) against PFTAL (Smith & Thakurta 2013)",
+        "reference": "DP-FTRL (Kairouz et al. 2021) against PFTAL (Smith & Thakurta 2013)",
         "full_scale": bool(full_scale),
         "horizon": T,
         "dim": DIM,

@@ -1,7 +1,7 @@
 """Reproduce Section VII of Azize & Basu (SaTML 2024): private vs non-private bandits over ρ and T.
 
-For each setting (spec §6.1–6.4) the private algorithm and its non-private
-counterpart are run on shared seeds, over the union of the paper's ρ grids,
+For each setting of Section VII (docs/algorithms/zcdp_bandits.md, 'Decoding choices') the private
+algorithm and its non-private counterpart are run on shared seeds, over the union of the paper's ρ grids,
 for the longest horizon; the algorithms are anytime, so the regret at every
 shorter horizon is read off checkpoints of the same runs. Two figures per
 setting, as in the paper's Figure 4 (thesis Figs 5.4–5.6):
@@ -254,7 +254,7 @@ def reproduce_settings(
     return reps
 
 
-# --- the finite-armed setting (spec §6.1) ---------------------------------------------------------------
+# --- the finite-armed setting (Section VII) -------------------------------------------------------------
 
 FINITE_BETA = 1.0  # the paper's experiments (thesis p.125)
 

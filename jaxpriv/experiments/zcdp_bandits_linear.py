@@ -1,4 +1,4 @@
-"""The paper's §VII experiments for the linear and contextual settings (spec §6.2–§6.4).
+"""The paper's §VII experiments for the linear and contextual settings (thesis §5.5.2).
 
 Two settings, each comparing the private algorithm with its non-private
 counterpart on shared seeds (common random numbers) over a grid of ρ:
@@ -19,7 +19,8 @@ Each setting gives the paper's two views: the regret gap
 of privacy ``PoP(t) = (Reg_priv(t) - Reg_nonpriv(t)) / Reg_nonpriv(t)`` against
 ``t`` for several ρ; figures as PNG, raw results as ``.npz`` and a ``.json`` summary.
 
-Scale: ``full=True`` is the paper's (100 runs; horizons and ρ grids of spec §6.4);
+Scale: ``full=True`` is the paper's (100 runs; horizons and ρ grids read from the thesis's figures,
+docs/algorithms/zcdp_bandits.md, 'Decoding choices');
 the default reduced scale runs on a 2-core CPU in a few minutes.
 
 Privacy hygiene: ``clip=True`` (default) runs the private-safe algorithms
@@ -53,13 +54,13 @@ from jaxpriv.sim import SimParams, log_checkpoints, sweep
 
 __all__ = ["SETTINGS", "SettingConfig", "SettingResult", "contextual_config", "linear_config", "run_setting"]
 
-#: The contextual actions' public norm bound used by the private-safe run (spec §5.2 hygiene):
+#: The contextual actions' public norm bound used by the private-safe run (clipping):
 #: ``‖a‖ <= 1 + sqrt(0.1)·4.75 ≈ 2.5`` except with probability ~1e-4 per action.
 CONTEXT_ACTION_BOUND = 2.5
 
 
 class SettingConfig(NamedTuple):
-    """One setting's experiment (spec §6.4).
+    """One setting's experiment (Section VII).
 
     Attributes:
       name: ``"linear"`` or ``"contextual"``.
@@ -342,7 +343,7 @@ def run_setting(
       name: ``"linear"`` or ``"contextual"``.
       out_dir: where to write ``{name}_gap_vs_rho.png``, ``{name}_pop_vs_t.png``,
         ``{name}.npz`` and ``{name}.json``; ``None`` writes nothing.
-      full: the paper's scale (spec §6.4) instead of the reduced one.
+      full: the paper's scale (Section VII) instead of the reduced one.
       seeds: override the number of runs.
       clip: the privacy-hygiene switch (``False``: the paper's unclipped setup).
       key: the base PRNG key (default ``jax.random.key(0)``).
@@ -482,7 +483,7 @@ def _register() -> None:
                     "reward_noise": "N(0, 1)",
                     "simulator": "step-level, jaxpriv.sweep; shorter horizons read off checkpoints of the longest run",
                     "radius": "self_normalized: sqrt(1 + c/λ_min(V_τ)) R sqrt(2 log(1/δ) + log det(V_τ + cI) "
-                    "- d log λ) + sqrt(λ) S, c = 2ℓ/(ρR²) (adac_oful default; the spec §5.2 choice is radius='robust')",
+                    "- d log λ) + sqrt(λ) S, c = 2ℓ/(ρR²) (adac_oful default; the robust choice is radius='robust')",
                     "clip": "rewards clipped to [-1, 1], actions a/L shrunk to the unit ball, "
                     f"L = {CONTEXT_ACTION_BOUND}",
                     "round_1": "played uniformly at random (A_1 arrives with the first feedback)",

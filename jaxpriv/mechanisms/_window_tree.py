@@ -6,10 +6,11 @@ every release up to time ``i + W - 1`` and in none after. The mechanism releases
 ``s_t = sum_{i<a_t} v_i + sum_{N in D(t)} (clean(N) + η_N)`` with ``a_t = max(1, t - W + 1)``:
 the expired inputs enter as one exact sum, and the window ``[a_t, t]`` is
 partitioned into at most ``log2 W + 1`` dyadic tree nodes, each with its own
-noise ``η_N`` drawn once (spec ``window_coco.md`` §2.2–§2.3). As the nodes partition
+noise ``η_N`` drawn once (§III-A, the release rule as reconstructed in
+docs/algorithms/window.md, 'Decoding choices'). As the nodes partition
 the window, ``s_t = sum_{i<=t} v_i + n_t`` with ``n_t = sum_{N in D(t)} η_N`` exactly.
 
-Implementation (spec §2.6). The stream is cut into blocks of ``B = 2^m`` inputs.
+Implementation. The stream is cut into blocks of ``B = 2^m`` inputs.
 At ``t`` (block-local index ``j = (t - 1) mod B + 1``) ``D(t)`` is the prefix
 decomposition of ``j`` inside the current block (the nodes at the set bits of
 ``j``, as in the binary tree) and, from the second block on, the suffix
@@ -72,7 +73,9 @@ def window_depth(window: int, horizon: int) -> int:
 
 
 def window_nodes(t: int, window: int, horizon: int) -> tuple[int, list[tuple[int, int]]]:
-    """The release rule of spec §2.3 in plain Python: ``(clean, nodes)`` at step ``t``.
+    """The release rule (§III-A) in plain Python: ``(clean, nodes)`` at step ``t``.
+
+    The rule as reconstructed in docs/algorithms/window.md, 'Decoding choices'.
 
     ``clean`` is the number of expired inputs ``a_t - 1`` that enter the release as
     one exact sum; ``nodes`` are the noisy nodes ``D(t)``, left to right, each as
@@ -153,7 +156,7 @@ def window_node_scale(
     * ``"gaussian"``, ``calibration="paper"`` (Lemma 3, eqs. (13)/(16) read with ``ln²``):
       ``σ² = 8 s² k_W² ln²(2/δ)/ε²``. (ε, δ)-DP only for ``ε <= paper_calibration_max_epsilon``
       (``check`` refuses larger ε).
-    * ``"gaussian"``, ``calibration="composition"`` (spec §2.4 [STD], not the paper's): the
+    * ``"gaussian"``, ``calibration="composition"`` (a standard choice, not the paper's): the
       ``<= k_W`` nodes one input touches form one Gaussian mechanism of L2 sensitivity
       ``sqrt(k_W)·s`` (adaptive composition of Gaussian mechanisms is μ-GDP with
       ``μ = sqrt(k_W) s/σ``; Dong, Roth & Su 2022), calibrated exactly by the analytic Gaussian
@@ -230,7 +233,8 @@ def window_node_variance(noise: NoiseFamily | str, scale: ArrayLike, dim: int) -
 def window_noise_bound(
     noise: NoiseFamily | str, scale: ArrayLike, depth: int, dim: int, horizon: int, beta: ArrayLike
 ) -> jax.Array:
-    """``N`` with ``P(max_{t<=T} ||n_t||_2 <= N) >= 1 - β`` (spec §2.5, union-bound versions).
+    """``N`` with ``P(max_{t<=T} ||n_t||_2 <= N) >= 1 - β`` (Lemmas 2 and 4 in
+    union-bound versions, derived: docs/algorithms/window.md, 'Decoding choices').
 
     * Gamma: at most ``2T + k`` nodes are ever drawn, each ``||η|| ~ Gamma(d, θ)`` is
       ``<= dθ ln(d·3T/β)`` with probability ``>= 1 - β/(3T)`` (Prop. A2), and ``n_t`` sums at most
@@ -351,9 +355,9 @@ def _calibrate(
 
     The scale is ``window_node_scale`` (Lemma 1, eqs. (11)/(15) for Gamma; Lemma 3,
     eqs. (13)/(16), or the analytic Gaussian for ``"composition"``), computed once here so
-    ``step`` takes no params (spec §2.4). The noise rows start at zero: ``prefix`` has
+    ``step`` takes no params. The noise rows start at zero: ``prefix`` has
     ``m + 2`` rows (row ``m + 1`` stays zero, the "nothing above" of a full block),
-    ``suffix`` ``2(m + 1)`` (rows ``2m``, ``2m + 1`` stay zero; spec §2.6, ``_shrink_suffix``).
+    ``suffix`` ``2(m + 1)`` (rows ``2m``, ``2m + 1`` stay zero; ``_shrink_suffix``).
     """
     check_window_budget("window_tree", params, noise)
     sens = factor * jnp.asarray(params.sensitivity, dtype)
@@ -372,7 +376,7 @@ def _calibrate(
 
 
 def _block_position(t: jax.Array, size: int) -> tuple[jax.Array, jax.Array]:
-    """``(j, tz(j))``: the block-local index ``j = (t - 1) mod B + 1`` of step ``t`` (spec §2.6).
+    """``(j, tz(j))``: the block-local index ``j = (t - 1) mod B + 1`` of step ``t``.
 
     ``tz(j)`` is the level of the prefix node that closes at ``t``: the node
     ``(tz(j), (t >> tz(j)) - 1)``, covering ``(t - 2^tz(j), t]``.
@@ -421,7 +425,7 @@ def _suffix_node(t: jax.Array, size: int) -> tuple[jax.Array, jax.Array]:
 def _shrink_suffix(
     suffix: jax.Array, eta: jax.Array, t: jax.Array, j: jax.Array, levels: int
 ) -> tuple[jax.Array, jax.Array]:
-    """The previous block's suffix shrinks from length ``B - j + 1`` to ``L = B - j`` (spec §2.3, §2.6).
+    """The previous block's suffix shrinks from length ``B - j + 1`` to ``L = B - j``.
 
     The suffix of length ``L`` ending at ``t - j`` is the decomposition mirrored: the node of
     level ``h`` at each set bit of ``L``, largest rightmost. At ``t`` the leftmost node, of level
@@ -464,7 +468,7 @@ def _shrink_suffix(
 def _release(
     total: jax.Array, prefix_noise: jax.Array, suffix_noise: jax.Array | None, t: jax.Array, size: int, horizon: int
 ) -> jax.Array:
-    """``s_t = sum_{i<=t} v_i + n_t`` with ``n_t = sum_{N in D(t)} η_N`` (spec §2.2–§2.3).
+    """``s_t = sum_{i<=t} v_i + n_t`` with ``n_t = sum_{N in D(t)} η_N`` (§III-A).
 
     ``n_t`` is the prefix nodes' noise plus, from the second block on (``t > B``), the
     previous block's suffix nodes' (``suffix_noise`` is ``None`` when there is one block).
@@ -487,7 +491,7 @@ def _window_tree_step(
     dim: int,
     dtype,
 ) -> tuple[WindowTreeState, jax.Array]:
-    """One step (spec §2.6): clip and add ``x`` exactly, update the prefix and suffix noise, release.
+    """One step: clip and add ``x`` exactly, update the prefix and suffix noise, release.
 
     Branch-free and loop-free: the level logic is scalar arithmetic on the shared clock ``t``,
     two nodes are drawn (the prefix node closing at ``t`` and one suffix node ahead), and the
@@ -545,7 +549,7 @@ def window_tree(
     round_window: bool = False,
     dtype=jnp.float32,
 ) -> Mechanism:
-    """The window tree mechanism (spec §2): running sums private for the last ``W`` inputs.
+    """The window tree mechanism (§III-A of the WI-IAT 2020 paper): running sums private for the last ``W`` inputs.
 
     Releases ``s_t ≈ sum_{i<=t} v_i``: the inputs older than the window ``[t - W + 1, t]``
     enter exactly, the window is covered by at most ``k_W = ceil(log2 W) + 1`` noisy
@@ -575,12 +579,13 @@ def window_tree(
     * ``"gamma"``: density ``∝ exp(-ε||η||_2/(k_W s))`` (eqs. (11)/(15)); per-coordinate
       variance ``(d+1)(k_W s/ε)²``.
     * ``"gaussian"``: ``N(0, σ² I)``, ``calibration="paper"``: ``σ² = 8 s² k_W² ln²(2/δ)/ε²``
-      (eqs. (13)/(16); the OCR's exponent on ``ln`` is read as 2, spec §2.4). Its exact δ(ε)
+      (eqs. (13)/(16); the exponent on ``ln``, unreadable in the available text, is read as 2:
+      docs/algorithms/window.md, 'Decoding choices'). Its exact δ(ε)
       (``window_gaussian_delta``: the ``k_W`` nodes of one input are one Gaussian mechanism of
       sensitivity ``sqrt(k_W) s``) stays below δ for ε up to ``paper_calibration_max_epsilon``
       (hundreds to thousands for δ <= 1e-3, e.g. 2090 at δ = 1e-5, ``k_W = 1``; 31.7 at
       δ = 0.5) and exceeds it above: ``check`` refuses those ε.
-      ``calibration="composition"`` (spec §2.4 [STD], much smaller σ): the same ``k_W``
+      ``calibration="composition"`` (a standard choice, not the paper's; much smaller σ): the same ``k_W``
       node values calibrated exactly as one Gaussian mechanism of sensitivity ``sqrt(k_W) s``
       by the analytic Gaussian mechanism (Balle & Wang 2018, Thm 8; rounded up), valid for
       every ε. (Up to this version it used ``σ = sqrt(k_W) s sqrt(2 ln(1.25/δ))/ε``, whose true
@@ -597,7 +602,7 @@ def window_tree(
     counted in ``WindowTreeState.nonfinite``; the mechanism declares ``horizon=T``
     (``prefix_sums``, ``run`` and ``sweep`` refuse a longer stream) and a release at
     ``t > T`` stepped by hand is NaN. The step key is not used: node noise is a
-    function of the key given to ``init`` and of the node (spec §2.6).
+    function of the key given to ``init`` and of the node.
 
     Args:
       horizon: ``T >= 1``.
@@ -632,7 +637,7 @@ def window_tree(
     References:
       Window-DP projection-free COCO (WI-IAT 2020), §III-A, Lemmas 1–4, Theorems 1–2;
       Bolot, Fawaz, Muthukrishnan, Nikolov, Taft, Private decayed predicate sums on
-      streams, ICDT 2013; spec ``window_coco.md`` §2.
+      streams, ICDT 2013; docs/algorithms/window.md, 'Decoding choices'.
     """
     horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)

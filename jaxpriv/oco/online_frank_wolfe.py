@@ -110,13 +110,14 @@ class GarberHazanParams(NamedTuple):
 def garber_hazan(horizon: int, constraint: ConstraintSet, constants: str = "proof") -> Learner:
     """The Garber–Hazan online conditional gradient algorithm: ``oco.wdp_cocol`` with the noise off.
 
-    FTAL-type conditional gradient (spec §5.3): one local-linear-oracle call per step on the
+    FTAL-type conditional gradient: one local-linear-oracle call per step on the
     exact surrogate ``F_t(x) = <g_t, x> + (μ/2) sum_{τ<=t} ||x - x̂_τ||² + (C₀μ/2)||x - x̂_1||²``, radius
     ``r_t = R/(t + C₀)``, step ``α = 1/(2ρ²)``: ``wdp_cocol`` with exact gradient sums and
-    ``N = 0``. With ``constants="proof"`` (spec §4.6 at ``N = 0``: ``C₀ = 8ρ²``, ``R = 16ρ²G/μ``,
+    ``N = 0``. With ``constants="proof"`` (the proven constants at ``N = 0``,
+    docs/algorithms/window.md, 'Decoding choices': ``C₀ = 8ρ²``, ``R = 16ρ²G/μ``,
     ``G = L + μD``) the regret is at most ``16ρ²G² ln(1 + T/C₀)/μ + C₀μD²/2``
     (``theory.wdp_cocol_regret_inequality`` with ``N = 0``): ``O(ρ² G² ln T/μ)``, Garber &
-    Hazan's online result, whose exact constants we do not have (spec §5.3 [GH-mem]).
+    Hazan's online result, whose exact constants were not available.
 
     Args:
       horizon: ``T``; declared.

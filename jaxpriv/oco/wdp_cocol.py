@@ -1,7 +1,8 @@
 """WDP-COCOL: window-private continual online convex optimisation with a local linear oracle (Algorithm 2).
 
-From the window-DP projection-free COCO paper (WI-IAT 2020), §III-D, Algorithm 2; spec
-``window_coco.md`` §4. No projection: one local-linear-oracle call and one convex combination per step.
+From the window-DP projection-free COCO paper (WI-IAT 2020), §III-D, Algorithm 2;
+docs/algorithms/window.md, 'Decoding choices'.
+No projection: one local-linear-oracle call and one convex combination per step.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class WDPCOCOLState(NamedTuple):
 
 
 def cocol_constants(rho: float, constants: str) -> tuple[float, float]:
-    """``(α, C₀)`` of Algorithm 2: ``α = 1/(2ρ²)``; ``C₀ = 8ρ²`` (``"proof"``, spec §4.6) or ``2⁵ρ²`` (``"paper"``)."""
+    """``(α, C₀)`` of Algorithm 2: ``α = 1/(2ρ²)``; ``C₀ = 8ρ²`` (``"proof"``, derived) or ``2⁵ρ²`` (``"paper"``)."""
     alpha = 1.0 / (2.0 * rho * rho)
     c0 = (8.0 if constants == "proof" else 32.0) * rho * rho
     return alpha, c0
@@ -73,10 +74,11 @@ def paper_window_constant(
     depth: int,
     alpha: float,
 ) -> jax.Array:
-    """``C_W`` of Algorithm 2, line 2, as decoded in spec §4.3, with ``k_W = ceil(log2 W) + 1`` for ``log2 W``.
+    """``C_W`` of Algorithm 2, line 2, as decoded (docs/algorithms/window.md, 'Decoding choices'),
+    with ``k_W = ceil(log2 W) + 1`` for ``log2 W``.
 
     Gamma: ``2α d k_W^{1.5} ln(d/β)/ε``; Gaussian: ``2α sqrt(d) k_W^{1.5} ln(2/δ) sqrt(ln(2d/β))/ε``.
-    (``k_W`` rather than the printed ``log2 W``, which vanishes at ``W = 1``; spec §5.)
+    (``k_W`` rather than the printed ``log2 W``, which vanishes at ``W = 1``.)
     """
     eps = jnp.asarray(epsilon, jnp.float32)
     beta = jnp.asarray(beta, jnp.float32)
@@ -148,9 +150,9 @@ def local_oracle_learner(
         else:
             grads = dyadic_init(depth, dim)
             bound = jnp.zeros((), jnp.float32)
-        if constants == "proof":  # R = [16ρ²G + 10(1 + ρ)N]/μ (spec §4.6)
+        if constants == "proof":  # R = [16ρ²G + 10(1 + ρ)N]/μ (the proven constants)
             radius = (16.0 * rho * rho * g + 10.0 * (1.0 + rho) * bound) / mu
-        else:  # r_t = C₁/(μ(t + C₀)), C₁ = 2⁶ρ²G(1 + C_W) (reading 1 of line 6, spec §4.3)
+        else:  # r_t = C₁/(μ(t + C₀)), C₁ = 2⁶ρ²G(1 + C_W) (reading 1 of line 6)
             c_w = (
                 paper_window_constant(noise, params.epsilon, params.delta, params.beta, dim, k_w, alpha)
                 if private
@@ -185,7 +187,7 @@ def local_oracle_learner(
         x, mu = state.x, state.strong_convexity
         tf = jnp.asarray(t, jnp.float32)
         points, total_x = dyadic_prefix_sum(state.points, x, t)
-        # ∇J̃_t(x̂_t) = ĝ_t + μ(t x̂_t - S_t) + C₀μ(x̂_t - x̂_1) (eq. (18), spec §4.1; LLOO is scale-free).
+        # ∇J̃_t(x̂_t) = ĝ_t + μ(t x̂_t - S_t) + C₀μ(x̂_t - x̂_1) (eq. (18); LLOO is scale-free).
         direction = g_hat + mu * (tf * x - total_x) + c0 * mu * (x - state.x1)
         p = lloo(x, state.radius / (tf + c0), direction)  # Algorithm 2, lines 6–7
         x_next = (1.0 - alpha) * x + alpha * p  # line 8
@@ -232,16 +234,17 @@ def wdp_cocol(
     and nothing is projected. ``x̂_1`` is the set's ``inner_center`` (the barycentre of the
     simplex, the centre of the L1 ball), else the linear oracle's vertex for ``g = 0``.
 
-    Constants. The printed ones are garbled in the paper's OCR (spec §4.3). ``constants``:
+    Constants. The printed ones are garbled in the available text of the paper
+    (docs/algorithms/window.md, 'Decoding choices'). ``constants``:
 
-    * ``"proof"`` (default): spec §4.6, which has a proof (the tracking analysis of Garber &
+    * ``"proof"`` (default): derived for jaxpriv, with a proof (the tracking analysis of Garber &
       Hazan with an approximate oracle): ``α = 1/(2ρ²)``, ``C₀ = 8ρ²``,
       ``r_t = R/(t + C₀)``, ``R = [16ρ²G + 10(1 + ρ)N]/μ``, ``G = L + μD``, ``N`` the noise bound
       ``window_noise_bound(noise, scale, k_W, d, T, β)`` (``max_t ||ĝ_t - g_t|| <= N`` with
       probability ``>= 1 - β``). On that event ``||x̂_t - argmin_P F_t|| <= r_t`` at every ``t`` and
       ``Regret(T) <= [16ρ²G² + 10(1 + ρ)G N] ln(1 + T/C₀)/μ + C₀μD²/2``
       (``theory.wdp_cocol_regret_inequality``). Default because it is proven.
-    * ``"paper"``: the printed constants as decoded (spec §4.3, medium/low confidence):
+    * ``"paper"``: the printed constants as decoded (medium/low confidence):
       ``C₀ = 2⁵ρ²``, ``C₁ = 2⁶ρ²G(1 + C_W)``, ``r_t = C₁/(μ(t + C₀))``, ``C_W`` of line 2
       (``paper_window_constant``). No proof is available for them (the supplement was not).
 
@@ -255,7 +258,8 @@ def wdp_cocol(
 
     Regret (Theorems 6, 7): ``O(d G² log^{1.5}W ln(d/β) ln T/(με))`` (Gamma),
     ``O(max(sqrt(d)ε, log^{1.5}W ln(1/δ) sqrt(ln(d/β))) sqrt(d) G² ln T/(με))`` (Gaussian), at
-    ``T > W``; the proven parameterisation carries one more factor ``ρ`` on the noise term (spec §4.6).
+    ``T > W``; the proven parameterisation carries one more factor ``ρ`` on the noise term
+    (docs/algorithms/window.md, 'Decoding choices').
 
     Args:
       horizon: ``T``; declared.
@@ -265,7 +269,7 @@ def wdp_cocol(
       sensitivity: ``"replace"`` (clip ``L``, sensitivity ``2L``) or ``"paper_add_remove"``
         (clip and sensitivity ``L + μD``).
       calibration: Gaussian σ, ``"paper"`` (Lemma 3) or ``"composition"`` (analytic Gaussian).
-      constants: ``"proof"`` (spec §4.6) or ``"paper"`` (the printed constants, decoded).
+      constants: ``"proof"`` (derived, proven) or ``"paper"`` (the printed constants, decoded).
       round_window: round a ``W`` that is not a power of two up to one.
 
     Returns:

@@ -1,7 +1,7 @@
 """WDP-COCOP: window-private continual online convex optimisation with a projection (Algorithm 1).
 
-From the window-DP projection-free COCO paper (WI-IAT 2020), §III-C, Algorithm 1; spec
-``window_coco.md`` §3.
+From the window-DP projection-free COCO paper (WI-IAT 2020), §III-C, Algorithm 1;
+docs/algorithms/window.md, 'Decoding choices'.
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ def wdp_cocop(
     with Gamma node noise (Option I, ``noise="gamma"``, ``||η|| ~ Γ(d, k_W s/ε)``, eq. (15))
     or window (ε, δ)-DP with Gaussian node noise (Option II, ``"gaussian"``,
     ``σ² = 8s² k_W² ln²(2/δ)/ε²``, eq. (16), accepted for ε where that σ is (ε, δ)-DP;
-    ``calibration="composition"`` for the smaller, exact analytic-Gaussian σ of spec §2.4),
+    ``calibration="composition"`` for the smaller, exact analytic-Gaussian σ,
+    a standard choice not the paper's),
     ``k_W = ceil(log2 W) + 1``, ``s`` the sensitivity of one gradient under the rule below.
     The points are post-processing of the releases. The sensitivity rule (``sensitivity``):
 
@@ -80,7 +81,7 @@ def wdp_cocop(
       (``D`` the set's diameter) and the tree calibrated to ``s = Δ₂`` (copied from Smith &
       Thakurta). It covers one loss removed or added (its gradient set to zero); a replaced
       loss moves a gradient by up to ``2L``, more than ``Δ₂`` when ``μD < L``, so under
-      Definition 4 it delivers up to ``2L/(L + μD)·ε`` (spec §2.4, §7 item 7).
+      Definition 4 it delivers up to ``2L/(L + μD)·ε`` (docs/algorithms/window.md, 'Decoding choices').
       (``"paper"``, its former name, raises a ``ValueError`` naming this one.)
 
     Defaults: Gamma noise, window ε-DP under replace-one (``s = 2L``). ``noise="gaussian"``:
@@ -94,7 +95,8 @@ def wdp_cocop(
     Regret (Theorems 3, 4): ``O(d G² log^{1.5}W ln(d/β) ln T/(με))`` (Gamma) and
     ``O(sqrt(d) G² log^{1.5}W ln(1/δ) sqrt(ln(d/β)) ln T/(με))`` (Gaussian), ``G = L + μD``;
     deterministically given the realised noise, ``Regret(T) <= (G/μ)(2G + N_T)(1 + ln T)`` with
-    ``N_T = max_t ||ĝ_t - g_t||`` (spec §3; ``theory.wdp_cocop_regret_inequality``); the state
+    ``N_T = max_t ||ĝ_t - g_t||`` (derived: docs/algorithms/window.md, 'Decoding choices';
+    ``theory.wdp_cocop_regret_inequality``); the state
     keeps ``N_t`` in ``noise_max`` as a diagnostic (never released).
 
     Args:
@@ -104,7 +106,7 @@ def wdp_cocop(
       noise: ``"gamma"`` (window ε-DP) or ``"gaussian"`` (window (ε, δ)-DP).
       sensitivity: ``"replace"`` (clip ``L``, sensitivity ``2L``) or ``"paper_add_remove"``
         (clip and sensitivity ``L + μD``).
-      calibration: Gaussian σ, ``"paper"`` (eq. (16)) or ``"composition"`` (analytic Gaussian, spec §2.4).
+      calibration: Gaussian σ, ``"paper"`` (eq. (16)) or ``"composition"`` (analytic Gaussian).
       round_window: round a ``W`` that is not a power of two up to one.
 
     Returns:
