@@ -42,7 +42,7 @@ depends on no swept value runs once and is repeated at every grid point.
 when xarray and pandas are installed (the ``tidy`` extra); ``jaxpriv sweep`` calls it.
 Resuming is ``jaxpriv.sweep``'s own: each sweep saves to ``sweeps/g<block>.sweep.npz``
 (``l<learner>_g<block>`` in a comparison; ``save=``, written after every segment, with the fingerprint the
-engine checks: ``jaxpriv._resume``), so running the same study into the same folder again resumes an
+engine checks: ``jaxpriv.sim._resume``), so running the same study into the same folder again resumes an
 interrupted sweep where it stopped, with the same numbers. A finished sweep's arrays are kept in
 ``sweeps/g<block>.npz`` under the same fingerprint (what the learner and the environment
 compute, the horizon, seeds, chunk, segment, checkpoints, the seed keys and the block's params) and
@@ -178,7 +178,7 @@ def _run_sweep(study: Study, arm: StudyLearner, block: int, save: Path, progress
 
 def _sweep_fingerprint(study: Study, arm: StudyLearner, block: int, code: tuple[str, str]) -> dict[str, Any]:
     """What a finished sweep's file must match to be reused: the fingerprint ``jaxpriv.sweep(save=...)`` checks
-    (``jaxpriv._resume.fingerprint`` of the same arguments: what the learner and the environment compute, the
+    (``jaxpriv.sim._resume.fingerprint`` of the same arguments: what the learner and the environment compute, the
     horizon, seeds, chunk, segment, checkpoints, the seed keys and the block's params), the grid points' values
     readably under ``grid points``, and in a comparison the learner's label."""
     params = sim.canonical_params(_block_params(study, arm, block))
@@ -308,8 +308,9 @@ def run_study(
       path: the study file (TOML).
       out: the output folder (default ``jaxpriv-out/<file stem>``: the same command resumes).
       progress: show a progress bar (tqdm, on stderr) advancing per compiled segment, in seed-steps.
-      after_segment: called after each compiled segment ``jaxpriv.sweep`` runs (its save file written), with the
-        number run so far by this call (a hook for tests; raising from it interrupts the run like a Ctrl-C).
+      after_segment: called after each compiled segment ``jaxpriv.sweep`` runs (its ``progress``), with the number
+        run so far by this call (a hook for tests; raising from it interrupts the run like a Ctrl-C: the engine's
+        save file holds the state after the segment before, or after the chunk before for a one-segment chunk).
 
     Returns:
       A ``StudyResult``.
