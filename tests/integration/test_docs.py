@@ -81,3 +81,33 @@ def test_every_public_name_is_documented(built):
 
     top = {f"jaxpriv.{m.name}" for m in pkgutil.iter_modules(jaxpriv.__path__) if not m.name.startswith("_")}
     assert top <= set(entries), sorted(top - set(entries))
+
+
+def test_docs_cite_no_unshipped_notes():
+    """Docstrings and pages cite papers or the docs' "Decoding choices", never notes the package does not ship.
+
+    The design notes (``../shared/spec/*.md``, ``../shared/papers/``) live beside the repository, not in it: a
+    "spec §2.4" or a ``../shared`` path in ``jaxpriv/``, ``docs/``, the notebooks or the README points a user at
+    nothing. The
+    changelog (history) and the build's generated copies are not checked.
+    """
+    import re
+
+    unshipped = re.compile(r"spec §|spec `*\w+\.md|\.\./shared|shared/(spec|papers)|\badac\.md|window_coco\.md")
+    generated = {DOCS / "notebooks", DOCS / "api" / "generated", DOCS / "_generated", DOCS / "_build"}
+    files = [ROOT / "README.md", *sorted((ROOT / "jaxpriv").rglob("*.py"))]
+    files += sorted((ROOT / "notebooks").glob("*.ipynb"))
+    files += [
+        p
+        for p in sorted(DOCS.rglob("*"))
+        if p.suffix in (".md", ".py", ".ipynb")
+        and p != DOCS / "changelog.md"
+        and not any(d in p.parents for d in generated)
+    ]
+    hits = [
+        f"{p.relative_to(ROOT)}:{i}: {line.strip()[:100]}"
+        for p in files
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if unshipped.search(line)
+    ]
+    assert not hits, "citations of notes the package does not ship:\n" + "\n".join(hits)
