@@ -10,6 +10,7 @@ import pytest
 import jaxpriv as jp
 from jaxpriv import cli, envs, oco, sets, sim
 from jaxpriv.experiments import study
+from jaxpriv.sim import _resume
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -129,6 +130,11 @@ def test_an_interrupted_run_resumes_from_the_engines_save_file(full_run, tmp_pat
         study.run_study(path, out, progress=False, after_segment=_stop_at(6, calls))
     assert calls == [1, 2, 3, 4, 5, 6]
     assert sorted(p.name for p in (out / "sweeps").iterdir()) == ["g0000.sweep.npz", "study.json"]
+    # A finished sweep is kept under the fingerprint the engine wrote into its save file (and the grid points).
+    meta, _ = _resume.read(out / "sweeps" / "g0000.sweep.npz", "")
+    _, prints = study._finished_sweeps(study.load_study(path), [(0, 0)], {(0, 0): out / "none.npz"}, out)
+    mine = json.loads(json.dumps({k: v for k, v in prints[(0, 0)].items() if k != "grid points"}))
+    assert mine == {k: v for k, v in meta["fingerprint"].items() if k != "process"}
     calls.clear()
     again = study.run_study(path, out, progress=False, after_segment=_stop_at(-1, calls))
     assert calls == [1, 2]  # only the segments after the saved one: chunk 0 and chunk 1's first two are not rerun
