@@ -122,9 +122,6 @@ GAUSSIAN = NoiseFamily("gaussian", "rho", "ρ-zCDP", 2, True, gaussian, _gaussia
 #: Every family, by name, in the order ``NOISE_FAMILIES`` lists them.
 FAMILIES: dict[str, NoiseFamily] = {f.name: f for f in (GAMMA, LAPLACE, GAUSSIAN)}
 
-#: The samplers by family name (kept for callers of the old table).
-SAMPLERS = {name: f.sampler for name, f in FAMILIES.items()}
-
 
 def noise_family(noise: NoiseFamily | str, allowed: tuple[str, ...] | None = None, name: str = "noise") -> NoiseFamily:
     """The ``NoiseFamily`` of ``noise``: a family, or its name (``"gamma"``, ``"laplace"``, ``"gaussian"``).
