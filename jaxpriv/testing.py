@@ -337,5 +337,6 @@ def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, A
         "wdp_cocol": (oco.wdp_cocol(t, simplex, 16), on_simplex, oco.WDPParams(1.0, lipschitz=2.0), simplex_p),
         "online_frank_wolfe": (oco.online_frank_wolfe(simplex, t), on_simplex, oco.OFWParams(1.0), simplex_p),
         "garber_hazan": (oco.garber_hazan(t, simplex), on_simplex, oco.GarberHazanParams(2.0), simplex_p),
+        "pocp": (oco.pocp(t, ball), quad, oco.POCPParams(epsilon=1.0, delta=1e-5, lipschitz=2.0), quad_p),
     }
     return {name: (learner, env, SimParams(lp, ep)) for name, (learner, env, lp, ep) in table.items()}

@@ -999,3 +999,76 @@ def bernstein_regret_bound(
         n_star = pulls_bound(float(gap), horizon, alpha, variance, max_scale, sampling_variance)
         total += float(gap) * min(float(horizon), n_star + tail)
     return total
+
+
+# --- POCP with implicit gradient descent (Jain, Kothari & Thakurta, COLT 2012) -------------------------------
+
+
+def pocp_sensitivity(lipschitz: ArrayLike, strong_convexity: ArrayLike) -> jax.Array:
+    """``λ = 2L/H``: the iterate ``x̂_t`` of IGD (``η_t = 1/(Ht)``) moves by at most ``λ/t`` when one loss is replaced.
+
+    The linearly decreasing sensitivity of ``jaxpriv.oco.pocp``: a replaced loss at step ``τ`` moves the
+    (clipped) gradient by ``<= 2L``, so ``x̂_{τ+1}`` by ``<= 2L/(H(τ+1))``; every later implicit step is a
+    ``s/(s+1)``-contraction (``Π_C`` of ``(s x̂_s + c_s)/(s+1)``, ``c_s`` the same on both sides), so
+    ``||x̂_t - x̂'_t|| <= 2L/(H(τ+1)) · (τ+1)/t = 2L/(H t)`` for every ``τ < t``.
+    """
+    return 2.0 * jnp.asarray(lipschitz, jnp.float32) / jnp.asarray(strong_convexity, jnp.float32)
+
+
+def pocp_noise_multiplier(horizon: int, epsilon: ArrayLike, delta: ArrayLike) -> jax.Array:
+    """``c = sqrt(T - 1) · σ₁(ε, δ)``: POCP adds ``N(0, (c λ/t)² I)`` to the iterate played at step ``t >= 2``.
+
+    The ``T - 1`` data-dependent releases ``x̃_t = x̂_t + b_t`` (``t = 2..T``) are Gaussian mechanisms of
+    sensitivity ``Δ_t = λ/t`` and noise ``σ_t = c Δ_t``: each has noise multiplier ``c``, and their adaptive
+    composition is the Gaussian mechanism with ``μ = sqrt(sum_t Δ_t²/σ_t²) = sqrt(T - 1)/c`` (Dong, Roth &
+    Su 2022, Cor. 3.3). ``σ₁(ε, δ)`` is the analytic Gaussian mechanism's noise per unit sensitivity (Balle &
+    Wang 2018, Thm. 8; ``mechanisms.analytic_gaussian_stddev``, never below the exact value), so the
+    whole sequence is (ε, δ)-DP. 0 for ``T = 1`` (no release depends on the data).
+    """
+    unit = _accounting.analytic_gaussian_stddev(epsilon, delta, 1.0)
+    return math.sqrt(max(int(horizon) - 1, 0)) * unit
+
+
+def pocp_noise_stddev(
+    t: ArrayLike, horizon: int, epsilon: ArrayLike, delta: ArrayLike, lipschitz: ArrayLike, strong_convexity: ArrayLike
+) -> jax.Array:
+    """``σ_t = c · 2L/(H t)`` for ``t >= 2`` and 0 at ``t = 1`` (``pocp_noise_multiplier``, ``pocp_sensitivity``)."""
+    tf = jnp.asarray(t, jnp.float32)
+    scale = pocp_noise_multiplier(horizon, epsilon, delta) * pocp_sensitivity(lipschitz, strong_convexity)
+    return jnp.where(tf >= 2, scale / tf, 0.0)
+
+
+def pocp_regret_bound(
+    horizon: int,
+    dim: int,
+    lipschitz: ArrayLike,
+    strong_convexity: ArrayLike,
+    diameter: ArrayLike,
+    epsilon: ArrayLike,
+    delta: ArrayLike,
+) -> jax.Array:
+    """Expected regret of ``jaxpriv.oco.pocp`` (POCP with implicit gradient descent), exact constants.
+
+    For ``H``-strongly convex losses with gradients ``||∇f_t|| <= L`` on a set of diameter ``D`` in ``R^d``:
+
+    ``E[Regret(T)] <= H D²/2 + (L + H D)² ln(T + 1)/(2H) + L sqrt(d) · c · (2L/H) · ln T``,
+
+    ``c = pocp_noise_multiplier(T, ε, δ)``. Proof. With ``w_t = Π_C(x̂_t + b_t)`` the point played and
+    ``g_t = ∇f_t(w_t)``, strong convexity gives ``f_t(w_t) - f_t(u) <= f̃_t(w_t) - f̃_t(u)`` for the
+    surrogate ``f̃_t(x) = <g_t, x - w_t> + (H/2)||x - w_t||²`` and every ``u ∈ C``. Split
+    ``f̃_t(w_t) - f̃_t(u) = [f̃_t(x̂_t) - f̃_t(u)] + [f̃_t(w_t) - f̃_t(x̂_t)]``. (i) IGD on ``f̃_t`` with
+    ``η_t = 1/(Ht)``: the ``(1 + η_t H)``-strong convexity of the step's objective gives
+    ``f̃_t(x̂_{t+1}) - f̃_t(u) <= (Ht/2)||u - x̂_t||² - (H(t+1)/2)||u - x̂_{t+1}||² - (Ht/2)||x̂_{t+1} - x̂_t||²``,
+    which telescopes to ``H D²/2``; and ``f̃_t(x̂_t) - f̃_t(x̂_{t+1}) - (Ht/2)||x̂_{t+1} - x̂_t||²
+    <= ||G_t||²/(2H(t+1))`` with ``G_t = ∇f̃_t(x̂_t)``, ``||G_t|| <= L + HD``; ``sum_{t<=T} 1/(t+1) <= ln(T+1)``.
+    (ii) ``f̃_t(w_t) - f̃_t(x̂_t) <= L||w_t - x̂_t|| <= L||b_t||`` (``Π_C`` is non-expansive, ``x̂_t ∈ C``),
+    ``E||b_t|| <= sqrt(d) σ_t``, ``σ_t = 2Lc/(Ht)`` for ``t >= 2`` (``b_1 = 0``), ``sum_{t=2}^T 1/t <= ln T``.
+    The noise term is ``O(sqrt(d T log(1/δ)) L² log T/(H ε))``: the ``Õ(sqrt(T) log(1/δ)/ε)`` of the paper.
+    """
+    t = float(horizon)
+    lip = jnp.asarray(lipschitz, jnp.float32)
+    h = jnp.asarray(strong_convexity, jnp.float32)
+    diam = jnp.asarray(diameter, jnp.float32)
+    igd = 0.5 * h * diam**2 + (lip + h * diam) ** 2 * math.log(t + 1.0) / (2.0 * h)
+    c = pocp_noise_multiplier(horizon, epsilon, delta)
+    return igd + lip * math.sqrt(dim) * c * (2.0 * lip / h) * math.log(t)

@@ -166,6 +166,16 @@ def _dp_se_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constra
     return float(bandits.dp_se_regret_bound(np.asarray(ep.means), horizon, float(np.asarray(lp.epsilon)), beta))
 
 
+def _pocp_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
+    """POCP's (IGD instance) expected-regret bound at its (ε, δ) (``theory.pocp_regret_bound``)."""
+    del ep, static
+    return float(
+        theory.pocp_regret_bound(
+            horizon, constraint.dim, lp.lipschitz, lp.strong_convexity, constraint.diameter, lp.epsilon, lp.delta
+        )
+    )
+
+
 def _dp_ftrl_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
     """DP-FTRL's bound with its mechanism's exact per-step variance (``regularization = nan``: the tuned λ)."""
     del ep
@@ -225,6 +235,7 @@ LEARNERS: dict[str, Component] = {
     "wdp_cocol": Component(oco.wdp_cocol, oco.WDPParams),
     "online_frank_wolfe": Component(oco.online_frank_wolfe, oco.OFWParams),
     "garber_hazan": Component(oco.garber_hazan, oco.GarberHazanParams),
+    "pocp": Component(oco.pocp, oco.POCPParams, _pocp_bound),
 }
 
 ENVS: dict[str, Component] = {

@@ -11,6 +11,7 @@ from jaxpriv.oco.mi_ogd import MIOGDParams, MIOGDState, mi_ogd
 from jaxpriv.oco.ogd import OGDParams, OGDState, ogd
 from jaxpriv.oco.online_frank_wolfe import GarberHazanParams, OFWParams, OFWState, garber_hazan, online_frank_wolfe
 from jaxpriv.oco.pftal import PFTALParams, PFTALState, pftal
+from jaxpriv.oco.pocp import POCPParams, POCPState, pocp
 from jaxpriv.oco.private_bandit_ftal import PrivateBanditFTALParams, private_bandit_ftal
 from jaxpriv.oco.private_experts import PrivateExpertsParams, private_experts
 from jaxpriv.oco.regularized_pftal import RegularizedPFTALParams, regularized_pftal
@@ -37,6 +38,8 @@ __all__ = [
     "OGDState",
     "PFTALParams",
     "PFTALState",
+    "POCPParams",
+    "POCPState",
     "PrivateBanditFTALParams",
     "PrivateExpertsParams",
     "RegularizedPFTALParams",
@@ -57,6 +60,7 @@ __all__ = [
     "one_point",
     "online_frank_wolfe",
     "pftal",
+    "pocp",
     "private_bandit_ftal",
     "private_experts",
     "regularized_pftal",
