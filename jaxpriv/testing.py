@@ -55,6 +55,110 @@ def ks_two_sample(a: np.ndarray, b: np.ndarray, alpha: float = 1e-3) -> tuple[fl
     return stat, crit
 
 
+# --- a learner's runs, step by step, on the engine's keys ---------------------------------------------------
+
+
+def rollout(
+    learner: Any,
+    env: Any,
+    params: Any,
+    key: Any,
+    horizon: int,
+    *,
+    record: Callable[..., Any] | None = None,
+    seeds: int | None = None,
+    chunk: int | None = None,
+) -> Any:
+    """A learner's run (or ``seeds`` runs) step by step, exactly as the engine runs it, recording what you ask.
+
+    For testing an algorithm, yours or the library's: ``jaxpriv.sim.rollout`` (the engine's key
+    derivation and its one per-step transition: act, ``env.step``, update), batched over seeds
+    and a params grid by the engine's ``jaxpriv.sim.map_seeds``. Its actions, feedback, losses and
+    states are those of ``jaxpriv.run`` / ``jaxpriv.sweep`` with the same key, so a test can compare
+    a hand-written reference, a closed form or an episode simulator with the engine's own runs
+    without re-deriving the engine's per-step keys (``split_step_key``) or writing the scan again.
+
+    Args:
+      learner, env: the components (a ``Learner`` and an ``Env``; your own need no spec).
+      params: ``SimParams(learner=..., env=...)``. With ``seeds``, a leaf with a leading grid axis
+        (as in ``sweep``, by the components' ``Spec.ndims``) is swept, the same seed keys at every
+        grid point; without ``seeds``, every leaf at its base shape.
+      key: a PRNG key or an integer seed. Without ``seeds``: the run's key (``jaxpriv.run``'s). With
+        ``seeds``: the base key, seed ``i`` running on ``jax.random.split(key, seeds)[i]``, seed ``i`` of
+        ``jaxpriv.sweep(learner, env, params, key, horizon, seeds)``.
+      horizon: ``T``.
+      record: ``record(t, action, feedback, info, learner_state, env_state) -> pytree``, called at every
+        step ``t`` (int32, 1-based) with the step's action, feedback and ``EnvInfo`` and both states
+        after the step; stacked over the ``T`` steps. Default: ``jaxpriv.sim.StepRecord(action, loss,
+        regret, feedback)``. Pass the same function object on every call (it keys the compiled function).
+      seeds: ``None``: one run. An int: that many runs, in one compiled call.
+      chunk: with ``seeds``, run them in batches of this size (``jax.lax.map``; bounded memory).
+
+    Returns:
+      A ``jaxpriv.sim.Rollout(learner_state, env_state, records)``: the final states and the records
+      (``[T, ...]`` leaves); with ``seeds`` every leaf has leading ``[seeds]`` axes (``[G, seeds]`` over a grid).
+
+    Raises:
+      ValueError: what ``jaxpriv.run`` / ``sweep`` refuse before compiling (bad key, horizon or params,
+        components that do not fit), a ``record`` that is not a function, ``seeds`` or ``chunk`` < 1.
+
+    Examples:
+      >>> import jax, jaxpriv as jp
+      >>> from jaxpriv import bandits, envs
+      >>> learner, env = bandits.ucb(3), envs.bernoulli_bandit(3)
+      >>> params = jp.SimParams(bandits.UCBParams(), envs.BernoulliParams((0.2, 0.5, 0.9)))
+      >>> out = rollout(learner, env, params, 0, 50, seeds=4, record=lambda t, a, fb, info, s, e: a)
+      >>> out.records.shape, out.learner_state.counts.shape
+      ((4, 50), (4, 3))
+    """
+    from jaxpriv import _validate, sim
+    from jaxpriv._base import as_key
+
+    if seeds is None:
+        if chunk is not None:
+            raise ValueError("chunk batches the seeds: pass seeds=... with it")
+        return sim.rollout(learner, env, params, key, horizon, record=record)
+    seeds = _validate.positive_int("seeds", seeds)
+    if chunk is not None:
+        chunk = _validate.positive_int("chunk", chunk)
+    horizon = _validate.horizon(horizon)
+    if record is None:
+        record = sim.default_record
+    elif not callable(record):
+        raise ValueError(
+            f"record must be a function (t, action, feedback, info, learner_state, env_state), got {record!r}"
+        )
+    params, axes, size = sim._prepare(learner, env, params, allow_grid=True, horizon=horizon)
+    keys = _split(as_key(key), seeds)
+    return _rollouts()(learner, env, horizon, record, axes if size else None, chunk, keys, params)
+
+
+def _split(key: Any, num: int) -> Any:
+    """``jax.random.split(key, num)`` (imported lazily, as the rest of this module's JAX)."""
+    import jax
+
+    return jax.random.split(key, num)
+
+
+_ROLLOUTS: list[Any] = []
+
+
+def _rollouts() -> Any:
+    """The compiled batch of rollouts (built once, so that its cache persists): ``map_seeds`` over ``sim._rollout``."""
+    if not _ROLLOUTS:
+        from functools import partial
+
+        from jaxpriv import sim
+        from jaxpriv._base import engine_jit
+
+        def batch(learner, env, horizon, record, axes, chunk, keys, params):
+            one = partial(sim._rollout, learner, env, horizon, record)
+            return sim.map_seeds(one, keys, params, chunk, axes=axes)
+
+        _ROLLOUTS.append(engine_jit(batch, static_argnums=(0, 1, 2, 3, 4, 5)))  # sweep's compiler options
+    return _ROLLOUTS[0]
+
+
 # --- what a learner's step costs, read off the compiled program (any backend) -------------------------------
 
 
@@ -327,6 +431,8 @@ def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, A
         "dp_ucb": (bandits.dp_ucb(k, t), bernoulli, bandits.DPUCBParams(epsilon=1.0), bernoulli_p),
         "ldp_ucb": (bandits.ldp_ucb(k, t), bernoulli, bandits.LDPUCBParams(epsilon=1.0), bernoulli_p),
         "dp_se": (bandits.dp_se(k, t), bernoulli, bandits.DPSEParams(epsilon=1.0, beta=0.1), bernoulli_p),
+        "lazy_dp_ts": (bandits.lazy_dp_ts(k, t), bernoulli, bandits.LazyDPTSParams(1.0), bernoulli_p),
+        "anytime_lazy_ucb": (bandits.anytime_lazy_ucb(k, t), bernoulli, bandits.AnytimeLazyUCBParams(1.0), bernoulli_p),
         "adac_gope_var": (
             bandits.adac_gope_var(k, 3, t),
             envs.linear_bandit(k, 3),

@@ -44,4 +44,6 @@ class FastPath(NamedTuple):
         **run_options: Any,
     ) -> Any:
         simulate = importlib.import_module(f"jaxpriv.bandits.episodic.{self.module}").simulate
-        return simulate(learner, params, env_params, key, horizon, seeds, checkpoints, **dict(self.options), **run_options)
+        return simulate(
+            learner, params, env_params, key, horizon, seeds, checkpoints, **dict(self.options), **run_options
+        )

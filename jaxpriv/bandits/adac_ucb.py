@@ -170,7 +170,12 @@ def adac_ucb(
         name="adac_ucb",
         fast_path=FastPath(
             "ucb",
-            (("simulates", "AdaC-UCB (adac_ucb)"), ("budget", "rho"), ("guarantee", "ρ-zCDP"), ("calibrate", calibrate_adac)),
+            (
+                ("simulates", "AdaC-UCB (adac_ucb)"),
+                ("budget", "rho"),
+                ("guarantee", "ρ-zCDP"),
+                ("calibrate", calibrate_adac),
+            ),
         ),
     )
 

@@ -116,7 +116,8 @@ def ucb(
         guarantee_holds=False,  # not private
         name="ucb",
         fast_path=FastPath(
-            "ucb", (("simulates", "episodic UCB (ucb)"), ("budget", None), ("guarantee", None), ("calibrate", _calibrate))
+            "ucb",
+            (("simulates", "episodic UCB (ucb)"), ("budget", None), ("guarantee", None), ("calibrate", _calibrate)),
         ),
     )
 

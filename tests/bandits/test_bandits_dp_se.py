@@ -14,7 +14,7 @@ from jaxpriv.bandits import _sampling
 from jaxpriv.bandits.dp_se import DPSEParams, dp_se, dp_se_regret_bound, dp_se_reps
 from jaxpriv.bandits.episodic.dp_se import simulate_dp_se_epochs
 from jaxpriv.envs.bandits import PAPER_MEANS, BernoulliParams, bernoulli_bandit
-from jaxpriv.testing import ks_critical_value, ks_two_sample, mean_with_stderr
+from jaxpriv.testing import ks_critical_value, ks_two_sample, mean_with_stderr, rollout
 
 # --- a step-by-step NumPy reference of the pseudo-code -------------------------------------------------------
 
@@ -199,30 +199,16 @@ FAST_EPS = jnp.array([0.05, 1.0, jnp.inf], jnp.float32)
 FAST_CKPTS = [3000, 9000, FAST_T]
 
 
+def _regret_and_epochs(t, action, reward, info, state, env_state):
+    return info.regret, state.epochs
+
+
 def _step_level(params, key, horizon, seeds, means):
-    """The engine's scan (``jaxpriv.sweep``'s key derivation), recording cumulative regret and ``state.epochs``."""
+    """The engine's runs (``jaxpriv.testing.rollout``: ``jaxpriv.sweep``'s seeds), recording regret and epochs."""
     K = len(means)
-    learner, env = dp_se(K, horizon), bernoulli_bandit(K)
     p = jp.SimParams(params, BernoulliParams(means))
-
-    def one(k, p):
-        k_env, k_learner, k_steps = jax.random.split(k, 3)
-        carry = (env.reset(k_env, p.env), learner.init(k_learner, p.learner))
-
-        def body(carry, t):
-            env_state, agent = carry
-            k_act, k_env_t, k_upd = split_step_key(k_steps, t)
-            action = learner.act(k_act, agent, t)
-            env_state, reward, info = env.step(k_env_t, env_state, action, t)
-            agent = learner.update(k_upd, agent, action, reward, t)
-            return (env_state, agent), (info.regret, agent.epochs)
-
-        _, out = jax.lax.scan(body, carry, jnp.arange(1, horizon + 1, dtype=jnp.int32))
-        return out
-
-    keys = jax.random.split(key, seeds)
-    axes = jp.SimParams(DPSEParams(epsilon=0, beta=None), None)
-    regret, epochs = jax.jit(jax.vmap(jax.vmap(one, in_axes=(0, None)), in_axes=(None, axes)))(keys, p)
+    out = rollout(dp_se(K, horizon), bernoulli_bandit(K), p, key, horizon, seeds=seeds, record=_regret_and_epochs)
+    regret, epochs = out.records
     return np.cumsum(np.asarray(regret, np.float64), axis=-1), np.asarray(epochs)
 
 

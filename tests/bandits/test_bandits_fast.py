@@ -8,40 +8,23 @@ import numpy as np
 import pytest
 
 import jaxpriv as jp
-from jaxpriv._base import split_step_key
 from jaxpriv.bandits import AdaCUCBParams, UCBParams, _sampling, adac_ucb, ucb
 from jaxpriv.bandits.episodic import simulate_ucb_episodes
 from jaxpriv.envs.bandits import PAPER_MEANS, BernoulliParams, bernoulli_bandit
-from jaxpriv.testing import ks_critical_value, ks_two_sample, mean_with_stderr
+from jaxpriv.testing import ks_critical_value, ks_two_sample, mean_with_stderr, rollout
+
+
+def _regret_and_episodes(t, action, reward, info, state, env_state):
+    return info.regret, state.episodes
 
 
 def _step_level(learner, num_arms, params, key, horizon, seeds):
-    """The engine's scan (same key derivation as ``jaxpriv.sweep``), also recording the episode count.
+    """The engine's runs (``jaxpriv.testing.rollout``: ``jaxpriv.sweep``'s seeds), also recording the episode count.
 
-    Returns per-step pseudo-regret and ``state.episodes``, shaped ``[G, seeds, T]``.
+    Returns cumulative pseudo-regret and ``state.episodes`` per step, shaped ``[G, seeds, T]``.
     """
-    env = bernoulli_bandit(num_arms)
-    params = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), params)
-
-    def one(k, p):
-        k_env, k_learner, k_steps = jax.random.split(k, 3)
-        carry = (env.reset(k_env, p.env), learner.init(k_learner, p.learner))
-
-        def body(carry, t):
-            env_state, agent = carry
-            k_act, k_env_t, k_upd = split_step_key(k_steps, t)
-            action = learner.act(k_act, agent, t)
-            env_state, reward, info = env.step(k_env_t, env_state, action, t)
-            agent = learner.update(k_upd, agent, action, reward, t)
-            return (env_state, agent), (info.regret, agent.episodes)
-
-        _, out = jax.lax.scan(body, carry, jnp.arange(1, horizon + 1, dtype=jnp.int32))
-        return out
-
-    keys = jax.random.split(key, seeds)
-    axes = jp.SimParams(jax.tree.map(lambda v: 0 if jnp.ndim(v) else None, params.learner), None)
-    run = jax.jit(jax.vmap(jax.vmap(one, in_axes=(0, None)), in_axes=(None, axes)))
-    regret, episodes = run(keys, params)
+    out = rollout(learner, bernoulli_bandit(num_arms), params, key, horizon, seeds=seeds, record=_regret_and_episodes)
+    regret, episodes = out.records
     return np.cumsum(np.asarray(regret, np.float64), axis=-1), np.asarray(episodes)
 
 

@@ -6,12 +6,11 @@ import numpy as np
 import pytest
 
 import jaxpriv as jp
-from jaxpriv._base import split_step_key
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
 from jaxpriv.bandits.episodic.gope import clipped_gaussian_moments, simulate_gope_phases
 from jaxpriv.bandits.gope import GOPEParams
 from jaxpriv.envs.linear_bandits import LinearBanditParams, linear_bandit
-from jaxpriv.testing import ks_two_sample, mean_with_stderr
+from jaxpriv.testing import ks_two_sample, mean_with_stderr, rollout
 
 # Four arms in R^2, θ* = e_1, gaps just above the elimination thresholds 2β_ℓ = 1/2, 1/4, 1/8 (×1.08):
 # whether an arm survives a phase depends on the noise of the phase's estimate, so the regret
@@ -41,27 +40,17 @@ def snap(a, b, rtol=1e-4):
     return ids(a), ids(b)
 
 
+def _nothing(t, action, feedback, info, learner_state, env_state):
+    return None
+
+
 def step_level(clip):
     """Final regret and phases started, from the step-level policy (the engine's key derivation)."""
     learner, env = adac_gope(K, D, T, clip=clip, private=clip), linear_bandit(K, D)  # unclipped: not private
     params = jp.SimParams(PARAMS, INSTANCE)
     regret = jp.sweep(learner, env, params, jax.random.key(0), T, SEEDS, checkpoints=[T]).regret[:, -1]
-
-    def one(k):
-        k_env, k_learner, k_steps = jax.random.split(k, 3)
-        carry = (env.reset(k_env, params.env), learner.init(k_learner, params.learner))
-
-        def body(carry, t):
-            env_state, agent = carry
-            k_act, k_env_t, k_upd = split_step_key(k_steps, t)
-            action = learner.act(k_act, agent, t)
-            env_state, fb, _ = env.step(k_env_t, env_state, action, t)
-            return (env_state, learner.update(k_upd, agent, action, fb, t)), None
-
-        (_, agent), _ = jax.lax.scan(body, carry, jnp.arange(1, T + 1, dtype=jnp.int32))
-        return agent.num_closed + jnp.any(agent.pulled > 0).astype(jnp.int32)
-
-    phases = jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(0), SEEDS))
+    agent = rollout(learner, env, params, jax.random.key(0), T, seeds=SEEDS, record=_nothing).learner_state
+    phases = agent.num_closed + np.any(np.asarray(agent.pulled) > 0, axis=-1).astype(np.int32)
     return np.asarray(regret, np.float64), np.asarray(phases)
 
 

@@ -1,4 +1,4 @@
-"""AdaC-GOPE-Var's phase-level fast path (its ``Spec.fast_path``, run by ``simulate_episodes``) against its step level."""
+"""AdaC-GOPE-Var's phase-level fast path (its ``Spec.fast_path``: ``simulate_episodes``) against its step level."""
 
 import jax
 import numpy as np

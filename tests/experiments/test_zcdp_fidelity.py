@@ -12,13 +12,13 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxpriv as jp
-from jaxpriv._base import split_step_key
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams
 from jaxpriv.bandits.adac_oful import AdaCOFULParams, adac_oful, self_normalized_radius
 from jaxpriv.bandits.episodic import simulate_gope_phases
 from jaxpriv.bandits.gope import GOPEParams
 from jaxpriv.bandits.oful import RSOFULParams, oful_radius, rs_oful
 from jaxpriv.envs.linear_bandits import ContextualBanditParams, contextual_linear_bandit, sample_linear_instance
+from jaxpriv.testing import rollout
 
 K, D = 10, 3
 BOUND = 2.5  # the contextual setting's public action bound (experiments.zcdp_bandits_linear)
@@ -107,34 +107,22 @@ def test_adac_gope_converges_to_gope_and_its_price_of_privacy_falls():
     assert pop[0] - pop[1] > 3 * np.hypot(*pop_se), (pop, pop_se)
 
 
+def _switches_and_misses(t, action, feedback, info, state, env_state):
+    """After step ``t``: the switches so far, and whether θ* is outside the current confidence ellipsoid."""
+    dev = state.theta_tilde - env_state.theta  # θ* is drawn at reset and kept
+    return state.num_switches, dev @ jnp.linalg.inv(state.gram_inv_tau) @ dev > state.radius**2
+
+
 def coverage(learner, params, key, horizon, seeds):
     """``[G, seeds]`` switches and switches with θ* outside ``{θ: ‖θ̃_τ - θ‖_{V_τ} <= β̃_τ}`` (``rho: [G]``)."""
     env = contextual_linear_bandit(K, D, random_theta=True)
     ep = ContextualBanditParams(theta=jnp.zeros((D,), jnp.float32))
     grid = jnp.shape(params.rho)[0]
     params = jax.tree.map(lambda v: jnp.broadcast_to(jnp.asarray(v, jnp.float32), (grid,)), params)
-
-    def one(p, k):
-        k_env, k_learner, k_steps = jax.random.split(k, 3)
-        env_state, agent = env.reset(k_env, ep), learner.init(k_learner, p)
-
-        def body(carry, t):
-            env_state, agent = carry
-            k_act, k_env_t, k_upd = split_step_key(k_steps, t)
-            action = learner.act(k_act, agent, t)
-            new_env, feedback, _ = env.step(k_env_t, env_state, action, t)
-            new = learner.update(k_upd, agent, action, feedback, t)
-            switched = new.num_switches > agent.num_switches
-            dev = new.theta_tilde - env_state.theta
-            outside = dev @ jnp.linalg.inv(new.gram_inv_tau) @ dev > new.radius**2
-            return (new_env, new), (switched, switched & outside)
-
-        _, (sw, out) = jax.lax.scan(body, (env_state, agent), jnp.arange(1, horizon + 1, dtype=jnp.int32))
-        return sw.sum(), out.sum()
-
-    keys = jax.random.split(key, seeds)
-    sw, out = jax.jit(jax.vmap(lambda p: jax.vmap(lambda k: one(p, k))(keys)))(params)
-    return np.asarray(sw), np.asarray(out)
+    out = rollout(learner, env, jp.SimParams(params, ep), key, horizon, seeds=seeds, record=_switches_and_misses)
+    num_switches, outside = (np.asarray(r) for r in out.records)
+    switched = np.diff(num_switches, axis=-1, prepend=0) > 0  # a learner starts with no switch
+    return switched.sum(-1), (switched & outside).sum(-1)
 
 
 def test_self_normalized_radius_covers_theta():
@@ -151,7 +139,10 @@ def test_self_normalized_radius_covers_theta():
     # power: the noise with RS-OFUL's radius (no enlargement) misses at most switches at ρ = 1
     params = AdaCOFULParams(jnp.asarray([1.0], jnp.float32), delta)
     sw, out = coverage(
-        adac_oful(K, D, horizon, clip=False, ablation="noise", private=False), params, jax.random.key(2), horizon,
+        adac_oful(K, D, horizon, clip=False, ablation="noise", private=False),
+        params,
+        jax.random.key(2),
+        horizon,
         seeds,
     )
     assert np.mean(out[0] > 0) > 0.5 and out[0].sum() / sw[0].sum() > 5 * delta

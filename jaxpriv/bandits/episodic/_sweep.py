@@ -121,7 +121,8 @@ def simulate_episodes(
     if fast_path is None:
         name = _algorithm(learner)[1] or "this learner"
         raise ValueError(
-            f"{name} has no exact episode simulator (its spec's fast_path is None): run it step by step with jaxpriv.sweep"
+            f"{name} has no exact episode simulator (its spec's fast_path is None): "
+            "run it step by step with jaxpriv.sweep"
         )
     return fast_path(learner, params, env_params, key, horizon, seeds, checkpoints, **options)
 

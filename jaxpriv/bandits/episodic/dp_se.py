@@ -191,7 +191,10 @@ def simulate(
     reward_sum: RewardSum = bernoulli_reward_sum,
     private: bool = True,
 ) -> EpisodeResult:
-    """DP-SE's fast path (``Spec.fast_path``, ``FastPath("dp_se")``): ``learner``'s epochs (``simulate_dp_se_epochs``)."""
+    """DP-SE's fast path (``Spec.fast_path``, ``FastPath("dp_se")``): ``learner``'s epochs.
+
+    The per-call options are ``simulate_dp_se_epochs``'s.
+    """
     if not isinstance(means, BernoulliParams):
         means = BernoulliParams(means)
     spec = spec_of(learner)
@@ -212,4 +215,6 @@ def simulate(
     one = _dp_se_simulator(K, T, ckpts, reward_sum)
     ndims = spec_ndims(learner, bernoulli_bandit(K))
     regret, epochs, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk, ndims)
-    return EpisodeResult(jnp.asarray(ckpts, jnp.int32), regret, epochs, pulls, bool(spec.private) and private and not reasons)
+    return EpisodeResult(
+        jnp.asarray(ckpts, jnp.int32), regret, epochs, pulls, bool(spec.private) and private and not reasons
+    )

@@ -327,7 +327,7 @@ def simulate(
     reward_sums: RewardSums | None = None,
     private: bool = True,
 ) -> EpisodeResult:
-    """The fast path of a phased-elimination policy (``Spec.fast_path``, ``FastPath("gope", ...)``): ``learner``'s phases.
+    """A phased-elimination policy's fast path (``Spec.fast_path``, ``FastPath("gope", ...)``): its phases.
 
     ``simulates`` names the algorithm; ``noisy`` (AdaC-GOPE, AdaC-GOPE-Var) / not (GOPE), ``clip``,
     ``calibration``, ``design_tol``, ``design_iters``, ``ablation``, ``phase_length`` and
@@ -347,7 +347,9 @@ def simulate(
     learner.check(params)  # with the opt-outs of the factory (clip, ablation, calibration) refused at a finite rho
     hook = _validate.opt_outs(private, reward_sums=None if reward_sums is None else HOOK)
     if noisy:
-        _validate.refuse_finite_budget(f"simulate_gope_phases ({simulates})", "rho", params.rho, hook, "ρ-zCDP", private)
+        _validate.refuse_finite_budget(
+            f"simulate_gope_phases ({simulates})", "rho", params.rho, hook, "ρ-zCDP", private
+        )
     holds = bool(spec.private) and not hook
     linear_bandit(num_actions, dim, random_theta=instance != "fixed").check(env_params)
     if reward_sums is None:
