@@ -1001,6 +1001,51 @@ def bernstein_regret_bound(
     return total
 
 
+def anytime_lazy_ucb_regret_bound(means: ArrayLike, horizon: int, epsilon: float) -> float:
+    """Anytime-Lazy-UCB (``jaxpriv.bandits.anytime_lazy_ucb``): the bound derived for its index's constants.
+
+    ``R_T <= Σ_{Δ_j>0} Δ_j min(T, 2 m_j - 1 + Σ_{t=K+1}^{T} 3 (⌊log2 t⌋ + 1) t^{-3})``, with ``u_j`` the least
+    integer ``n`` with ``w_T(n) = sqrt(3 log T/(2n)) + 3 log T/(ε n) <= Δ_j/2`` and ``m_j`` the least power of
+    two ``>= u_j``; ``O(Σ log T/Δ_j + K log T/ε)``, the order of Hu, Huang & Mehta (2021).
+
+    Proof. An arm's batches are its rewards ``1``, ``2-3``, ``4-7``, ... (sizes ``1, 2, 4, ...``): fixed
+    i.i.d. blocks of its reward stack, each with its own ``Lap(1/(ε n))`` draw. Arm ``j`` is pulled at
+    ``t > K`` only if (a) the optimal arm's index is below ``μ*``, or (b) ``I_j(t) > μ*``. (a): for the
+    optimal arm's current batch, of one of the ``⌊log2 t⌋ + 1`` possible sizes ``n``, the mean falls
+    ``sqrt(3 log t/(2n))`` below its expectation with probability ``<= t^{-3}`` (Hoeffding) and the noise
+    ``3 log t/(ε n)`` below 0 with probability ``½ t^{-3}``. (b): once ``j``'s released batch has size
+    ``n >= u_j``, ``2 w_t(n) <= 2 w_T(n) <= Δ_j``, so ``I_j(t) > μ*`` needs the batch mean or the noise to
+    exceed its width, again ``<= 1.5 t^{-3}`` per possible size. ``j``'s released batch has size ``>= u_j``
+    once its batch of size ``m_j`` has closed, after ``1 + 2 + ... + m_j = 2 m_j - 1`` pulls. Summing over
+    ``t``: ``E N_j(T) <= 2 m_j - 1 + Σ_{t>K} 3 (⌊log2 t⌋ + 1) t^{-3}``, and ``N_j <= T``.
+
+    Raises:
+      ValueError: ``means`` is not a non-empty ``[K]`` array of means in ``[0, 1]``, ``epsilon <= 0`` or
+        ``horizon`` is not a positive integer.
+    """
+    mu = np.asarray(means, np.float64)
+    if mu.ndim != 1 or mu.size < 1 or not np.all(np.isfinite(mu)) or np.any((mu < 0) | (mu > 1)):
+        raise ValueError(f"means must be a non-empty [K] array of arm means in [0, 1], got {means!r}")
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be in (0, inf], got {epsilon!r}")
+    horizon = _validate.positive_int("horizon", horizon)
+    K = mu.size
+    log_t = math.log(horizon)
+    steps = np.arange(K + 1, horizon + 1, dtype=np.float64)
+    tail = float(np.sum(3.0 * (np.floor(np.log2(steps)) + 1.0) * steps**-3.0)) if steps.size else 0.0
+    privacy = 0.0 if math.isinf(epsilon) else 3.0 * log_t / epsilon
+    total = 0.0
+    gaps = mu.max() - mu
+    for gap in gaps[gaps > 0]:
+        # w_T(n) <= gap/2  <=>  (gap/2) s² - sqrt(1.5 log T) s - 3 log T/ε >= 0 with s = sqrt(n).
+        half = 0.5 * float(gap)
+        s = (math.sqrt(1.5 * log_t) + math.sqrt(1.5 * log_t + 4.0 * half * privacy)) / (2.0 * half)
+        u = max(1, math.ceil(s * s))
+        m = 1 << max(0, math.ceil(math.log2(u)))
+        total += float(gap) * min(float(horizon), 2.0 * m - 1.0 + tail)
+    return total
+
+
 # --- POCP with implicit gradient descent (Jain, Kothari & Thakurta, COLT 2012) -------------------------------
 
 

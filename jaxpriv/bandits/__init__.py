@@ -21,8 +21,15 @@ from jaxpriv.bandits.adac_ucb import (
 )
 from jaxpriv.bandits.adap_klucb import AdaPKLUCBParams, adap_klucb, adap_klucb_index, adap_lower_bound
 from jaxpriv.bandits.adap_ucb import AdaPUCBParams, adap_noise_scale, adap_ucb, adap_ucb_index, adap_ucb_regret_bound
+from jaxpriv.bandits.anytime_lazy_ucb import (
+    AnytimeLazyUCBParams,
+    anytime_lazy_ucb,
+    anytime_lazy_ucb_index,
+    anytime_lazy_ucb_regret_bound,
+)
 from jaxpriv.bandits.design import Design, g_optimal_design
 from jaxpriv.bandits.dp_se import DPSEParams, DPSEState, dp_se, dp_se_regret_bound
+from jaxpriv.bandits.dp_ts import LazyDPTSParams, LazyState, lazy_dp_ts, lazy_dp_ts_posterior, lazy_dp_ts_sample
 from jaxpriv.bandits.dp_ucb import DPUCBParams, DPUCBState, dp_ucb, dp_ucb_bonus, dp_ucb_index, dp_ucb_regret_bound
 from jaxpriv.bandits.episodic import (
     EpisodeResult,
@@ -43,6 +50,7 @@ __all__ = [
     "AdaCUCBParams",
     "AdaPKLUCBParams",
     "AdaPUCBParams",
+    "AnytimeLazyUCBParams",
     "DPSEParams",
     "DPSEState",
     "DPUCBParams",
@@ -54,6 +62,8 @@ __all__ = [
     "GOPEState",
     "LDPUCBParams",
     "LDPUCBState",
+    "LazyDPTSParams",
+    "LazyState",
     "OFULState",
     "RSOFULParams",
     "UCBParams",
@@ -71,6 +81,9 @@ __all__ = [
     "adap_ucb",
     "adap_ucb_index",
     "adap_ucb_regret_bound",
+    "anytime_lazy_ucb",
+    "anytime_lazy_ucb_index",
+    "anytime_lazy_ucb_regret_bound",
     "design",
     "dp_se",
     "dp_se_regret_bound",
@@ -81,6 +94,9 @@ __all__ = [
     "episode_sweep",
     "g_optimal_design",
     "gope",
+    "lazy_dp_ts",
+    "lazy_dp_ts_posterior",
+    "lazy_dp_ts_sample",
     "ldp_ucb",
     "ldp_ucb_bonus",
     "ldp_ucb_regret_bound",

@@ -166,6 +166,12 @@ def _dp_se_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constra
     return float(bandits.dp_se_regret_bound(np.asarray(ep.means), horizon, float(np.asarray(lp.epsilon)), beta))
 
 
+def _anytime_lazy_ucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
+    """Anytime-Lazy-UCB's bound derived for its index (``theory.anytime_lazy_ucb_regret_bound``)."""
+    del static, constraint
+    return float(theory.anytime_lazy_ucb_regret_bound(np.asarray(ep.means), horizon, float(np.asarray(lp.epsilon))))
+
+
 def _pocp_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
     """POCP's (IGD instance) expected-regret bound at its (ε, δ) (``theory.pocp_regret_bound``)."""
     del ep, static
@@ -236,6 +242,9 @@ LEARNERS: dict[str, Component] = {
     "online_frank_wolfe": Component(oco.online_frank_wolfe, oco.OFWParams),
     "garber_hazan": Component(oco.garber_hazan, oco.GarberHazanParams),
     "pocp": Component(oco.pocp, oco.POCPParams, _pocp_bound),
+    # Hu & Hegde (UAI 2022) and Hu, Huang & Mehta (2021): Lazy-DP-TS's Theorem 4 is stated in O(.) only.
+    "lazy_dp_ts": Component(bandits.lazy_dp_ts, bandits.LazyDPTSParams),
+    "anytime_lazy_ucb": Component(bandits.anytime_lazy_ucb, bandits.AnytimeLazyUCBParams, _anytime_lazy_ucb_bound),
 }
 
 ENVS: dict[str, Component] = {
