@@ -60,7 +60,13 @@ def test_the_study_equals_the_sweep_with_the_same_seed(page):
         page["PrivateETCParams"](np.array([0.1, 1.0, 10.0], np.float32)), page["BernoulliParams"](page["means"])
     )
     direct = jp.sweep(
-        page["private_etc"](5, 100), page["env"], params, study.seed, horizon=study.horizon, seeds=study.seeds,
-        checkpoints=study.checkpoints, chunk=study.chunk,
+        page["private_etc"](5, 100),
+        page["env"],
+        params,
+        study.seed,
+        horizon=study.horizon,
+        seeds=study.seeds,
+        checkpoints=study.checkpoints,
+        chunk=study.chunk,
     )
     np.testing.assert_array_equal(res.results()["private ETC"].regret, np.asarray(direct.regret))
