@@ -38,7 +38,7 @@ import numpy as np
 import optax
 
 from jaxpriv import _validate, sim
-from jaxpriv._base import Env, Learner, PRNGKey, as_key, check_horizon, check_params_class, engine_jit
+from jaxpriv._base import Env, Learner, PRNGKey, as_key, engine_jit
 from jaxpriv.sim import Result, SimParams
 
 __all__ = ["Estimate", "Minimized", "final_regret", "get_path", "minimize", "set_path", "value_and_grad"]
@@ -126,28 +126,27 @@ def _axis_at(axes: Any, path: str) -> int | None:
 @partial(engine_jit, static_argnums=(0, 1, 2, 3, 4, 5, 6, 7))
 @sim.counts_compiles("tune")
 def _per_seed(learner, env, horizon, checkpoints, paths, objective, axes, chunk, keys, params, theta):
-    """Per-seed objective and forward-mode derivatives: ``([G,] S)`` and ``([G,] S, *leaf)`` per path."""
+    """Per-seed objective and forward-mode derivatives: ``([G,] S)`` and ``([G,] S, *leaf)`` per path.
 
-    def point(p, th):
-        def seed(key):
-            def fn(th_):
-                q = p
-                for path, value in zip(paths, th_, strict=True):
-                    q = set_path(q, path, value)
-                v = objective(sim.run(learner, env, q, key, horizon, checkpoints))
-                return v, v
+    Batched over the seeds (and the grid: the swept params leaves and the tuned values with them) by the
+    engine's ``map_seeds``, as ``sweep`` batches its runs.
+    """
 
-            jac, value = jax.jacfwd(fn, has_aux=True)(th)
-            return value, jac
+    def seed(key, point):
+        p, th = point
 
-        if chunk is None or chunk >= keys.shape[0]:
-            return jax.vmap(seed)(keys)
-        return jax.lax.map(seed, keys, batch_size=chunk)
+        def fn(th_):
+            q = p
+            for path, value in zip(paths, th_, strict=True):
+                q = set_path(q, path, value)
+            v = objective(sim.run(learner, env, q, key, horizon, checkpoints))
+            return v, v
 
-    if axes is None:
-        return point(params, theta)
-    theta_axes = tuple(_axis_at(axes, path) for path in paths)
-    return jax.vmap(point, in_axes=(axes, theta_axes))(params, theta)
+        jac, value = jax.jacfwd(fn, has_aux=True)(th)
+        return value, jac
+
+    point_axes = None if axes is None else (axes, tuple(_axis_at(axes, path) for path in paths))
+    return sim.map_seeds(seed, keys, (params, theta), chunk, axes=point_axes)
 
 
 def _stats(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
@@ -198,8 +197,9 @@ def value_and_grad(
 
     Raises:
       ValueError: an unknown path, a non-float leaf, an integer-action learner
-        (piecewise-constant regret), another params class than a component's own (a
-        subclass included), bad params (the components' checks), or a
+        (piecewise-constant regret), whatever ``jaxpriv.sweep`` refuses before compiling (the
+        engine's eager checks: another params class than a component's own, a subclass
+        included; bad params; components that do not fit together), or a
         gradient that is exactly zero on every seed and grid point (the objective
         is piecewise constant in, or does not depend on, the named leaves).
 
@@ -216,20 +216,11 @@ def value_and_grad(
     paths = (wrt,) if isinstance(wrt, str) else tuple(wrt)
     if not paths or len(set(paths)) != len(paths):
         raise ValueError(f"wrt must name one or more distinct params leaves, got {wrt!r}")
-    if not isinstance(params, SimParams):
-        raise ValueError("params must be a jaxpriv.SimParams(learner=..., env=...)")
     ckpts = sim.normalize_checkpoints(horizon, (horizon,) if checkpoints is None else checkpoints)
     key = as_key(key)
-    check_horizon(horizon, learner, "learner")
-    check_horizon(horizon, env, "environment")
-    axes, size = sim.grid_axes(params, allow_grid=True)
-    check_params_class(learner.init, params.learner, "learner", "params.learner")  # the engine's own check
-    check_params_class(env.reset, params.env, "environment", "params.env")
-    if learner.check is not None:
-        learner.check(params.learner)
-    if env.check is not None:
-        env.check(params.env)
-    params = sim.canonical_params(params)
+    # The engine's eager checks, as sweep runs them: params class, leaves, horizons, the components'
+    # own checks, one traced step of the pair; canonical params and the grid's axes.
+    params, axes, size = sim._prepare(learner, env, params, allow_grid=True, horizon=horizon)
     theta = []
     for path in paths:
         leaf = get_path(params, path)

@@ -233,3 +233,23 @@ def test_regret_is_differentiable_in_a_hyperparameter():
     fd = (float(final_regret(jnp.float32(1.5 + eps))) - float(final_regret(jnp.float32(1.5 - eps)))) / (2 * eps)
     assert grad == pytest.approx(fd, rel=2e-2, abs=1e-3)
     assert abs(grad) > 1e-3
+
+
+def test_the_engine_files_import_only_those_before_them():
+    # jaxpriv/sim/: one file per job, in this order; a lower file never imports a higher one (DESIGN.md).
+    import ast
+    from pathlib import Path
+
+    order = ["_params", "_check", "_scan", "_seeds", "_resume", "_driver", "_sweep"]
+    root = Path(jp.__file__).parent / "sim"
+    assert sorted(p.stem for p in root.glob("*.py")) == sorted([*order, "__init__"])
+    for i, name in enumerate(order):
+        tree = ast.parse((root / f"{name}.py").read_text())
+        used = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("jaxpriv.sim"):
+                parts = node.module.split(".")
+                used.update([parts[2]] if len(parts) > 2 else [a.name for a in node.names])
+            elif isinstance(node, ast.Import):
+                used.update(a.name.split(".")[2] for a in node.names if a.name.startswith("jaxpriv.sim."))
+        assert used <= set(order[:i]), f"jaxpriv/sim/{name}.py imports {sorted(used - set(order[:i]))}"
