@@ -74,6 +74,9 @@ def main() -> None:
         slope_pocp = np.polyfit(np.log(t), np.log(a), 1)[0]
         slope_pftal = np.polyfit(np.log(t), np.log(b), 1)[0]
         print(f"log-log slope of the mean regret over T: POCP {slope_pocp:.3f}, PFTAL {slope_pftal:.3f}")
+        for i in range(len(t) - 1):  # the local slopes: POCP's falls towards 0.5
+            local = [np.log(r[i + 1] / r[i]) / np.log(t[i + 1] / t[i]) for r in (a, b)]
+            print(f"  T {int(t[i]):>6} -> {int(t[i + 1]):>6}: POCP {local[0]:.3f}, PFTAL {local[1]:.3f}")
 
 
 if __name__ == "__main__":
