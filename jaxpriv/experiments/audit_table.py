@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,28 +25,119 @@ EXCLUDED = {
 }
 
 
-def _tree_params(noise: M.NoiseFamily | str) -> M.TreeParams:
-    """Exactly the budget of the family: ε = 1 (``"gamma"``, ``"laplace"``) or ρ = 0.5 (``"gaussian"``)."""
-    return M.TreeParams(**_pftal_budget(noise), sensitivity=1.0)
+class _Row(NamedTuple):
+    """One audit: ``audit(*args, key=seed + key, runs=runs, alpha=alpha, **kwargs)``."""
+
+    audit: Callable[..., audit.Audit]
+    key: int  # the offset of its PRNG key from the table's seed
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
 
 
-def _pftal_budget(noise: M.NoiseFamily | str) -> dict[str, float]:
-    return {"epsilon": 1.0} if M.noise_family(noise).pure else {"rho": 0.5}
+def _row(fn: Callable[..., audit.Audit], key: int, *args: Any, **kwargs: Any) -> _Row:
+    return _Row(fn, key, args, kwargs)
 
 
-def _pftal_params(noise: str) -> PFTALParams:
-    return PFTALParams(**_pftal_budget(noise), lipschitz=1.0, strong_convexity=1.0)
+#: The claims: ε = 1 for the pure families (Gamma, Laplace), ρ = 0.5 for the Gaussian ones.
+_EPS, _RHO = {"epsilon": 1.0}, {"rho": 0.5}
+#: A canary of twice the clipping bound: a correct mechanism clips it and shows the loss of a canary at the
+#: bound; one that clips too loosely shows up to twice ε (four times ρ).
+_BEYOND = {"canary": 2.0, "beyond_bound": True}
+_OCO_GAUSSIAN = ("regularized_pftal", "private_experts", "private_bandit_ftal")
+
+
+def _table() -> tuple[_Row, ...]:
+    """The rows of ``jaxpriv audit``, in order (built on call: the mechanisms are not made at import)."""
+    tree, honaker, sqrt, blt, window = M.binary_tree, M.honaker_tree, M.sqrt_factorization, M.blt, M.WindowTreeParams
+    t_eps, t_rho = M.TreeParams(**_EPS, sensitivity=1.0), M.TreeParams(**_RHO, sensitivity=1.0)
+    adap, adap_kl = AdaPUCBParams(epsilon=1.0, alpha=0.01), AdaPKLUCBParams(epsilon=1.0, alpha=0.01)
+    gope_actions = np.eye(2, dtype=np.float32)  # standard-basis actions: the release of phase 1
+    A = audit
+    return (
+        # the binary tree: three families, both relations (exact path statistic)
+        _row(A.audit_tree, 0, tree(horizon=4, dim=1, noise="gamma", neighbouring="add_remove"), t_eps),
+        _row(A.audit_tree, 1, tree(horizon=4, dim=1, noise="laplace", neighbouring="add_remove"), t_eps),
+        _row(A.audit_tree, 2, tree(horizon=4, dim=1, noise="gaussian", neighbouring="add_remove"), t_rho),
+        _row(A.audit_tree, 3, tree(horizon=4, dim=1, noise="gamma", neighbouring="replace"), t_eps),
+        # PFTAL, two families
+        _row(A.audit_pftal, 10, PFTALParams(**_EPS, lipschitz=1.0, strong_convexity=1.0), horizon=8, noise="gamma"),
+        _row(A.audit_pftal, 11, PFTALParams(**_RHO, lipschitz=1.0, strong_convexity=1.0), horizon=8, noise="gaussian"),
+        # AdaC-UCB: a canary in an n = 1 episode and, by the Interactive-DP adversary's schedule, in an n = 2 one
+        _row(A.audit_adac_ucb, 20, AdaCUCBParams(rho=0.5), horizon=32, pull=1),
+        _row(A.audit_adac_ucb, 21, AdaCUCBParams(rho=0.5), horizon=32, pull=3),
+        # AdaP-UCB / AdaP-KLUCB on the same schedules (α = 0.01 keeps the index monotone in the release; the forced
+        # schedule leaves arm 1 nearly noiseless)
+        _row(A.audit_adap_ucb, 90, adap, klucb=False, horizon=32, pull=1, forced=True, level=1.0),
+        _row(A.audit_adap_ucb, 91, adap, klucb=False, horizon=32, pull=3, forced=False, level=0.75),
+        _row(A.audit_adap_ucb, 92, adap_kl, klucb=True, horizon=32, pull=1, forced=True, level=1.0),
+        _row(A.audit_adap_ucb, 93, adap_kl, klucb=True, horizon=32, pull=3, forced=False, level=0.75),
+        # DP-SE, LDP-UCB, DP-UCB (Laplace tree), AdaC-GOPE-Var: their released statistics
+        _row(A.audit_bandit_release, 94, "dp_se", DPSEParams(epsilon=1.0, beta=0.9), horizon=4),
+        _row(A.audit_bandit_release, 95, "ldp_ucb", LDPUCBParams(epsilon=1.0), horizon=4),
+        _row(A.audit_bandit_release, 96, "dp_ucb", DPUCBParams(epsilon=1.0), horizon=4),
+        _row(A.audit_bandit_release, 97, "adac_gope_var", AdaCGOPEParams(actions=gope_actions, rho=0.5), horizon=4),
+        # DP-FTRL, as PFTAL
+        _row(A.audit_dp_ftrl, 98, DPFTRLParams(**_EPS, lipschitz=1.0, regularization=1.0), horizon=8, noise="gamma"),
+        _row(A.audit_dp_ftrl, 99, DPFTRLParams(**_RHO, lipschitz=1.0, regularization=1.0), horizon=8, noise="gaussian"),
+        # the other prefix-sum mechanisms: statistic learned on held-out runs (exact LR for Gaussian noise)
+        _row(A.audit_prefix_sums, 30, honaker(horizon=4, dim=1, noise="gamma"), t_eps),
+        _row(A.audit_prefix_sums, 31, honaker(horizon=4, dim=1, noise="laplace"), t_eps),
+        _row(A.audit_prefix_sums, 32, honaker(horizon=4, dim=1, noise="gaussian"), t_rho),
+        _row(A.audit_prefix_sums, 33, sqrt(horizon=8, dim=1), t_rho),
+        _row(A.audit_prefix_sums, 34, blt(horizon=8, dim=1), t_rho),
+        # the window tree: Gamma; Gaussian with both calibrations
+        *(
+            _row(
+                A.audit_window_tree,
+                key,
+                window(epsilon=1.0, delta=delta, sensitivity=1.0),
+                horizon=8,
+                window=4,
+                noise=noise,
+                calibration=calibration,
+                name=f"window_tree[{name}W=4, T=8]",
+            )
+            for key, noise, delta, calibration, name in (
+                (40, "gamma", None, "paper", "gamma, "),
+                (41, "gaussian", 1e-5, "paper", "gaussian, paper, "),
+                (42, "gaussian", 1e-5, "composition", "gaussian, composition, "),
+            )
+        ),
+        # the private OCO learners (audit.audit_oco's adversaries): every one with Gamma noise, three with Gaussian
+        # noise (the window learners' Gaussian rows would be 0 at δ = 1e-5, as the window tree's show)
+        *(_row(A.audit_oco, 50 + i, name, noise="gamma", horizon=8) for i, name in enumerate(A.LEARNERS)),
+        *(
+            _row(A.audit_oco, 50 + len(A.LEARNERS) + i, name, noise="gaussian", horizon=8)
+            for i, name in enumerate(_OCO_GAUSSIAN)
+        ),
+        # the clipping: every mechanism again with a canary of twice its bound
+        _row(A.audit_tree, 70, tree(horizon=4, dim=1, noise="gamma"), t_eps, **_BEYOND),
+        _row(A.audit_tree, 71, tree(horizon=4, dim=1, noise="laplace"), t_eps, **_BEYOND),
+        _row(A.audit_tree, 72, tree(horizon=4, dim=1, noise="gaussian"), t_rho, **_BEYOND),
+        _row(A.audit_prefix_sums, 75, honaker(horizon=4, dim=1, noise="gamma"), t_eps, **_BEYOND),
+        _row(A.audit_prefix_sums, 76, sqrt(horizon=8, dim=1), t_rho, **_BEYOND),
+        _row(A.audit_prefix_sums, 77, blt(horizon=8, dim=1), t_rho, **_BEYOND),
+        _row(
+            A.audit_window_tree,
+            79,
+            window(epsilon=1.0, sensitivity=1.0),
+            horizon=8,
+            window=4,
+            name="window_tree[gamma, W=4, T=8, canary 2Δ]",
+            **_BEYOND,
+        ),
+    )
 
 
 def audit_rows(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[audit.Audit]:
     """Audit every private component but the MI ones (``EXCLUDED``): mechanisms, learners, bandits; fixed keys.
 
-    Binary tree (three families, both relations; exact path statistic), PFTAL (two families),
+    One audit per row of the table (``_table``), in its order, row ``r`` with the key ``seed + r.key``:
+    the binary tree (three families, both relations; exact path statistic), PFTAL (two families),
     AdaC-UCB (a canary in an ``n = 1`` episode and, through the Interactive-DP adversary's
     schedule, in an ``n = 2`` one: the noise's scaling with ``n``), the baselines (AdaP-UCB and AdaP-KLUCB
     on the same two schedules; DP-SE, LDP-UCB, DP-UCB (Laplace tree) and AdaC-GOPE-Var (standard-basis
-    actions, phase 1) on their released statistics;
-    DP-FTRL, two families, as PFTAL), Honaker's tree (three
+    actions, phase 1) on their released statistics; DP-FTRL, two families, as PFTAL), Honaker's tree (three
     families), the square-root factorization and BLT (held-out Fisher statistic), the window
     tree (Gamma; Gaussian with both calibrations) and the private OCO learners
     (``audit.audit_oco``'s adversaries; window learners with Gamma noise: their Gaussian rows
@@ -52,121 +145,7 @@ def audit_rows(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[au
     of twice its clipping bound (``beyond_bound``): a correct one clips it and shows the loss of a
     canary at the bound; one that clips too loosely shows up to twice ε (four times ρ).
     """
-    rows = [
-        audit.audit_tree(
-            M.binary_tree(horizon=4, dim=1, noise=noise, neighbouring=neighbouring),
-            _tree_params(noise),
-            key=seed + i,
-            runs=runs,
-            alpha=alpha,
-        )
-        for i, (noise, neighbouring) in enumerate(
-            [("gamma", "add_remove"), ("laplace", "add_remove"), ("gaussian", "add_remove"), ("gamma", "replace")]
-        )
-    ]
-    rows += [
-        audit.audit_pftal(_pftal_params(noise), key=seed + 10 + i, runs=runs, horizon=8, noise=noise, alpha=alpha)
-        for i, noise in enumerate(["gamma", "gaussian"])
-    ]
-    rows += [
-        audit.audit_adac_ucb(AdaCUCBParams(rho=0.5), key=seed + 20 + i, runs=runs, horizon=32, pull=pull, alpha=alpha)
-        for i, pull in enumerate([1, 3])
-    ]
-    # the baselines: AdaP-UCB / AdaP-KLUCB (ε = 1; α = 0.01 keeps the index monotone in the release), the forced
-    # schedules (arm 1 nearly noiseless); DP-SE, LDP-UCB, DP-UCB, AdaC-GOPE-Var on their released statistics;
-    # DP-FTRL as PFTAL
-    for i, (klucb, pull) in enumerate([(False, 1), (False, 3), (True, 1), (True, 3)]):
-        params = (AdaPKLUCBParams if klucb else AdaPUCBParams)(epsilon=1.0, alpha=0.01)
-        rows.append(
-            audit.audit_adap_ucb(
-                params,
-                key=seed + 90 + i,
-                runs=runs,
-                klucb=klucb,
-                horizon=32,
-                pull=pull,
-                forced=pull == 1,
-                level=1.0 if pull == 1 else 0.75,
-                alpha=alpha,
-            )
-        )
-    releases = [
-        ("dp_se", DPSEParams(epsilon=1.0, beta=0.9)),
-        ("ldp_ucb", LDPUCBParams(epsilon=1.0)),
-        ("dp_ucb", DPUCBParams(epsilon=1.0)),
-        ("adac_gope_var", AdaCGOPEParams(actions=np.eye(2, dtype=np.float32), rho=0.5)),
-    ]
-    rows += [
-        audit.audit_bandit_release(name, params, key=seed + 94 + i, runs=runs, horizon=4, alpha=alpha)
-        for i, (name, params) in enumerate(releases)
-    ]
-    rows += [
-        audit.audit_dp_ftrl(
-            DPFTRLParams(**_pftal_budget(noise), lipschitz=1.0, regularization=1.0),
-            key=seed + 98 + i,
-            runs=runs,
-            horizon=8,
-            noise=noise,
-            alpha=alpha,
-        )
-        for i, noise in enumerate(["gamma", "gaussian"])
-    ]
-    # the other prefix-sum mechanisms: statistic learned on held-out runs (exact LR for Gaussian noise)
-    others = [M.honaker_tree(horizon=4, dim=1, noise=noise) for noise in ("gamma", "laplace", "gaussian")]
-    others += [M.sqrt_factorization(horizon=8, dim=1), M.blt(horizon=8, dim=1)]
-    rows += [
-        audit.audit_prefix_sums(mech, _tree_params(M.describe(mech).noise), key=seed + 30 + i, runs=runs, alpha=alpha)
-        for i, mech in enumerate(others)
-    ]
-    rows += [
-        audit.audit_window_tree(
-            M.WindowTreeParams(epsilon=1.0, delta=None if M.noise_family(noise).pure else 1e-5, sensitivity=1.0),
-            key=seed + 40 + i,
-            runs=runs,
-            horizon=8,
-            window=4,
-            noise=noise,
-            calibration=calibration,
-            alpha=alpha,
-            name=f"window_tree[{noise}{', ' + calibration if noise == 'gaussian' else ''}, W=4, T=8]",
-        )
-        for i, (noise, calibration) in enumerate(
-            [("gamma", "paper"), ("gaussian", "paper"), ("gaussian", "composition")]
-        )
-    ]
-    learners = [(name, "gamma") for name in audit.LEARNERS] + [
-        (name, "gaussian") for name in ("regularized_pftal", "private_experts", "private_bandit_ftal")
-    ]
-    rows += [
-        audit.audit_oco(name, key=seed + 50 + i, runs=runs, noise=noise, horizon=8, alpha=alpha)
-        for i, (name, noise) in enumerate(learners)
-    ]
-    # the clipping: a canary of twice the bound (a doubled clip bound shows as twice ε, four times ρ)
-    beyond = {"runs": runs, "alpha": alpha, "canary": 2.0, "beyond_bound": True}
-    rows += [
-        audit.audit_tree(M.binary_tree(horizon=4, dim=1, noise=noise), _tree_params(noise), key=seed + 70 + i, **beyond)
-        for i, noise in enumerate(["gamma", "laplace", "gaussian"])
-    ]
-    clipped = [
-        M.honaker_tree(horizon=4, dim=1, noise="gamma"),
-        M.sqrt_factorization(horizon=8, dim=1),
-        M.blt(horizon=8, dim=1),
-    ]
-    rows += [
-        audit.audit_prefix_sums(mech, _tree_params(M.describe(mech).noise), key=seed + 75 + i, **beyond)
-        for i, mech in enumerate(clipped)
-    ]
-    rows.append(
-        audit.audit_window_tree(
-            M.WindowTreeParams(epsilon=1.0, sensitivity=1.0),
-            key=seed + 79,
-            horizon=8,
-            window=4,
-            name="window_tree[gamma, W=4, T=8, canary 2Δ]",
-            **beyond,
-        )
-    )
-    return rows
+    return [r.audit(*r.args, key=seed + r.key, runs=runs, alpha=alpha, **r.kwargs) for r in _table()]
 
 
 def _parameter(row: audit.Audit) -> str:
