@@ -93,12 +93,12 @@ class ComparatorFn(Protocol):
     ``stats_sum`` is the sum over ``s <= t`` of ``EnvInfo.stats``; ``best`` is the loss of
     the best fixed point in hindsight, and ``gap`` (float32, ``>= 0``) a certified bound on
     its suboptimality: a numerical solver's own certificate, 0 for a closed form (see
-    ``Env.comparator``). A closed form also declares ``declare(comparator, exact=True)``
-    (``jaxpriv.envs.exact_comparator`` does both), and the engine then reports ``Result.gap``
-    as ``None``; an undeclared comparator's gaps are reported as they come.
+    ``Env.comparator``). An environment whose comparator is a closed form says so with
+    ``Env(..., exact=True)`` (``jaxpriv.envs.exact_comparator`` builds the pair with gap 0), and
+    the engine then reports ``Result.gap`` as ``None``; otherwise the gaps are reported as they come.
     """
 
-    def __call__(self, state: State, stats_sum: Any, t: jax.Array, /) -> jax.Array | tuple[jax.Array, jax.Array]:
+    def __call__(self, state: State, stats_sum: Any, t: jax.Array, /) -> tuple[jax.Array, jax.Array]:
         """Return the best fixed loss in hindsight and its certified gap (0 when exact)."""
         ...
 
@@ -171,6 +171,44 @@ class Spec(NamedTuple):
     ndims: tuple[tuple[str, int], ...] = ()
     sampler_floor: Any = None
     fast_path: Any = None
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as a plain hashable value for ``Spec.static`` (see ``static_args``)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Spec):
+        return value
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        if "spec" in value._fields:  # a component (Mechanism, Learner, Env): what it says about itself
+            return value.spec
+        # A NamedTuple of settings (a ConstraintSet, ...): its fields that are not functions, by name.
+        return tuple((k, _plain(v)) for k, v in zip(value._fields, value, strict=True) if not callable(v))
+    if isinstance(value, (tuple, list)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return tuple(_plain(v) for v in value.ravel().tolist()) if value.size <= 64 else f"<array {value.shape}>"
+    if callable(value):
+        return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', repr(value))}"
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
+
+
+def static_args(**arguments: Any) -> tuple[tuple[str, Any], ...]:
+    """A factory's static arguments as ``Spec.static``: ``(name, value)`` pairs of plain hashable values.
+
+    Python and NumPy scalars, strings and ``None`` are kept; a component (``Mechanism``,
+    ``Learner``, ``Env``) becomes its ``spec``; a NamedTuple of settings (a ``ConstraintSet``)
+    ``((field, value), ...)`` over its fields that are not functions; a tuple, a list or a small
+    array a tuple; a function its qualified name; any other hashable value (a ``NoiseFamily``) is
+    kept (a saved run's fingerprint records it as ``str(value)``).
+    """
+    return tuple((name, _plain(value)) for name, value in arguments.items())
 
 
 class PrefixSumInfo(NamedTuple):
@@ -437,16 +475,6 @@ def zero_nonfinite(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     return jnp.where(bad, jnp.zeros_like(x), x), bad.astype(jnp.int32)
 
 
-def count_nonfinite(state: Any) -> jax.Array:
-    """The sum of every ``nonfinite`` field in a state pytree (int32): inputs a private mechanism zeroed."""
-    total = jnp.zeros((), jnp.int32)
-    for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
-        last = path[-1] if path else None
-        if isinstance(last, jax.tree_util.GetAttrKey) and last.name == "nonfinite":
-            total = total + jnp.sum(jnp.asarray(leaf, jnp.int32))
-    return total
-
-
 def nonfinite_field(state: Any) -> jax.Array:
     """``state.nonfinite`` as int32: the ``NonfiniteFn`` of a component whose state keeps its counter in that field.
 
@@ -458,15 +486,14 @@ def nonfinite_field(state: Any) -> jax.Array:
 def nonfinite_inputs(component: Any, state: Any) -> jax.Array:
     """The inputs ``component`` (a ``Mechanism`` or a ``Learner``) replaced by zero, from its ``state`` (int32).
 
-    Its declared ``nonfinite(state)`` when it has one, summed to a scalar (the same number
-    for one run's state or for a batch of them); otherwise ``count_nonfinite(state)``, the
-    sum of every field named ``nonfinite`` in the state (components built before the
-    declaration, or by hand).
+    Its declared ``nonfinite(state)``, summed to a scalar (the same number for one run's state
+    or for a batch of them). A component that declares none (``nonfinite=None``, one built by
+    hand) reports 0: its state is not searched, whatever its fields are named. Every
+    mechanism and learner of jaxpriv declares its function.
     """
-    declared_fn = getattr(component, "nonfinite", None)
-    if declared_fn is None:
-        return count_nonfinite(state)
-    return jnp.sum(jnp.asarray(declared_fn(state), jnp.int32), dtype=jnp.int32)
+    if component.nonfinite is None:
+        return jnp.zeros((), jnp.int32)
+    return jnp.sum(jnp.asarray(component.nonfinite(state), jnp.int32), dtype=jnp.int32)
 
 
 def _seed_key(seed: int) -> jax.Array:
@@ -519,108 +546,25 @@ def as_key(key: Any) -> jax.Array:
     )
 
 
-def declare(fn: Callable[..., Any], **facts: Any) -> Callable[..., Any]:
-    """Attach static facts to a component's function, for the engine's compatibility check; returns ``fn``.
+def spec_of(component: Any) -> Spec:
+    """``component.spec`` (a ``Learner``, ``Mechanism`` or ``Env``), or ``Spec("")`` for one built without a spec.
 
-    A learner declares on its ``act`` and an environment on its ``step`` (a ``None`` value
-    declares nothing):
-
-    * ``num_arms=K``: the arm (or action) indices it plays / accepts are ``0..K-1``. A
-      policy built for 5 arms run on a 3-armed instance would play arms the instance
-      answers with NaN; ``run`` / ``sweep`` refuse the pair before compiling instead.
-    * ``action_shape=(d,)``: (environments) the shape of the action it takes.
-    * ``exact=True``: (on an environment's ``comparator``) a closed form whose gap is always 0;
-      the engine reports ``Result.gap = None`` (``jaxpriv.envs.exact_comparator``).
-    * ``params=XParams``: (on a learner's or a mechanism's ``init``, an environment's ``reset``)
-      the one params class the component takes. ``run`` / ``sweep``, ``jaxpriv.tune`` and the
-      episode simulators refuse any other class before compiling, a subclass or a field-for-field
-      copy included (``declared_params``). Every factory of jaxpriv declares it; an undeclared
-      component (a user's own) falls back to the annotation of ``init``'s second argument.
-    * ``private=True`` / ``False``: (on a learner's or a mechanism's ``init``) whether the
-      component's stated privacy guarantee is in force: ``False`` for a non-private algorithm and
-      for a private one built with an opt-out (``clip=False``, an ablation, ...) and
-      ``private=False``. The engine records it as ``Result.private`` (``declared_private``).
-    * ``name="adac_ucb"``: (on ``init``) the factory's name, for messages, where ``init`` is
-      built by a shared skeleton (``_episodic_ucb``, ``_gope_core``, ``_oful_core``).
-
-    ``declared`` reads them back. The engine also traces one step of the pair with
-    ``jax.eval_shape`` (``jaxpriv.sim``), which catches most mismatches without declarations;
-    the declarations name both sides' numbers and catch what tracing cannot (an int arm index
-    has the same shape whatever the number of arms).
+    The empty spec declares nothing: no params class (any is taken), ``private=None``, no static
+    arguments, no number of arms, scalar grid leaves.
     """
-    for name, value in facts.items():
-        if value is not None:
-            setattr(fn, f"_jaxpriv_{name}", value)
-    return fn
+    spec = component.spec
+    return Spec("") if spec is None else spec
 
 
-def declared(fn: Any, name: str) -> Any:
-    """The fact ``name`` that ``declare`` attached to ``fn``, or ``None``."""
-    return getattr(fn, f"_jaxpriv_{name}", None)
-
-
-def _declaring_fn(component: Any) -> Any:
-    """The function a component's params class and privacy are declared on: ``init``, or an environment's ``reset``."""
-    fn = getattr(component, "init", None)
-    return getattr(component, "reset", None) if fn is None else fn
-
-
-def declared_params(component: Any) -> type | None:
-    """The params class ``component`` (a ``Learner``, ``Mechanism`` or ``Env``) declares, or ``None``.
-
-    Read from ``declare(init, params=...)`` (an environment: ``declare(reset, params=...)``).
-    """
-    return declared(_declaring_fn(component), "params")
-
-
-def declared_private(component: Any) -> bool | None:
-    """Whether ``component`` declares its privacy guarantee in force (``declare(init, private=...)``), or ``None``."""
-    value = declared(_declaring_fn(component), "private")
-    return None if value is None else bool(value)
-
-
-def _function_label(fn: Any) -> str:
-    """Where a component's function was built: ``jaxpriv.oco.pftal.pftal`` for ``pftal``'s ``init_fn``."""
-    qualname = getattr(fn, "__qualname__", None) or repr(fn)
-    return f"{getattr(fn, '__module__', '?')}.{qualname.split('.<locals>')[0]}"
-
-
-def expected_params_class(fn: Any) -> type | None:
-    """The params class ``fn`` (an ``init`` / ``reset``) takes: its declaration, else its annotation.
-
-    ``declare(init, params=XParams)`` (``jaxpriv._base.declare``) is what every jaxpriv factory
-    says; the annotation of the second argument is read only for an undeclared function (a
-    user's own component).
-    """
-    import inspect
-
-    declared_class = declared(fn, "params")
-    if declared_class is not None:
-        return declared_class
-    try:
-        args = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    if len(args) < 2:
-        return None
-    ann = args[1].annotation
-    if isinstance(ann, str):  # postponed annotations: resolve a plain (dotted) name in the function's module
-        if not all(part.isidentifier() for part in ann.split(".")):
-            return None
-        parts = ann.split(".")
-        ann = getattr(fn, "__globals__", {}).get(parts[0])
-        for part in parts[1:]:
-            ann = getattr(ann, part, None)
-    return ann if isinstance(ann, type) and issubclass(ann, tuple) and hasattr(ann, "_fields") else None
-
-
-def check_params_class(fn: Any, value: Any, what: str, field: str) -> None:
-    """``value`` is an instance of exactly the params class ``fn`` (an ``init`` / ``reset``) takes, if it names one.
+def check_params_class(component: Any, value: Any, what: str, field: str) -> None:
+    """``value`` is an instance of exactly the params class ``component``'s spec names (``Spec.params``), if any.
 
     Any other class is refused with a ``ValueError`` naming both, a subclass or a class with the
-    same fields included: a component's params class says which algorithm runs.
+    same fields included: a component's params class says which algorithm runs. A component
+    without a spec, or whose spec names no class, takes any params (nothing is checked).
     """
-    expected = expected_params_class(fn)
+    spec = spec_of(component)
+    expected = spec.params
     if expected is None or type(value) is expected:
         return
     got = type(value)
@@ -628,7 +572,7 @@ def check_params_class(fn: Any, value: Any, what: str, field: str) -> None:
     if how == "another class" and getattr(got, "_fields", None) == getattr(expected, "_fields", ()):
         how = "another class with the same fields"
     raise ValueError(
-        f"{field} is {got.__name__}, but the {what} ({declared(fn, 'name') or _function_label(fn)}) takes "
+        f"{field} is {got.__name__}, but the {what} ({spec.name}) takes "
         f"{expected.__name__}: pass "
         f"{expected.__module__}.{expected.__name__}(...) ({got.__module__}.{got.__qualname__} is {how}; every "
         "params class but the component's own is refused, even where its fields fit)"

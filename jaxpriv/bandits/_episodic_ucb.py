@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, zero_nonfinite
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, static_args, zero_nonfinite
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.bandits._fast_path import FastPath
 
@@ -164,8 +164,8 @@ def episodic_ucb(
     AdaC-UCB's eq. (5.4)); ``noise(key)`` draws the unit release noise (default:
     Gaussian). ``params_class`` is the one params class the policy takes,
     ``guarantee_holds`` whether it declares its privacy guarantee in force and ``name``
-    its factory (``declare(init, params=..., private=..., name=...)``; ``None`` declares nothing, for a
-    variant built by hand, e.g. the audits' deliberately broken copies).
+    its factory (the learner's ``Spec``; ``name=None`` builds no spec, for a variant built by hand,
+    e.g. the audits' deliberately broken copies).
     ``fast_path``: the factory's ``FastPath("ucb", ...)`` (its algorithm's name, budget field and
     guarantee, and a module-level ``calibrate``), completed here with the index, the noise and the
     ``init_count`` / ``tie_break`` conventions; ``None`` (a variant built by hand): no episode simulator.
@@ -248,5 +248,19 @@ def episodic_ucb(
             nonfinite=state.nonfinite + bad,
         )
 
-    init_fn = declare(init_fn, params=params_class, private=guarantee_holds, name=name)
-    return Learner(init_fn, declare(act_fn, num_arms=num_arms), update_fn, check, nonfinite=nonfinite_field)
+    static = static_args(
+        num_arms=K,
+        horizon=horizon,
+        private=private,
+        clip_rewards=clip_rewards,
+        init_count=init_count,
+        tie_break=tie_break,
+        index_fn=index_fn,
+        noise=noise,
+    )
+    spec = (
+        None
+        if name is None
+        else Spec(name, params_class, private=guarantee_holds, static=static, num_arms=K, fast_path=fast_path)
+    )
+    return Learner(init_fn, act_fn, update_fn, check, nonfinite=nonfinite_field, spec=spec)

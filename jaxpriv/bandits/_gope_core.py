@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate
-from jaxpriv._base import PRNGKey, declare
+from jaxpriv._base import PRNGKey
 from jaxpriv.bandits import design as _design
 from jaxpriv.bandits._fast_path import FastPath
 
@@ -422,8 +422,10 @@ def phased_elimination(
     """
     from jaxpriv._base import (  # local: keep the import surface narrow
         Learner,
+        Spec,
         nonfinite_field,
         poison_past_horizon,
+        static_args,
         zero_nonfinite,
     )
 
@@ -456,7 +458,6 @@ def phased_elimination(
             ("noise_placement", noise_placement),
         ),
     )
-
 
     def check(params: Any) -> None:
         check_common(params, num_actions, dim, private)
@@ -561,5 +562,27 @@ def phased_elimination(
 
         return gated(done, close, state)
 
-    init_fn = declare(init_fn, params=params_class, private=private and claim and not reasons, name=name)
-    return Learner(init_fn, declare(act_fn, num_arms=num_actions), update_fn, check, horizon, nonfinite=nonfinite_field)
+    static = static_args(
+        num_actions=num_actions,
+        dim=dim,
+        horizon=horizon,
+        private=private,
+        clip=clip,
+        calibration=calibration,
+        design_tol=float(design_tol),
+        design_iters=design_iters,
+        ablation=ablation,
+        phase_length=phase_length,
+        noise_placement=noise_placement,
+        claim=claim,
+    )
+    spec = Spec(
+        name,
+        params_class,
+        private=private and claim and not reasons,
+        static=static,
+        num_arms=num_actions,
+        ndims=(("actions", 2),),
+        fast_path=fast_path,
+    )
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
 from jaxpriv.bandits._gope_core import clip_reward, gated, normalise_actions
 
 
@@ -373,5 +373,15 @@ def rarely_switching_oful(
         return gated(_switch_due(state), switch, state)
 
     name = "adac_oful" if private else "rs_oful"
-    init_fn = declare(init_fn, params=params_class, private=private and claim and not reasons, name=name)
-    return Learner(init_fn, declare(act_fn, num_arms=num_actions), update_fn, check, horizon, nonfinite=nonfinite_field)
+    static = static_args(
+        num_actions=num_actions,
+        dim=dim,
+        horizon=horizon,
+        private=private,
+        clip=clip,
+        radius=radius,
+        ablation=ablation,
+        claim=claim,
+    )
+    spec = Spec(name, params_class, private=private and claim and not reasons, static=static, num_arms=num_actions)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)

@@ -28,8 +28,6 @@ class AdaCGOPEParams(NamedTuple):
     delta: ArrayLike = 0.001
     action_bound: ArrayLike = 1.0
 
-    NDIMS = {"actions": 2}  # noqa: RUF012
-
 
 def adac_gope(
     num_actions: int,

@@ -33,8 +33,9 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
 from jaxpriv._kahan import KahanSum, kahan_add
+from jaxpriv.bandits._fast_path import FastPath
 from jaxpriv.mechanisms import LAPLACE
 from jaxpriv.theory import dp_se_regret_bound
 
@@ -285,5 +286,8 @@ def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True, private: bo
             nonfinite=state.nonfinite + bad,
         )
 
-    init_fn = declare(init_fn, params=DPSEParams, private=private and not reasons)
-    return Learner(init_fn, declare(act_fn, num_arms=K), update_fn, check, T, nonfinite=nonfinite_field)
+    static = static_args(num_arms=K, horizon=T, clip_rewards=clip_rewards, private=private)
+    spec = Spec(
+        "dp_se", DPSEParams, private=private and not reasons, static=static, num_arms=K, fast_path=FastPath("dp_se")
+    )
+    return Learner(init_fn, act_fn, update_fn, check, T, nonfinite=nonfinite_field, spec=spec)

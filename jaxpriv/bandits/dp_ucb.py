@@ -49,7 +49,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs, zero_nonfinite
+from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args, zero_nonfinite
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.mechanisms import NoiseFamily, TreeParams, binary_tree, describe, noise_family, release_variance
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
@@ -332,10 +332,10 @@ def dp_ucb(
     def nonfinite_fn(state: DPUCBState) -> jax.Array:
         return jnp.sum(state.nonfinite, dtype=jnp.int32) + nonfinite_inputs(mech, state.trees)
 
-    private = declared_private(mech) is not False
-    init_fn = declare(init_fn, params=DPUCBParams, private=private, sampler_floor=sampler_floor_of(mech))
-    learner = Learner(init_fn, declare(act_fn, num_arms=K), update_fn, check, T, nonfinite=nonfinite_fn)
-    return learner
+    static = static_args(num_arms=K, horizon=T, noise=family, mechanism=mech, tie_break=tie_break)
+    private = spec_of(mech).private is not False
+    spec = Spec("dp_ucb", DPUCBParams, private=private, static=static, num_arms=K, sampler_floor=sampler_floor_of(mech))
+    return Learner(init_fn, act_fn, update_fn, check, T, nonfinite=nonfinite_fn, spec=spec)
 
 
 def dp_ucb_index(learner_state: DPUCBState, t: ArrayLike, table: NoiseTable) -> jax.Array:

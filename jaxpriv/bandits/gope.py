@@ -26,8 +26,6 @@ class GOPEParams(NamedTuple):
     delta: ArrayLike = 0.001
     action_bound: ArrayLike = 1.0
 
-    NDIMS = {"actions": 2}  # noqa: RUF012
-
 
 def gope(
     num_actions: int,

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, zero_nonfinite
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, static_args, zero_nonfinite
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits.dp_ucb import dp_ucb_bonus
@@ -173,8 +173,9 @@ def ldp_ucb(num_arms: int, horizon: int | None = None, *, tie_break: str = "rand
             nonfinite=state.nonfinite + bad,
         )
 
-    init_fn = declare(init_fn, params=LDPUCBParams, private=True)
-    return Learner(init_fn, declare(act_fn, num_arms=K), update_fn, check, horizon, nonfinite=nonfinite_field)
+    static = static_args(num_arms=K, horizon=horizon, tie_break=tie_break)
+    spec = Spec("ldp_ucb", LDPUCBParams, private=True, static=static, num_arms=K)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)
 
 
 __all__ = ["LDPUCBParams", "LDPUCBState", "ldp_ucb", "ldp_ucb_bonus", "ldp_ucb_regret_bound"]

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, PRNGKey, declare
+from jaxpriv._base import Env, PRNGKey, Spec, static_args
 from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.envs.quadratic import QuadraticStats, quadratic_best_relative, quadratic_feedback, target_radius
 from jaxpriv.mechanisms import clip_l2
@@ -30,8 +30,6 @@ class AdaptiveParams(NamedTuple):
     center: ArrayLike = 0.0
     push: ArrayLike = 1.0
     spread: ArrayLike = 0.1
-
-    NDIMS = {"center": 1}  # noqa: RUF012
 
 
 class AdaptiveState(NamedTuple):
@@ -101,5 +99,6 @@ def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None)
         return quadratic_best_relative(constraint, state.strong_convexity, stats, t, state.reference)
 
     comparator = exact_comparator(best_relative)
-    reset_fn = declare(reset_fn, params=AdaptiveParams)
-    return Env(reset_fn, declare(step_fn, action_shape=(dim,)), comparator, check, relative=True)
+    static = static_args(constraint=constraint, z_radius=z_radius)
+    spec = Spec("adaptive_quadratic", AdaptiveParams, static=static, action_shape=(dim,), ndims=(("center", 1),))
+    return Env(reset_fn, step_fn, comparator, check, relative=True, exact=True, spec=spec)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax
 
-from jaxpriv._base import Env, EnvInfo, PRNGKey, declare, declared
+from jaxpriv._base import Env, EnvInfo, PRNGKey
 
 
 def bandit_feedback(env: Env) -> Env:
@@ -39,5 +39,6 @@ def bandit_feedback(env: Env) -> Env:
         state, _, info = env.step(key, state, action, t)  # the gradient is dropped (and compiled away)
         return state, info.loss, EnvInfo(info.loss, info.regret, info.stats)
 
-    facts = {name: declared(env.step, name) for name in ("action_shape", "num_arms")}
-    return Env(env.reset, declare(step_fn, **facts), env.comparator, env.check, env.relative, env.horizon)
+    inner = env.spec
+    spec = None if inner is None else inner._replace(name=f"bandit_feedback({inner.name})", static=(("env", inner),))
+    return env._replace(step=step_fn, spec=spec)

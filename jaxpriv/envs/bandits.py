@@ -15,7 +15,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey, declare, nan_unless_valid_arm
+from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, nan_unless_valid_arm, static_args
 
 #: The means of the paper's finite-armed experiment (Section VII, as in Sajed & Sheffet, ICML 2019).
 PAPER_MEANS: tuple[float, ...] = (0.75, 0.625, 0.5, 0.375, 0.25)
@@ -29,8 +29,6 @@ class BernoulliParams(NamedTuple):
     """
 
     means: ArrayLike = PAPER_MEANS
-
-    NDIMS = {"means": 1}  # noqa: RUF012
 
 
 class BernoulliState(NamedTuple):
@@ -92,5 +90,12 @@ def bernoulli_bandit(num_arms: int) -> Env:
         reward, regret = nan_unless_valid_arm((rewards[action], state.gaps[action]), action, num_arms)
         return state, reward, EnvInfo(loss=-reward, regret=regret, stats=())
 
-    reset_fn = declare(reset_fn, params=BernoulliParams)
-    return Env(reset_fn, declare(step_fn, num_arms=num_arms, action_shape=()), None, check)
+    spec = Spec(
+        "bernoulli_bandit",
+        BernoulliParams,
+        static=static_args(num_arms=num_arms),
+        num_arms=num_arms,
+        action_shape=(),
+        ndims=(("means", 1),),
+    )
+    return Env(reset_fn, step_fn, None, check, spec=spec)

@@ -17,7 +17,7 @@ import optax
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey, declare
+from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, static_args
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -36,8 +36,6 @@ class ClassificationParams(NamedTuple):
 
     direction: ArrayLike = 1.0
     label_noise: ArrayLike = 0.1
-
-    NDIMS = {"direction": 1}  # noqa: RUF012
 
 
 class ClassificationState(NamedTuple):
@@ -322,5 +320,15 @@ def classification_stream(
             gap = _hinge_duality_gap(constraint, best, mask * -smooth_slope(margins), yx)
         return best, jnp.maximum(gap, 0.0)
 
-    reset_fn = declare(reset_fn, params=ClassificationParams)
-    return Env(reset_fn, declare(step_fn, action_shape=(dim,)), comparator, check, horizon=horizon)
+    static = static_args(
+        constraint=constraint,
+        horizon=horizon,
+        loss=loss,
+        data=data,
+        feature_radius=radius,
+        solver_steps=solver_steps,
+        smoothing=float(smoothing),
+    )
+    ndims = (("direction", 1),)
+    spec = Spec("classification_stream", ClassificationParams, static=static, action_shape=(dim,), ndims=ndims)
+    return Env(reset_fn, step_fn, comparator, check, horizon=horizon, spec=spec)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey, declare
+from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, static_args
 from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.sets import ConstraintSet, simplex
 
@@ -25,8 +25,6 @@ class ExpertsParams(NamedTuple):
     """
 
     means: ArrayLike = 0.5
-
-    NDIMS = {"means": 1}  # noqa: RUF012
 
 
 class ExpertsState(NamedTuple):
@@ -95,5 +93,11 @@ def experts_stream(num_experts: int, pattern: str = "iid") -> Env:
         del state, t
         return linear_best(constraint, stats)
 
-    reset_fn = declare(reset_fn, params=ExpertsParams)
-    return Env(reset_fn, declare(step_fn, action_shape=(p,)), exact_comparator(best_expert), check)
+    spec = Spec(
+        "experts_stream",
+        ExpertsParams,
+        static=static_args(num_experts=p, pattern=pattern),
+        action_shape=(p,),
+        ndims=(("means", 1),),
+    )
+    return Env(reset_fn, step_fn, exact_comparator(best_expert), check, exact=True, spec=spec)

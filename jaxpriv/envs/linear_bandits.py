@@ -20,7 +20,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey, declare, nan_unless_valid_arm
+from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, nan_unless_valid_arm, static_args
 
 
 def unit_sphere(key: PRNGKey, shape: tuple[int, ...], dim: int) -> jax.Array:
@@ -44,8 +44,6 @@ class LinearBanditParams(NamedTuple):
     actions: ArrayLike
     theta: ArrayLike
     noise_stddev: ArrayLike = 1.0
-
-    NDIMS = {"actions": 2, "theta": 1}  # noqa: RUF012
 
 
 class LinearBanditState(NamedTuple):
@@ -131,8 +129,15 @@ def linear_bandit(num_actions: int, dim: int, random_theta: bool = False) -> Env
         reward, regret = nan_unless_valid_arm((reward, jnp.max(state.means) - mean), action, num_actions)
         return state, reward, EnvInfo(loss=-reward, regret=regret, stats=())
 
-    reset_fn = declare(reset_fn, params=LinearBanditParams)
-    return Env(reset_fn, declare(step_fn, num_arms=num_actions, action_shape=()), None, check)
+    spec = Spec(
+        "linear_bandit",
+        LinearBanditParams,
+        static=static_args(num_actions=num_actions, dim=dim, random_theta=random_theta),
+        num_arms=num_actions,
+        action_shape=(),
+        ndims=(("actions", 2), ("theta", 1)),
+    )
+    return Env(reset_fn, step_fn, None, check, spec=spec)
 
 
 # --- fresh action sets each round -------------------------------------------------------------------
@@ -154,8 +159,6 @@ class ContextualBanditParams(NamedTuple):
     context_mean: ArrayLike | None = None
     context_stddev: ArrayLike = float(np.sqrt(0.1))
     noise_stddev: ArrayLike = 1.0
-
-    NDIMS = {"theta": 1, "context_mean": 1}  # noqa: RUF012
 
 
 class ContextualBanditState(NamedTuple):
@@ -256,5 +259,12 @@ def contextual_linear_bandit(num_actions: int, dim: int, random_theta: bool = Fa
         info = EnvInfo(loss=-reward, regret=regret, stats=())
         return state._replace(actions=nxt), ContextualFeedback(reward, vec, nxt), info
 
-    reset_fn = declare(reset_fn, params=ContextualBanditParams)
-    return Env(reset_fn, declare(step_fn, num_arms=num_actions, action_shape=()), None, check)
+    spec = Spec(
+        "contextual_linear_bandit",
+        ContextualBanditParams,
+        static=static_args(num_actions=num_actions, dim=dim, random_theta=random_theta),
+        num_arms=num_actions,
+        action_shape=(),
+        ndims=(("theta", 1), ("context_mean", 1)),
+    )
+    return Env(reset_fn, step_fn, None, check, spec=spec)

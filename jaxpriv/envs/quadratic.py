@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey, declare
+from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, static_args
 from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
@@ -32,8 +32,6 @@ class QuadraticParams(NamedTuple):
     center: ArrayLike = 0.0
     spread: ArrayLike = 0.3
     drift: ArrayLike = 0.05
-
-    NDIMS = {"center": 1}  # noqa: RUF012
 
 
 class QuadraticState(NamedTuple):
@@ -159,5 +157,6 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z
         return quadratic_best_relative(constraint, state.strong_convexity, stats, t, state.reference)
 
     comparator = exact_comparator(best_relative)
-    reset_fn = declare(reset_fn, params=QuadraticParams)
-    return Env(reset_fn, declare(step_fn, action_shape=(dim,)), comparator, check, relative=True)
+    static = static_args(constraint=constraint, z_radius=z_radius, z_dist=z_dist)
+    spec = Spec("quadratic_stream", QuadraticParams, static=static, action_shape=(dim,), ndims=(("center", 1),))
+    return Env(reset_fn, step_fn, comparator, check, relative=True, exact=True, spec=spec)

@@ -67,7 +67,7 @@ import numpy as np
 
 import jaxpriv
 from jaxpriv import mechanisms, plot, sim, stats
-from jaxpriv._base import as_key, declared_private
+from jaxpriv._base import as_key, spec_of
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 from jaxpriv.experiments.registry import Component
 from jaxpriv.experiments.study_file import Study, StudyLearner, load_study, parse_study
@@ -111,7 +111,7 @@ class StudyResult(NamedTuple):
         out = {}
         for i, label in enumerate(self.study.labels):
             mine = {k: (v[i] if self.study.compare else v) for k, v in arrays.items() if k in FIELDS}
-            private = declared_private(self.study.learners[i].learner)
+            private = spec_of(self.study.learners[i].learner).private
             out[label] = sim.Result(steps, **{k: mine.get(k) for k in FIELDS}, private=private)
         return out
 
@@ -143,7 +143,7 @@ def _blocks(study: Study, arm: StudyLearner) -> int:
 
 def _block_params(study: Study, arm: StudyLearner, block: int) -> Any:
     """The params of grid block ``block`` (``grid_chunk`` points; the last padded by repeating its last point)."""
-    axes, size = sim.grid_axes(arm.params, allow_grid=True)
+    axes, size = sim.grid_axes(arm.params, allow_grid=True, ndims=sim.spec_ndims(arm.learner, study.env))
     if not size:
         return arm.params
     start = block * study.grid_chunk
@@ -182,7 +182,7 @@ def _sweep_fingerprint(study: Study, arm: StudyLearner, block: int, code: tuple[
     horizon, seeds, chunk, segment, checkpoints, the seed keys and the block's params), the grid points' values
     readably under ``grid points``, and in a comparison the learner's label."""
     params = sim.canonical_params(_block_params(study, arm, block))
-    axes, size = sim.grid_axes(params, allow_grid=True)
+    axes, size = sim.grid_axes(params, allow_grid=True, ndims=sim.spec_ndims(arm.learner, study.env))
     keys = jax.random.split(as_key(study.seed), study.seeds)  # jaxpriv.sweep's keys
     fp = _resume.fingerprint(
         arm.learner, study.env, horizon=study.horizon, seeds=study.seeds, chunk=study.chunk, segment=study.segment,
@@ -262,7 +262,7 @@ def _finished_sweeps(
     """``(arrays of the finished sweeps on disk that match their fingerprint, the fingerprint of every unit)``."""
     codes = {}
     for i, arm in enumerate(study.learners):
-        axes, size = sim.grid_axes(arm.params, allow_grid=True)
+        axes, size = sim.grid_axes(arm.params, allow_grid=True, ndims=sim.spec_ndims(arm.learner, study.env))
         codes[i] = _resume.computation(arm.learner, study.env, arm.params, axes if size else None)
     prints = {u: _sweep_fingerprint(study, study.learners[u[0]], u[1], codes[u[0]]) for u in units}
     parts: dict[Unit, dict[str, np.ndarray]] = {}
@@ -397,7 +397,7 @@ def _bounds(study: Study, arm: StudyLearner) -> np.ndarray | None:
     """``arm``'s regret bound at every grid point (``nan`` where it has none), or ``None`` when none has one."""
     if arm.bound is None:
         return None
-    axes, size = sim.grid_axes(arm.params, allow_grid=True)
+    axes, size = sim.grid_axes(arm.params, allow_grid=True, ndims=sim.spec_ndims(arm.learner, study.env))
     values = []
     for g in range(study.size):
         point = _take(arm.params, axes, np.asarray(g)) if size else arm.params
@@ -463,7 +463,7 @@ def _learner_settings(arm: StudyLearner, sampler_floor: dict[str, Any] | None) -
     """
     static = {k: (mechanisms.describe(v).name if k == "mechanism" else v) for k, v in arm.static.items()}
     entry = {"label": arm.label, "name": arm.name, "static": static, "axes": arm.axes, "swept": arm.swept}
-    return entry | {"private": declared_private(arm.learner), "sampler_delta_floor": sampler_floor}
+    return entry | {"private": spec_of(arm.learner).private, "sampler_delta_floor": sampler_floor}
 
 
 def _sampler_floors(study: Study) -> dict[str, Any]:
@@ -495,9 +495,9 @@ def _settings(
         "learner": study.learner_name if not study.compare else list(study.labels),
         # whether the learner's stated guarantee holds (Result.private): false for a non-private learner and
         # for an opt-out (unclipped rewards, an ablation) built with private = false; one per learner compared
-        "private": [declared_private(arm.learner) for arm in study.learners]
+        "private": [spec_of(arm.learner).private for arm in study.learners]
         if study.compare
-        else declared_private(study.learners[0].learner),
+        else spec_of(study.learners[0].learner).private,
         # the float32 samplers' bounded support: the δ it adds to each learner's guarantee at each grid point
         # (null where no tree of those samplers is involved), the stated δ every finite budget was checked
         # against before compiling, and the supports (docs/algorithms/mechanisms.md, "The samplers' tails")

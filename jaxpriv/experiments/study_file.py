@@ -112,7 +112,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate, envs, mechanisms, sim
-from jaxpriv._base import check_horizon, declared
+from jaxpriv._base import check_horizon, spec_of
 from jaxpriv.experiments import registry
 from jaxpriv.experiments.registry import Bound, Component
 from jaxpriv.sim import _resume
@@ -375,10 +375,10 @@ def parse_study(text: str, source: str | Path = "<string>") -> Study:
     env = _build(source, "env", raw["env"], registry.ENVS, supplied)
     env = env._replace(component=_with_feedback(source, raw["env"], env.component))
 
-    l_fixed, l_swept = _params(source, "learner", raw["learner"], learner.entry.params)
+    l_fixed, l_swept = _params(source, "learner", raw["learner"], learner.entry.params, learner.component)
     given = {field: f"learner.params.{field}" for field in raw["learner"].get("params", {})}
     _check_budget_family(source, "learner", given, learner.static, learner.entry)
-    e_fixed, e_swept = _params(source, "env", raw["env"], env.entry.params)
+    e_fixed, e_swept = _params(source, "env", raw["env"], env.entry.params, env.component)
     swept = {f"learner.params.{k}": v for k, v in l_swept.items()} | {f"env.params.{k}": v for k, v in e_swept.items()}
     grid = build_grid(swept, raw.get("zip", []), source)
     grid_chunk = _int_key(source, raw, "grid_chunk", grid.size, 1)
@@ -409,7 +409,7 @@ def _parse_comparison(
     labels = _labels(source, tables)
     env = _build(source, "env", raw["env"], registry.ENVS, supplied)
     env = env._replace(component=_with_feedback(source, raw["env"], env.component))
-    e_fixed, e_swept = _params(source, "env", raw["env"], env.entry.params)
+    e_fixed, e_swept = _params(source, "env", raw["env"], env.entry.params, env.component)
 
     shared = _shared_axes(source, raw.get("grid", {}))
     swept = shared | {f"env.params.{k}": v for k, v in e_swept.items()}
@@ -421,7 +421,7 @@ def _parse_comparison(
     for table, label in zip(tables, labels, strict=True):
         section = f"learners.{label}"
         built = _build(source, section, table, registry.LEARNERS, supplied, "learner", ("label", "axes"))
-        fixed, own = _params(source, section, table, built.entry.params)
+        fixed, own = _params(source, section, table, built.entry.params, built.component)
         if own:
             field = next(iter(own))
             raise _fail(
@@ -738,13 +738,16 @@ def _leaf_values(source: Path, key: str, value: Any, base_ndim: int) -> tuple[np
 
 
 def _params(
-    source: Path, section: str, table: dict[str, Any], cls: type
+    source: Path, section: str, table: dict[str, Any], cls: type, component: Any
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """``(fixed leaves, swept leaves)`` of a ``[section.params]`` table, keyed by field."""
+    """``(fixed leaves, swept leaves)`` of a ``[section.params]`` table, keyed by field.
+
+    A field's base rank is the built ``component``'s ``Spec.ndims`` (0 for a field it does not name).
+    """
     values = table.get("params", {})
     if not isinstance(values, dict):
         raise _fail(source, f"{section}.params", f"must be a table, got {values!r}")
-    ndims = getattr(cls, "NDIMS", {})
+    ndims = dict(spec_of(component).ndims)
     fixed, swept = {}, {}
     for field, value in values.items():
         key = f"{section}.params.{field}"
@@ -869,7 +872,7 @@ def _check_values(source: Path, learner: Any, env: Any, params: Any, horizon: in
         sim.check_compatible(learner, env, sim.canonical_params(params))
     except ValueError as err:
         kind = ""
-        if declared(learner.act, "num_arms") is not None and declared(env.step, "action_shape") is not None:
+        if spec_of(learner).num_arms is not None and spec_of(env).action_shape is not None:
             kind = "a bandit policy (it plays arm indices) cannot run on a full-information environment "
             kind += "(it takes points): "
         raise _fail(source, section, f"does not fit [env]: {kind}{err}") from None
@@ -882,7 +885,7 @@ def _check_traces(source: Path, learner: Any, env: Any, params: Any, section: st
     surfaces that ``ValueError`` (or a ``TypeError`` of a field it cannot use) here,
     naming the section, before anything compiles.
     """
-    axes, _ = sim.grid_axes(params, allow_grid=True)
+    axes, _ = sim.grid_axes(params, allow_grid=True, ndims=sim.spec_ndims(learner, env))
     point = _resume.abstract_point(params, axes)
     key = jax.eval_shape(lambda: jax.random.key(0))
     for where, fn, sub in ((f"{section}.params", learner.init, point.learner), ("env.params", env.reset, point.env)):

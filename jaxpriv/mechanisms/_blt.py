@@ -11,7 +11,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon
+from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, static_args
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
 from jaxpriv.mechanisms._noise import GAUSSIAN, NoiseFamily, noise_family
@@ -271,6 +271,18 @@ def blt(
         )
         return new, release
 
+    static = static_args(
+        horizon=horizon, dim=dim, noise=noise, neighbouring=neighbouring, buffers=buffers, dtype=np.dtype(dtype).name
+    )
     return factor_mechanism(
-        "blt", init_fn, step_fn, horizon, dim, noise, neighbouring, factor * col_norm, lambda t: _row_norm2(coeffs, t)
+        "blt",
+        init_fn,
+        step_fn,
+        horizon,
+        dim,
+        noise,
+        neighbouring,
+        factor * col_norm,
+        lambda t: _row_norm2(coeffs, t),
+        static,
     )

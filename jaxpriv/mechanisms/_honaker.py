@@ -11,7 +11,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_field, poison_past_horizon
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args
 from jaxpriv._inplace import set_row
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, suffix_step, trailing_zeros
@@ -160,11 +160,13 @@ def honaker_tree(
         bits = sum(((t >> h) & 1) * weights[h] for h in range(depth))
         return node * bits
 
+    static = static_args(horizon=horizon, dim=dim, noise=noise, neighbouring=neighbouring, dtype=np.dtype(dtype).name)
     return Mechanism(
-        declare(init_fn, params=TreeParams, private=True, sampler_floor=sampler_floor),
+        init_fn,
         step_fn,
         partial(check_tree_params, noise=noise, component="honaker_tree", sampler_floor=sampler_floor),
         horizon,
         nonfinite=nonfinite_field,
         info=PrefixSumInfo("honaker_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+        spec=Spec("honaker_tree", TreeParams, private=True, static=static, sampler_floor=sampler_floor),
     )

@@ -3,7 +3,7 @@
 ``_accounting.sampler_delta_floor`` gives the δ that the float32 samplers' bounded support adds
 to a tree whose nodes each get ``budget/depth``. A component whose noise comes from those samplers
 through such a tree declares what its floor is computed from (a ``SamplerFloor``, on its ``init``:
-``declare(init, sampler_floor=...)``), and its ``check`` refuses, on concrete values and before
+``Spec(..., sampler_floor=...)``), and its ``check`` refuses, on concrete values and before
 anything compiles, a finite budget whose floor exceeds ``SAMPLER_DELTA_MAX`` (``check_sampler_floor``).
 The studies and the demo record the floor per learner and grid point in ``settings.json``
 (``sampler_settings``). Host, float64.
@@ -25,7 +25,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from jaxpriv import _validate
-from jaxpriv._base import declared
 from jaxpriv.mechanisms._accounting import (
     SAMPLER_DELTA_MAX,
     SAMPLER_SUPPORT,
@@ -45,7 +44,7 @@ def _floor_at(noise: str, budget: float, depth: int, dim: int) -> float:
 
 
 class SamplerFloor(NamedTuple):
-    """What a component's samplers' δ floor is computed from (declared on its ``init`` as ``sampler_floor``).
+    """What a component's samplers' δ floor is computed from (declared in its spec, ``Spec.sampler_floor``).
 
     Attributes:
       mechanism: the tree the noise goes through: ``"binary_tree"``, ``"honaker_tree"`` or ``"window_tree"``.
@@ -146,9 +145,12 @@ def tree_sampler_floor(
 
 
 def sampler_floor_of(component: Any) -> SamplerFloor | None:
-    """The ``SamplerFloor`` a ``Mechanism`` or ``Learner`` declares on its ``init``, or ``None`` (not covered)."""
-    fn = getattr(component, "init", None)
-    value = None if fn is None else declared(fn, "sampler_floor")
+    """The ``SamplerFloor`` a ``Mechanism`` or ``Learner`` declares (``Spec.sampler_floor``), or ``None``.
+
+    ``None``: not covered (or a component without a spec).
+    """
+    spec = component.spec
+    value = None if spec is None else spec.sampler_floor
     return value if isinstance(value, SamplerFloor) else None
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -11,7 +11,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_field, poison_past_horizon
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args
 from jaxpriv._inplace import set_row
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
@@ -51,8 +51,12 @@ def factor_mechanism(
     neighbouring: str,
     encoder_norm: float,
     row_norm2,
+    static: tuple[tuple[str, Any], ...] = (),
 ) -> Mechanism:
-    """The ``Mechanism`` of a factorization ``v = A x + B z``; ``row_norm2(t)`` is ``||row t of B||²``."""
+    """The ``Mechanism`` of a factorization ``v = A x + B z``; ``row_norm2(t)`` is ``||row t of B||²``.
+
+    ``static``: the factory's static arguments (``Spec.static``).
+    """
 
     def sensitivity_fn(params: TreeParams) -> np.ndarray:
         return encoder_norm * np.asarray(params.sensitivity, np.float64)
@@ -61,12 +65,13 @@ def factor_mechanism(
         return budget_unit_variance(noise, params, sensitivity_fn(params), dim) * row_norm2(t)
 
     return Mechanism(
-        declare(init_fn, params=TreeParams, private=True),
+        init_fn,
         step_fn,
         partial(check_tree_params, noise=noise, component=component),
         horizon,
         nonfinite=nonfinite_field,
         info=PrefixSumInfo(component, horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+        spec=Spec(component, TreeParams, private=True, static=static),
     )
 
 
@@ -185,4 +190,5 @@ def sqrt_factorization(
         neighbouring,
         factor * col_norm,
         lambda t: row_norm2[t - 1],
+        static_args(horizon=horizon, dim=dim, noise=noise, neighbouring=neighbouring, dtype=np.dtype(dtype).name),
     )

@@ -17,14 +17,15 @@ from jaxpriv._base import (
     Mechanism,
     PrefixSumInfo,
     PRNGKey,
+    Spec,
     as_key,
     check_horizon,
     check_params_class,
-    declare,
     engine_jit,
     nonfinite_field,
     nonfinite_inputs,
     poison_past_horizon,
+    static_args,
     zero_nonfinite,
 )
 from jaxpriv.mechanisms import _accounting, _noise
@@ -240,7 +241,7 @@ def binary_tree(
 
     An infinite budget gives zero noise and the exact prefix sums. The float32
     samplers' bounded support adds a δ floor to the guarantee
-    (``sampler_delta_floor``, declared as the init's ``sampler_floor``): ``check``
+    (``sampler_delta_floor``, declared as the spec's ``sampler_floor``): ``check``
     refuses a finite budget whose floor exceeds ``SAMPLER_DELTA_MAX`` (1e-5).
 
     Guard rails. An input with a NaN or ±inf entry is replaced by the zero
@@ -311,13 +312,15 @@ def binary_tree(
         # popcount(t) independent nodes, each with the budget split D ways
         return popcount(t) * tree_node_variance(noise, params, sensitivity_fn(params), dim, depth)
 
+    static = static_args(horizon=horizon, dim=dim, noise=noise, neighbouring=neighbouring, dtype=np.dtype(dtype).name)
     return Mechanism(
-        declare(init_fn, params=TreeParams, private=True, sampler_floor=sampler_floor),
+        init_fn,
         step_fn,
         partial(check_tree_params, noise=noise, sampler_floor=sampler_floor),
         horizon,
         nonfinite=nonfinite_field,
         info=PrefixSumInfo("binary_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+        spec=Spec("binary_tree", TreeParams, private=True, static=static, sampler_floor=sampler_floor),
     )
 
 
@@ -378,7 +381,7 @@ def prefix_sums(
         ``2^125/sqrt(d)`` (such an input cannot be clipped to it in float32).
     """
     key = as_key(key)
-    check_params_class(mechanism.init, params, "mechanism", "params")
+    check_params_class(mechanism, params, "mechanism", "params")
     if mechanism.check is not None:
         mechanism.check(params)
     try:

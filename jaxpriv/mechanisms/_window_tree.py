@@ -40,7 +40,7 @@ import scipy.optimize
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, declare, nonfinite_field, poison_past_horizon
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args
 from jaxpriv._inplace import get_row, set_row, set_rows
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.mechanisms import _accounting
@@ -663,13 +663,24 @@ def window_tree(
     def variance_fn(params: WindowTreeParams, t: np.ndarray) -> np.ndarray:
         return _release_variance(params, t, noise, calibration, factor, m, dim)
 
+    static = static_args(
+        horizon=horizon,
+        dim=dim,
+        window=window,
+        noise=noise,
+        neighbouring=neighbouring,
+        calibration=calibration,
+        round_window=round_window,
+        dtype=np.dtype(dtype).name,
+    )
     return Mechanism(
-        declare(init_fn, params=WindowTreeParams, private=True),
+        init_fn,
         step_fn,
         partial(check_window_tree_params, noise=noise, calibration=calibration, depth=m + 1),
         horizon,
         nonfinite=nonfinite_field,
         info=PrefixSumInfo("window_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+        spec=Spec("window_tree", WindowTreeParams, private=True, static=static),
     )
 
 

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
 from jaxpriv.mechanisms import clip_l2, dyadic_init, dyadic_step, tree_depth
 from jaxpriv.oco import one_point
 from jaxpriv.oco._shared import (
@@ -116,5 +116,6 @@ def bandit_ftal(horizon: int, constraint: ConstraintSet, preset: str = "obliviou
         total = poison_past_horizon(total, t, horizon)
         return next_state(state, constraint, sums, total, t, bad)
 
-    init_fn = declare(init_fn, params=BanditFTALParams, private=False)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field)
+    static = static_args(horizon=horizon, constraint=constraint, preset=preset)
+    spec = Spec("bandit_ftal", BanditFTALParams, private=False, static=static)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)

@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, theory
-from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
 from jaxpriv.oco import one_point
 from jaxpriv.sets import ConstraintSet
 
@@ -109,5 +109,5 @@ def fkm(horizon: int, constraint: ConstraintSet) -> Learner:
         u = one_point.direction_at(state.sphere_key, t + 1, constraint)
         return state._replace(y=y, direction=u, nonfinite=state.nonfinite + bad)
 
-    init_fn = declare(init_fn, params=FKMParams, private=False)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field)
+    spec = Spec("fkm", FKMParams, private=False, static=static_args(horizon=horizon, constraint=constraint))
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)

@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, theory
-from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
 from jaxpriv.mechanisms import (
     DyadicSums,
     bandit_clip_bound,
@@ -182,5 +182,6 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
         e = one_point.direction_at(state.sphere_key, t + 1, constraint)
         return state._replace(w=w, direction=e, theta=theta, sums=sums, nonfinite=state.nonfinite + bad)
 
-    init_fn = declare(init_fn, params=MIBanditOGDParams, private=True)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field)
+    static = static_args(horizon=horizon, constraint=constraint)
+    spec = Spec("mi_bandit_ogd", MIBanditOGDParams, private=True, static=static)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)

@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, theory
-from jaxpriv._base import Learner, PRNGKey, declare, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, dyadic_step, mutual_information_to_stddev, tree_depth
 from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import MAX_DEPTH
@@ -140,5 +140,5 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         w = constraint.project(state.learning_rate * theta)
         return state._replace(w=w, theta=theta, sums=sums, nonfinite=state.nonfinite + bad)
 
-    init_fn = declare(init_fn, params=MIOGDParams, private=True)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field)
+    spec = Spec("mi_ogd", MIOGDParams, private=True, static=static_args(constraint=constraint, horizon=horizon))
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, declare
+from jaxpriv._base import Learner, PRNGKey, Spec, static_args
 from jaxpriv.oco._shared import no_nonfinite
 from jaxpriv.sets import ConstraintSet
 
@@ -71,5 +71,5 @@ def ogd(constraint: ConstraintSet, schedule: str = "strongly_convex") -> Learner
         w = constraint.project(jnp.asarray(action, jnp.float32) - eta * jnp.asarray(grad, jnp.float32))
         return state._replace(w=w)
 
-    init_fn = declare(init_fn, params=OGDParams, private=False)
-    return Learner(init_fn, act_fn, update_fn, check, nonfinite=no_nonfinite)
+    spec = Spec("ogd", OGDParams, private=False, static=static_args(constraint=constraint, schedule=schedule))
+    return Learner(init_fn, act_fn, update_fn, check, nonfinite=no_nonfinite, spec=spec)

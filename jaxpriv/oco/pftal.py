@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
+from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args
 from jaxpriv.mechanisms import DyadicSums, NoiseFamily, TreeParams, dyadic_init, noise_family, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
@@ -161,7 +161,7 @@ def pftal(
     def nonfinite_fn(state: PFTALState) -> jax.Array:
         return nonfinite_inputs(tree, state.tree)  # the gradients the tree zeroed
 
-    init_fn = declare(
-        init_fn, params=PFTALParams, private=declared_private(tree) is not False, sampler_floor=sampler_floor_of(tree)
-    )
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)
+    static = static_args(horizon=horizon, constraint=constraint, noise=noise, mechanism=tree)
+    private = spec_of(tree).private is not False
+    spec = Spec("pftal", PFTALParams, private=private, static=static, sampler_floor=sampler_floor_of(tree))
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)

@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private, nonfinite_inputs
+from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args
 from jaxpriv.mechanisms import NoiseFamily, TreeParams, noise_family, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
@@ -174,6 +174,8 @@ def private_bandit_ftal(
         # Its own counter (non-finite loss values) plus the one-point estimates the tree zeroed.
         return jnp.sum(state.nonfinite, dtype=jnp.int32) + nonfinite_inputs(tree, state.sums)
 
-    private = declared_private(tree) is not False
-    init_fn = declare(init_fn, params=PrivateBanditFTALParams, private=private, sampler_floor=sampler_floor_of(tree))
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn)
+    private = spec_of(tree).private is not False
+    static = static_args(horizon=horizon, constraint=constraint, noise=noise, preset=preset, mechanism=tree)
+    floor = sampler_floor_of(tree)
+    spec = Spec("private_bandit_ftal", PrivateBanditFTALParams, private=private, static=static, sampler_floor=floor)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)

@@ -9,7 +9,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private
+from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, spec_of, static_args
 from jaxpriv.mechanisms import NoiseFamily, noise_family
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.oco.pftal import PFTALState
@@ -85,6 +85,8 @@ def private_experts(
     def update_fn(key: PRNGKey, state: PFTALState, action: jax.Array, costs: jax.Array, t: jax.Array) -> PFTALState:
         return base.update(key, state, action, costs, t)
 
-    private = declared_private(base) is not False
-    init_fn = declare(init_fn, params=PrivateExpertsParams, private=private, sampler_floor=sampler_floor_of(base))
-    return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite)
+    private = spec_of(base).private is not False
+    static = static_args(horizon=horizon, num_experts=p, noise=noise, base=base)
+    floor = sampler_floor_of(base)
+    spec = Spec("private_experts", PrivateExpertsParams, private=private, static=static, sampler_floor=floor)
+    return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite, spec=spec)

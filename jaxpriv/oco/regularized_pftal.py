@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, theory
-from jaxpriv._base import Learner, Mechanism, PRNGKey, declare, declared_private
+from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, spec_of, static_args
 from jaxpriv.mechanisms import GAMMA, NoiseFamily, TreeParams, describe, noise_family, release_variance, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
@@ -159,6 +159,8 @@ def regularized_pftal(
         w = jnp.asarray(action, jnp.float32)
         return base.update(key, state, action, jnp.asarray(grad, jnp.float32) + state.strong_convexity * w, t)
 
-    private = declared_private(base) is not False
-    init_fn = declare(init_fn, params=RegularizedPFTALParams, private=private, sampler_floor=sampler_floor_of(base))
-    return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite)
+    private = spec_of(base).private is not False
+    static = static_args(horizon=horizon, constraint=constraint, noise=noise, base=base)
+    floor = sampler_floor_of(base)
+    spec = Spec("regularized_pftal", RegularizedPFTALParams, private=private, static=static, sampler_floor=floor)
+    return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite, spec=spec)

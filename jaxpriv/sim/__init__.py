@@ -52,6 +52,7 @@ from jaxpriv.sim._params import (
     grid_axes,
     log_checkpoints,
     normalize_checkpoints,
+    spec_ndims,
 )
 from jaxpriv.sim._scan import (
     _COMPILES,
@@ -115,6 +116,7 @@ __all__ = [
     "padded_seed_keys",
     "rollout",
     "run",
+    "spec_ndims",
     "summarize",
     "sweep",
     "take_seeds",

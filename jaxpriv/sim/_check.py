@@ -1,7 +1,7 @@
 """The eager checks of a run or sweep: every refusal that comes before anything is compiled.
 
 ``_prepare`` runs them in order (params leaves, horizons, grid axes, the params classes the
-components declare, the components' own checks) and ends with ``check_compatible``, which
+components' specs name, the components' own checks) and ends with ``check_compatible``, which
 traces one step of the learner against the environment with ``jax.eval_shape`` and names
 both sides of any mismatch (dimensions, arm counts, a state that changes shape).
 """
@@ -14,8 +14,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, Learner, check_horizon, check_params_class, declared
-from jaxpriv.sim._params import SimParams, _one_point, _params_leaves, canonical_params, grid_axes
+from jaxpriv._base import Env, Learner, check_horizon, check_params_class, spec_of
+from jaxpriv.sim._params import SimParams, _one_point, _params_leaves, canonical_params, grid_axes, spec_ndims
 
 
 def _check_leaves(params: SimParams) -> None:
@@ -82,16 +82,16 @@ def check_compatible(learner: Learner, env: Env, params: SimParams, axes: Any = 
     action and ``update`` on the feedback, and checks that neither state changes shape. A params
     object the learner or environment cannot read, an action of the wrong dimension (a learner on
     ``sets.l2_ball(3)`` against an environment on ``sets.l2_ball(2)``), a feedback the learner
-    cannot take, and a declared arm count that differs (``jaxpriv._base.declare``: a policy for
-    5 arms on a 3-armed instance, where shapes agree) each raise a ``ValueError`` naming both sides.
+    cannot take, and arm counts that differ (``Spec.num_arms`` of both: a policy for 5 arms on a
+    3-armed instance, where shapes agree) each raise a ``ValueError`` naming both sides.
 
     Args:
       learner, env: the components.
       params: ``SimParams`` (canonical, or any arrays); swept leaves carry a leading grid axis.
-      axes: the ``in_axes`` of ``params`` from ``grid_axes`` (``None``: nothing swept).
+      axes: the ``in_axes`` of ``params`` from ``grid_axes`` (``None``: computed here).
     """
     if axes is None:
-        axes, _ = grid_axes(params, allow_grid=True)
+        axes, _ = grid_axes(params, allow_grid=True, ndims=spec_ndims(learner, env))
     point = _one_point(params, axes)
     key = jax.eval_shape(jax.random.key, 0)
     t = jax.ShapeDtypeStruct((), jnp.int32)
@@ -112,13 +112,13 @@ def check_compatible(learner: Learner, env: Env, params: SimParams, axes: Any = 
     env_state = trace(env.reset, what, key, point.env, own_value_errors=True)
     action = trace(learner.act, f"the learner ({lname}) cannot act on its own state", key, agent, t)
     act_desc = ", ".join(_shapes(action)) or "()"
-    want_shape = declared(env.step, "action_shape")
+    want_shape = spec_of(env).action_shape
     if want_shape is not None and isinstance(action, jax.ShapeDtypeStruct) and tuple(action.shape) != tuple(want_shape):
         raise ValueError(
             f"the learner ({lname}) plays actions of shape {tuple(action.shape)} but the environment ({ename}) "
             f"takes actions of shape {tuple(want_shape)}: build both on the same dimension (the same constraint set)"
         )
-    env_arms, learner_arms = declared(env.step, "num_arms"), declared(learner.act, "num_arms")
+    env_arms, learner_arms = spec_of(env).num_arms, spec_of(learner).num_arms
     if env_arms is not None and learner_arms is not None and env_arms != learner_arms:
         raise ValueError(
             f"the learner ({lname}) was built for {learner_arms} arms but the environment ({ename}) has {env_arms}: "
@@ -152,7 +152,7 @@ def _prepare(learner: Learner, env: Env, params: SimParams, allow_grid: bool, ho
     """Every eager check of a run or sweep, in order; returns ``(canonical params, in_axes, grid size)``.
 
     Nothing is compiled: params leaves (numeric, representable, no NaN in the environment's),
-    horizons, grid axes, the params classes the components declare, the components' own checks,
+    horizons, grid axes, the params classes the components' specs name, the components' own checks,
     then one traced step of the pair (``check_compatible``).
     """
     if not isinstance(params, SimParams):
@@ -160,9 +160,9 @@ def _prepare(learner: Learner, env: Env, params: SimParams, allow_grid: bool, ho
     check_horizon(horizon, learner, "learner")
     check_horizon(horizon, env, "environment")
     _check_leaves(params)
-    axes, size = grid_axes(params, allow_grid)
-    check_params_class(learner.init, params.learner, "learner", "params.learner")
-    check_params_class(env.reset, params.env, "environment", "params.env")
+    axes, size = grid_axes(params, allow_grid, ndims=spec_ndims(learner, env))
+    check_params_class(learner, params.learner, "learner", "params.learner")
+    check_params_class(env, params.env, "environment", "params.env")
     _call_check(learner.check, params.learner, "learner", learner.init, "params.learner")
     _call_check(env.check, params.env, "environment", env.reset, "params.env")
     params = canonical_params(params)

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate
+from jaxpriv._base import spec_of
 
 
 class SimParams(NamedTuple):
@@ -83,19 +84,33 @@ def _is_params_node(x: Any) -> bool:
     return isinstance(x, tuple) and hasattr(x, "_fields")
 
 
-def grid_axes(params: Any, allow_grid: bool, path: str = "params") -> tuple[Any, int | None]:
+def spec_ndims(learner: Any, env: Any) -> dict[str, dict[str, int]]:
+    """The base ranks of a ``SimParams``'s array fields, from the components' specs (``Spec.ndims``).
+
+    ``{"learner": {field: rank}, "env": {field: rank}}``, for ``grid_axes(..., ndims=)``; a component
+    without a spec names none (its params are scalars at their base).
+    """
+    return {"learner": dict(spec_of(learner).ndims), "env": dict(spec_of(env).ndims)}
+
+
+def grid_axes(
+    params: Any, allow_grid: bool, path: str = "params", ndims: dict[str, Any] | None = None
+) -> tuple[Any, int | None]:
     """The ``in_axes`` pytree of ``params`` (0 for a swept leaf) and the grid size.
 
-    A leaf is swept when it has one more dimension than its base: scalars by
-    default, ``NDIMS[field]`` when the params class declares it.
+    A leaf is swept when it has one more dimension than its base: scalars by default,
+    ``ndims[field]`` when given. ``ndims`` maps a params NamedTuple's fields to their base
+    ranks, nested by field for a params of params: for a ``SimParams``,
+    ``{"learner": {...}, "env": {...}}`` (``spec_ndims(learner, env)``, the components'
+    ``Spec.ndims``). Without it every leaf is a scalar at its base.
     """
     if _is_params_node(params):
-        base = getattr(type(params), "NDIMS", {})
+        base = ndims or {}
         axes, size = [], None
         for name, value in zip(params._fields, params, strict=True):
             sub = f"{path}.{name}"
             if _is_params_node(value):
-                ax, n = grid_axes(value, allow_grid, sub)
+                ax, n = grid_axes(value, allow_grid, sub, base.get(name))
             elif value is None:
                 ax, n = None, None
             else:

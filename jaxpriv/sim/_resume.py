@@ -14,9 +14,9 @@ constants of the jaxpr, not printed in its text). Every static argument of every
 component (horizon, dimension, the set and its size, the noise family, a
 mechanism and its static arguments, the neighbouring relation) changes either the
 traced program or one of its constants or literals, so a change of any of them
-changes the hash. Python scalars found in the components' closures are kept
-beside it (``* static arguments``), so that a refusal can say ``noise: saved
-'gamma', now 'laplace'``. The jaxpr text is deterministic (variables are named
+changes the hash. The factories' static arguments, as the components' specs
+give them (``Spec.static``), are kept beside it (``* static arguments``), so
+that a refusal can say ``noise: saved 'gamma', now 'laplace'``. The jaxpr text is deterministic (variables are named
 in order, no object ids), so a fingerprint is the same in every process.
 
 A save file is an ``.npz`` with a JSON ``meta`` entry (``FORMAT``, the fingerprint,
@@ -30,7 +30,6 @@ over: an edited field (``segment``, ``chunk``, ``done``, ...) is damage like a f
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -46,9 +45,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend import core as jax_core
 
-FORMAT = 3  # the save file layout: 1 had no checksum, 2 checksummed the arrays only, 3 the metadata too
+from jaxpriv._base import Spec
 
-_SCALARS = (bool, int, float, str, np.integer, np.floating, np.bool_)
+FORMAT = 3  # the save file layout: 1 had no checksum, 2 checksummed the arrays only, 3 the metadata too
 
 
 # --- the fingerprint ------------------------------------------------------------------------------------------
@@ -155,62 +154,41 @@ def computation(learner: Any, env: Any, params: Any, axes: Any = None) -> tuple[
 
 
 def static_arguments(component: Any) -> dict[str, Any]:
-    """The Python scalars a component's functions close over, by path (``tree.noise``, ``constraint.radius``).
+    """The factory's static arguments, from the component's spec (``Spec.static``), by path (JSON-able).
 
-    A readable companion to ``computation`` (which decides): the factory's static
-    arguments as the closures keep them. Functions, NamedTuples (a ``ConstraintSet``, a
-    ``Mechanism``), ``functools.partial`` objects and tuples are searched up to a depth
-    of 6; the first path to reach a value names it.
+    A readable companion to ``computation`` (which decides): ``noise``, ``horizon``,
+    ``constraint.radius``, ``mechanism.name`` (a nested component's spec and a set's fields under
+    their argument's name). A component without a spec has none (``{}``).
     """
-    found: dict[str, Any] = {}
-    seen: set[int] = set()  # cycle guard only: object ids never enter the result
-
-    def record(path: str, value: Any) -> None:
-        if isinstance(value, _SCALARS) or value is None:
-            if isinstance(value, (np.integer, np.floating, np.bool_)):
-                value = value.item()
-            if isinstance(value, float) and not np.isfinite(value):
-                value = repr(value)  # JSON has no inf / nan
-            found.setdefault(path, value)
-        elif isinstance(value, np.ndarray) and value.size <= 8 and value.dtype.kind in "biuf":
-            found.setdefault(path, [repr(x) for x in value.ravel().tolist()])
-        elif isinstance(value, tuple) and value and all(isinstance(v, _SCALARS) for v in value):
-            found.setdefault(path, repr(value) if len(value) <= 8 else f"<{len(value)} values {digest(value)}>")
-        else:
-            visit(path, value, path.count(".") + 1)
-
-    def visit(path: str, obj: Any, depth: int) -> None:
-        if depth > 6 or id(obj) in seen:
-            return
-        seen.add(id(obj))
-        prefix = f"{path}." if path else ""
-        if isinstance(obj, functools.partial):
-            visit(path, obj.func, depth)
-            for i, a in enumerate(obj.args):
-                record(f"{prefix}arg{i}", a)
-            for k, v in sorted(obj.keywords.items()):
-                record(f"{prefix}{k}", v)
-        elif isinstance(obj, tuple) and hasattr(obj, "_fields"):
-            for name, value in zip(obj._fields, obj, strict=True):
-                record(f"{prefix}{name}", value)
-        elif callable(obj) and getattr(obj, "__closure__", None):
-            for name, cell in zip(obj.__code__.co_freevars, obj.__closure__, strict=True):
-                try:
-                    value = cell.cell_contents
-                except ValueError:  # an empty cell
-                    continue
-                if name in ("__class__",):
-                    continue
-                record(f"{prefix}{name}", value)
-
-    visit("", component, 0)
-    # A component's own fields (init, act, ...) are its functions: drop their names from the paths.
-    fields = getattr(component, "_fields", ())
+    spec = component.spec
     out: dict[str, Any] = {}
-    for path, value in found.items():
-        head, _, rest = path.partition(".")
-        out.setdefault(rest if head in fields and rest else path, value)
+    if spec is not None:
+        for name, value in spec.static:
+            _record(out, name, value)
     return out
+
+
+def _record(out: dict[str, Any], path: str, value: Any) -> None:
+    """``value`` (a ``Spec.static`` value) under ``path``, flattened into JSON-able entries."""
+    if isinstance(value, Spec):
+        out[f"{path}.name"] = value.name
+        for name, inner in value.static:
+            _record(out, f"{path}.{name}", inner)
+    elif (
+        isinstance(value, tuple)
+        and value
+        and all(isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str) for v in value)
+    ):  # (name, value) pairs: a set's fields
+        for name, inner in value:
+            _record(out, f"{path}.{name}", inner)
+    elif isinstance(value, float) and not np.isfinite(value):
+        out[path] = repr(value)  # JSON has no inf / nan
+    elif value is None or isinstance(value, (bool, int, float, str)):
+        out[path] = value
+    elif isinstance(value, tuple):
+        out[path] = repr(value) if len(value) <= 8 else f"<{len(value)} values {digest(np.asarray(value))}>"
+    else:
+        out[path] = str(value)  # a NoiseFamily: its name
 
 
 def fingerprint(

@@ -26,10 +26,9 @@ from jaxpriv._base import (
     Learner,
     PRNGKey,
     as_key,
-    declared,
-    declared_private,
     engine_jit,
     nonfinite_inputs,
+    spec_of,
     split_step_key,
 )
 from jaxpriv._inplace import set_row
@@ -52,23 +51,23 @@ class Result(NamedTuple):
       gap: ``[..., m]`` or ``None``: the ``gap`` the comparator returns with ``best``
         (``ComparatorFn``): for a comparator solved numerically, a certified bound on the
         solver's suboptimality, ``best - min_{w∈C} sum f_s(w) <= gap``, so the exact regret
-        lies in ``[regret, regret + gap]``. ``None`` when the comparator declares itself
-        exact (a closed form, ``jaxpriv.envs.exact_comparator``: its gap is always 0) or
-        the environment has none.
+        lies in ``[regret, regret + gap]``. ``None`` when the environment says its
+        comparator is exact (``Env.exact``: a closed form, ``jaxpriv.envs.exact_comparator``,
+        whose gap is always 0) or has none.
       nonfinite_inputs: ``[...]`` int32, inputs with a NaN / ±inf entry that the
         learner and its private mechanisms replaced by zero over the run, read from the
         final learner state by ``jaxpriv._base.nonfinite_inputs`` (the learner's declared
-        ``nonfinite``, else the sum of every ``nonfinite`` field of the state;
-        ``jaxpriv._base.zero_nonfinite``). 0 in a healthy run.
+        ``nonfinite``; 0 for a learner that declares none; ``jaxpriv._base.zero_nonfinite``).
+        0 in a healthy run.
       nonfinite_steps: ``[...]`` int32, steps whose loss, regret or comparator
         statistics from the environment were NaN / ±inf. Such a step is left out
         of every sum (the learner's loss and the comparator's alike), so the
         reported regret is that of the finite steps; 0 in a healthy run.
       private: whether the learner's stated privacy guarantee holds for these numbers, as the
-        learner declares it (``jaxpriv._base.declared_private``): ``False`` for a non-private
+        learner's spec says (``Spec.private``): ``False`` for a non-private
         learner and for a private one built with an opt-out of its guarantee (unclipped rewards,
-        an ablation: ``private=False`` at construction); ``None`` when the learner declares
-        nothing (a user's own). A plain bool, not an array; the guarantee's level is the budget
+        an ablation: ``private=False`` at construction); ``None`` for a learner without a
+        spec (a user's own). A plain bool, not an array; the guarantee's level is the budget
         in the params (``inf``: none).
 
     Leading axes are ``[grid, seeds]`` for a sweep over a grid, ``[seeds]``
@@ -216,9 +215,10 @@ def _step(learner: Learner, env: Env, checkpoints: tuple[int, ...], carry: Carry
     if env.comparator is not None:
 
         def compare() -> tuple[jax.Array, jax.Array]:
-            return tuple(jnp.asarray(v, jnp.float32) for v in env.comparator(env_state, stats, t))
+            best, gap = env.comparator(env_state, stats, t)  # always the pair (ComparatorFn)
+            return jnp.asarray(best, jnp.float32), jnp.asarray(gap, jnp.float32)
 
-        if declared(env.comparator, "exact") and _branch_free_comparator():
+        if env.exact and _branch_free_comparator():
             best, gap = compare()
         else:
             best, gap = jax.lax.cond(ckpts[slot] == t, compare, lambda: (zero, zero))
@@ -250,8 +250,8 @@ def _advance(
 
 
 def _reports_gap(env: Env) -> bool:
-    """Whether ``Result.gap`` holds the comparator's gaps: it has one and does not declare itself exact."""
-    return env.comparator is not None and not declared(env.comparator, "exact")
+    """Whether ``Result.gap`` holds the comparator's gaps: it has one and the environment is not ``exact``."""
+    return env.comparator is not None and not env.exact
 
 
 def _outputs(learner: Learner, env: Env, carry: Carry) -> tuple[Any, ...]:
@@ -385,7 +385,7 @@ def run(
     ckpts = normalize_checkpoints(horizon, checkpoints)
     params, _, _ = _prepare(learner, env, params, allow_grid=False, horizon=horizon)
     out = _run_jit(learner, env, horizon, ckpts, key, params)
-    return Result(jnp.asarray(ckpts, jnp.int32), *out, private=declared_private(learner))
+    return Result(jnp.asarray(ckpts, jnp.int32), *out, private=spec_of(learner).private)
 
 
 # --- one seed's rollout ----------------------------------------------------------------------------

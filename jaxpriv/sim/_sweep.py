@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, Learner, PRNGKey, as_key, declared_private, engine_jit
+from jaxpriv._base import Env, Learner, PRNGKey, as_key, engine_jit, spec_of
 from jaxpriv.sim import _resume
 from jaxpriv.sim._check import _prepare
 from jaxpriv.sim._driver import _Driver, _fingerprint
@@ -152,7 +152,7 @@ def sweep(
         padded = _pad_seeds(keys, _device_width(local))
         out = _sweep_jit(learner, env, horizon, ckpts, axes, chunk, padded, params)
         out = (x if x is None else _take_seeds(x, local, axes is not None) for x in out)
-        result = Result(jnp.asarray(ckpts, jnp.int32), *out, private=declared_private(learner))
+        result = Result(jnp.asarray(ckpts, jnp.int32), *out, private=spec_of(learner).private)
         return _gather_result(result, axes is not None)
     driver = _Driver(learner, env, horizon, ckpts, axes, params, chunk or local, segment or horizon, stats)
     if save is not None:
@@ -168,8 +168,8 @@ def sweep(
         fingerprint = None
     out = driver.run(keys, save, fingerprint, progress)
     if stats is None:
-        return _gather_result(out._replace(private=declared_private(learner)), axes is not None)
-    return finalize(stats, _gather_accumulator(out), np.asarray(ckpts))._replace(private=declared_private(learner))
+        return _gather_result(out._replace(private=spec_of(learner).private), axes is not None)
+    return finalize(stats, _gather_accumulator(out), np.asarray(ckpts))._replace(private=spec_of(learner).private)
 
 
 def summarize(values: jax.Array, axis: int = -2) -> tuple[np.ndarray, np.ndarray]:

@@ -1,7 +1,7 @@
 """Issue 35 ("Trust II"), parts 2 and 3: params classes by declaration, and privacy opt-outs that leave a trace.
 
-Part 2. Every component declares its one params class (``declare(init, params=...)``; an environment on
-``reset``), and the engine, ``jaxpriv.tune``, ``mechanisms.prefix_sums`` and the episode simulators refuse any
+Part 2. Every component declares its one params class (``Spec.params``, issue 37; ``declare(init, params=...)``
+before), and the engine, ``jaxpriv.tune``, ``mechanisms.prefix_sums`` and the episode simulators refuse any
 other, a subclass or a field-for-field copy included, before compiling. Before, the check read ``init``'s
 annotation, which the shared skeletons of the episodic UCBs, GOPE and OFUL lack: ``ucb`` ran on AdaC-UCB's
 params (as UCB), ``gope`` on AdaC-GOPE's, ``rs_oful`` on AdaC-OFUL's, ``adap_ucb`` / ``adap_klucb`` on DP-UCB's
@@ -27,8 +27,13 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import bandits, envs, mechanisms, oco, sets, stats, tune
-from jaxpriv._base import Env, Learner, Mechanism, declare, declared_params, declared_private
-from jaxpriv.bandits.episodic import simulate_dp_se_epochs, simulate_gope_phases, simulate_ucb_episodes
+from jaxpriv._base import Env, Learner, Mechanism, spec_of
+from jaxpriv.bandits.episodic import (
+    simulate_dp_se_epochs,
+    simulate_episodes,
+    simulate_gope_phases,
+    simulate_ucb_episodes,
+)
 from jaxpriv.experiments import registry, study
 from jaxpriv.testing import learner_examples
 
@@ -78,11 +83,10 @@ def test_adap_policies_refuse_the_dp_and_ldp_ucb_params(policy, lp):
     _refused(lambda: _bernoulli_run(policy(K), lp), type(lp).__name__, own, policy.__name__)
 
 
-@pytest.mark.parametrize("lp_class", [bandits.AdaCGOPEParams, bandits.AdaCGOPEVarParams])
-def test_gope_refuses_the_private_gope_params(lp_class):
-    lp = lp_class(ACTIONS, rho=0.01)
+def test_gope_refuses_the_private_gope_params():
+    lp = bandits.AdaCGOPEParams(ACTIONS, rho=0.01)
     run = lambda: jp.run(bandits.gope(K, D, T), envs.linear_bandit(K, D), jp.SimParams(lp, LINEAR), 0, T)
-    _refused(run, lp_class.__name__, r"takes GOPEParams")
+    _refused(run, "AdaCGOPEParams", r"takes GOPEParams")
 
 
 def test_rs_oful_refuses_adac_ofuls_params():
@@ -94,23 +98,21 @@ def test_rs_oful_refuses_adac_ofuls_params():
     )
 
 
-def test_adac_gope_var_refuses_adac_gopes_params_at_both_levels():
-    """Before: the step level ran AdaC-GOPE-Var on ``AdaCGOPEParams`` while the phase simulator runs whitened
-    AdaC-GOPE for that class: a step-vs-episode comparison compared two algorithms."""
+def test_adac_gope_var_phases_are_its_own_at_both_levels():
+    """AdaC-GOPE-Var takes AdaC-GOPE's params (issue 37): the learner, not its params class, names the algorithm.
+    Its phases are its own fast path's (``simulate_episodes``); the params-class entry point, which builds
+    AdaC-GOPE (whitened noise) for these params, refuses to stand in for it: a step-vs-episode comparison
+    would compare two algorithms."""
     lp = bandits.AdaCGOPEParams(ACTIONS, rho=1.0)
     policy = bandits.adac_gope_var(K, D, 200)
-    _refused(
-        lambda: jp.run(policy, envs.linear_bandit(K, D), jp.SimParams(lp, LINEAR), 0, T),
-        "AdaCGOPEParams",
-        "AdaCGOPEVarParams",
-    )
+    assert jp.run(policy, envs.linear_bandit(K, D), jp.SimParams(lp, LINEAR), 0, T).private is True
     _refused(
         lambda: simulate_gope_phases(lp, LINEAR, 0, 200, seeds=2, policy=policy),
-        r"AdaCGOPEParams.*AdaC-GOPE.*whitened.*AdaCGOPEVarParams",
+        r"AdaC-GOPE \(adac_gope, whitened.*adac_gope_var.*simulate_episodes",
     )
-    # The simulator with the policy's own class runs (and says it is private).
-    res = simulate_gope_phases(bandits.AdaCGOPEVarParams(ACTIONS, rho=1.0), LINEAR, 0, 200, seeds=2, policy=policy)
+    res = simulate_episodes(policy, lp, LINEAR, 0, 200, seeds=2)
     assert res.private is True
+    assert spec_of(policy).fast_path != spec_of(bandits.adac_gope(K, D, 200)).fast_path  # the noise placement
 
 
 def test_the_episode_simulators_refuse_a_policy_of_another_algorithm():
@@ -180,19 +182,22 @@ def test_the_episode_simulators_refuse_a_subclass():
     _refused(lambda: simulate_dp_se_epochs(SubDPSE(epsilon=1.0), MEANS, 0, 100, seeds=2), "exactly", "SubDPSE")
 
 
-def test_a_users_undeclared_component_falls_back_to_its_annotation():
-    """Users' own components: an ``init`` without a declaration is checked against its annotation, exactly."""
+def test_a_users_component_without_a_spec_takes_any_params_class():
+    """Users' own components: without a ``Spec`` nothing is checked (no annotation is read, issue 37)."""
     base = oco.ogd(BALL)
 
-    def init(key, params: oco.OGDParams):
+    def init(key, params: oco.OGDParams):  # the annotation is documentation only
         return base.init(key, params)
 
-    learner = base._replace(init=init)
-    assert declared_params(learner) is None and declared_private(learner) is None
+    learner = base._replace(init=init, spec=None)
+    assert spec_of(learner).params is None and spec_of(learner).private is None
     env, ep = envs.quadratic_stream(BALL), envs.QuadraticParams(center=np.array([0.2, 0.1], np.float32))
-    _refused(lambda: jp.run(learner, env, jp.SimParams(_SubOGD(), ep), 0, T), "subclass", "OGDParams")
+    sub = jp.run(learner, env, jp.SimParams(_SubOGD(), ep), 0, T)  # a subclass runs: no spec, no check
     res = jp.run(learner, env, jp.SimParams(oco.OGDParams(), ep), 0, T)
+    np.testing.assert_array_equal(np.asarray(sub.regret), np.asarray(res.regret))
     assert res.private is None  # undeclared: the engine does not guess
+    # The same learner with its spec refuses the subclass.
+    _refused(lambda: jp.run(base, env, jp.SimParams(_SubOGD(), ep), 0, T), "subclass", "OGDParams")
 
 
 # --- every factory declares its params class -------------------------------------------------------------------
@@ -243,36 +248,38 @@ def _public_factories(module, returns) -> set:
 
 
 def test_every_factory_declares_its_params_class():
-    """Every factory the registry names (and every public one) declares its params class and its privacy."""
+    """Every factory the registry names (and every public one) has a spec: its name, params class and privacy."""
     for table, builds in ((registry.LEARNERS, LEARNER_BUILDS), (registry.ENVS, ENV_BUILDS)):
         library = {c.factory for c in table.values() if c.factory.__module__.startswith("jaxpriv.")}
         assert library <= {factory for factory, _ in builds.values()}, "a registered factory without a case here"
         for name, (factory, build) in builds.items():
             assert table[name].factory is factory, name
             built = build()
-            assert declared_params(built) is table[name].params, name
+            assert built.spec is not None and built.spec.name == name, name
+            assert built.spec.params is table[name].params, name
             if table is registry.LEARNERS:
-                assert declared_private(built) is (name not in NOT_PRIVATE), name
+                assert built.spec.private is (name not in NOT_PRIVATE), name
+            hash(built.spec)  # plain hashable values: the engine's compile cache hashes the component
     assert set(registry.MECHANISMS) <= set(MECHANISM_BUILDS)
     for name, (factory, build, params_class) in MECHANISM_BUILDS.items():
         assert registry.MECHANISMS.get(name, factory) is factory, name
         built = build()
-        assert declared_params(built) is params_class and declared_private(built) is True, name
+        assert built.spec.name == name and built.spec.params is params_class and built.spec.private is True, name
     assert _public_factories(oco, Learner) | _public_factories(bandits, Learner) == {
         f for f, _ in LEARNER_BUILDS.values()
     }
-    # The one wrapper: the wrapped environment's reset, and so its declaration, is kept.
+    # The one wrapper: the wrapped environment's params class is kept in its spec.
     assert _public_factories(envs, Env) <= {f for f, _ in ENV_BUILDS.values()} | {envs.bandit_feedback}
-    assert declared_params(envs.bandit_feedback(envs.quadratic_stream(BALL))) is envs.QuadraticParams
+    assert envs.bandit_feedback(envs.quadratic_stream(BALL)).spec.params is envs.QuadraticParams
     assert _public_factories(mechanisms, Mechanism) <= {f for f, _, _ in MECHANISM_BUILDS.values()}
 
 
 def test_a_learner_on_a_non_private_mechanism_is_not_private():
     """A learner declares its guarantee through its mechanism's: a mechanism declaring none private makes it not."""
     tree = mechanisms.binary_tree(T, D, neighbouring="replace")
-    undeclared_private = tree._replace(init=declare(lambda key, params: tree.init(key, params), private=False))
-    assert declared_private(oco.pftal(T, BALL, mechanism=tree)) is True
-    assert declared_private(oco.pftal(T, BALL, mechanism=undeclared_private)) is False
+    not_private = tree._replace(spec=tree.spec._replace(private=False))
+    assert oco.pftal(T, BALL, mechanism=tree).spec.private is True
+    assert oco.pftal(T, BALL, mechanism=not_private).spec.private is False
 
 
 # --- part 3: privacy opt-outs ------------------------------------------------------------------------------------
@@ -295,7 +302,7 @@ def test_dp_se_without_clipping_refuses_a_finite_epsilon_unless_declared_not_pri
 
 
 def test_adac_gope_var_without_clipping_refuses_a_finite_rho():
-    lp = bandits.AdaCGOPEVarParams(ACTIONS, rho=1.0)
+    lp = bandits.AdaCGOPEParams(ACTIONS, rho=1.0)
     env = envs.linear_bandit(K, D)
     unclipped = bandits.adac_gope_var(K, D, T, clip=False)
     _refused(lambda: jp.run(unclipped, env, jp.SimParams(lp, LINEAR), 0, T), "clip=False")
@@ -313,7 +320,7 @@ def test_adac_gope_exploration_ablation_adds_no_noise_and_is_refused_at_rho_001(
     diagnostic = bandits.adac_gope(K, D, T, ablation="exploration", private=False)
     assert jp.run(diagnostic, env, jp.SimParams(lp, LINEAR), 0, T).private is False
     # The noise ablation keeps AdaC-GOPE's calibrated noise: still private, no private=False needed.
-    assert declared_private(bandits.adac_gope(K, D, T, ablation="noise")) is True
+    assert bandits.adac_gope(K, D, T, ablation="noise").spec.private is True
     # And the paper's calibration, exact only for an exact G-optimal design, is an opt-out too.
     _refused(lambda: bandits.adac_gope(K, D, T, calibration="paper").check(lp), "calibration='paper'")
 
@@ -330,10 +337,10 @@ def test_adac_gope_exploration_ablation_adds_no_noise_and_is_refused_at_rho_001(
 )
 def test_the_other_opt_outs_refuse_a_finite_budget(build, lp):
     _refused(lambda: build().check(lp), "private=False", "ρ-zCDP")
-    assert declared_private(build()) is False
+    assert build().spec.private is False
     built = build(private=False)
     built.check(lp)  # accepted, declared not private
-    assert declared_private(built) is False
+    assert built.spec.private is False
     build().check(lp._replace(rho=np.inf))  # an infinite budget claims nothing: accepted
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from jaxpriv import _base
 from jaxpriv import mechanisms as M
-from jaxpriv._base import Env, Learner, Mechanism, PrefixSumInfo, count_nonfinite, nonfinite_field, nonfinite_inputs
+from jaxpriv._base import Env, Learner, Mechanism, PrefixSumInfo, nonfinite_field, nonfinite_inputs
 from jaxpriv._kahan import KahanSum, kahan_add, kahan_init
 from jaxpriv.mechanisms._variance import register
 
@@ -38,12 +38,19 @@ def _stream():
 
 
 def test_protocol_fields_keep_their_order_and_defaults():
-    assert Mechanism._fields == ("init", "step", "check", "horizon", "nonfinite", "info")
-    assert Mechanism._field_defaults == {"check": None, "horizon": None, "nonfinite": None, "info": None}
-    assert Learner._fields == ("init", "act", "update", "check", "horizon", "nonfinite")
-    assert Learner._field_defaults == {"check": None, "horizon": None, "nonfinite": None}
-    assert Env._fields == ("reset", "step", "comparator", "check", "relative", "horizon")
-    assert Env._field_defaults == {"comparator": None, "check": None, "relative": False, "horizon": None}
+    assert Mechanism._fields == ("init", "step", "check", "horizon", "nonfinite", "info", "spec")
+    assert Mechanism._field_defaults == {"check": None, "horizon": None, "nonfinite": None, "info": None, "spec": None}
+    assert Learner._fields == ("init", "act", "update", "check", "horizon", "nonfinite", "spec")
+    assert Learner._field_defaults == {"check": None, "horizon": None, "nonfinite": None, "spec": None}
+    assert Env._fields == ("reset", "step", "comparator", "check", "relative", "horizon", "exact", "spec")
+    assert Env._field_defaults == {
+        "comparator": None,
+        "check": None,
+        "relative": False,
+        "horizon": None,
+        "exact": False,
+        "spec": None,
+    }
     # positional construction, as every factory and test writes it
     mech = Mechanism(len, len, None, 8)
     assert (mech.horizon, mech.nonfinite, mech.info) == (8, None, None)
@@ -56,6 +63,7 @@ def test_the_fields_are_typed_by_documented_protocols():
     assert hints[Mechanism]["check"] == _base.CheckFn | None
     assert hints[Mechanism]["nonfinite"] == _base.NonfiniteFn | None
     assert hints[Mechanism]["info"] == PrefixSumInfo | None
+    assert hints[Mechanism]["spec"] == hints[Learner]["spec"] == hints[Env]["spec"] == _base.Spec | None
     assert (hints[Learner]["act"], hints[Learner]["update"]) == (_base.ActFn, _base.UpdateFn)
     assert (hints[Env]["reset"], hints[Env]["step"]) == (_base.ResetFn, _base.EnvStepFn)
     assert hints[Env]["comparator"] == _base.ComparatorFn | None
@@ -135,20 +143,19 @@ def test_every_mechanism_declares_its_zeroed_input_count(name):
     state = mech.init(jax.random.key(0), params)
     for t, x in enumerate(_stream()[:8], start=1):
         state, _ = mech.step(jax.random.key(t), state, x, jnp.int32(t))
-    assert int(mech.nonfinite(state)) == int(nonfinite_inputs(mech, state)) == int(count_nonfinite(state)) == 2
+    assert int(mech.nonfinite(state)) == int(nonfinite_inputs(mech, state)) == int(state.nonfinite) == 2
     assert nonfinite_inputs(mech, state).dtype == jnp.int32
 
 
-def test_nonfinite_inputs_uses_the_declaration_and_falls_back_to_the_field_search():
+def test_nonfinite_inputs_reads_the_declaration_only_and_an_undeclared_component_reports_zero():
     tree = M.binary_tree(T, D)
     state = tree.init(jax.random.key(0), M.TreeParams(epsilon=1.0))._replace(nonfinite=jnp.int32(3))
     undeclared = tree._replace(nonfinite=None)
-    assert int(nonfinite_inputs(undeclared, state)) == 3  # count_nonfinite: fields named nonfinite
+    assert int(nonfinite_inputs(undeclared, state)) == 0  # no search of the state for fields named nonfinite
     # a learner whose state holds its mechanism's state under another name, and its own counter
     learner_state = {"tree": state, "own": jnp.int32(2)}
     learner = Learner(None, None, None, nonfinite=lambda s: s["own"] + tree.nonfinite(s["tree"]))
     assert int(nonfinite_inputs(learner, learner_state)) == 5
-    assert int(count_nonfinite(learner_state)) == 3  # the search does not see a counter named otherwise
     # batched states (one row per seed): the declared count is summed
     batched = jax.vmap(lambda n: state._replace(nonfinite=n))(jnp.arange(4, dtype=jnp.int32))
     assert int(nonfinite_inputs(tree, batched)) == 6

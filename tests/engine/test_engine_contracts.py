@@ -8,7 +8,7 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import _kahan, envs, oco, sets, sim
-from jaxpriv._base import Env, EnvInfo, declared
+from jaxpriv._base import Env, EnvInfo
 
 BALL = sets.l2_ball(2)
 QP = envs.QuadraticParams(1.0, jnp.array([0.4, -0.3]), 0.3)
@@ -40,12 +40,12 @@ def _stats_sum(env, params, horizon=8):
 
 
 @pytest.mark.parametrize("name", list(_exact_envs()))
-def test_closed_form_comparators_return_a_zero_gap_and_declare_themselves_exact(name):
+def test_closed_form_comparators_return_a_zero_gap_and_their_envs_say_exact(name):
     env, params = _exact_envs()[name]
     state, stats = _stats_sum(env, params)
     best, gap = env.comparator(state, stats, jnp.int32(8))
     assert best.shape == gap.shape == () and gap.dtype == jnp.float32 and float(gap) == 0.0
-    assert declared(env.comparator, "exact") is True
+    assert env.exact is True
     res = jp.run(oco.ogd(BALL), env, jp.SimParams(OGD_P, params), 0, 16, [4, 16])
     assert res.gap is None  # an exact comparator's gaps are not reported
 
@@ -53,22 +53,22 @@ def test_closed_form_comparators_return_a_zero_gap_and_declare_themselves_exact(
 def test_experts_comparator_returns_the_best_expert_and_a_zero_gap():
     env = envs.experts_stream(3)
     best, gap = env.comparator(None, jnp.array([5.0, 2.0, 7.0]), jnp.int32(9))
-    assert float(best) == 2.0 and float(gap) == 0.0 and declared(env.comparator, "exact")
+    assert float(best) == 2.0 and float(gap) == 0.0 and env.exact
 
 
-def test_the_numerical_comparator_returns_its_certified_gap_and_is_not_declared_exact():
+def test_the_numerical_comparator_returns_its_certified_gap_and_its_env_is_not_exact():
     env = envs.classification_stream(BALL, 32, "hinge", solver_steps=50)
     state = env.reset(jax.random.key(0), envs.ClassificationParams())
     best, gap = env.comparator(state, (), jnp.int32(32))
     assert best.shape == gap.shape == () and float(gap) >= 0.0
-    assert not declared(env.comparator, "exact")
+    assert not env.exact
 
 
-def _with_comparator(base: Env, comparator) -> Env:
-    return Env(base.reset, base.step, comparator, base.check, base.relative, base.horizon)
+def _with_comparator(base: Env, comparator, exact: bool = False) -> Env:
+    return base._replace(comparator=comparator, exact=exact)
 
 
-def test_an_undeclared_comparator_has_its_gaps_reported_as_returned():
+def test_a_comparator_not_said_exact_has_its_gaps_reported_as_returned():
     base = envs.quadratic_stream(BALL)
 
     def comparator(state, stats, t):  # the closed form, with a made-up certified gap of t / 4
@@ -81,9 +81,9 @@ def test_an_undeclared_comparator_has_its_gaps_reported_as_returned():
     np.testing.assert_array_equal(np.asarray(res.gap), np.asarray(ckpts, np.float32) / 4)
     for field in ("regret", "loss", "best"):  # the gap changes nothing else
         np.testing.assert_array_equal(np.asarray(getattr(res, field)), np.asarray(getattr(ref, field)))
-    # The same closed form wrapped by exact_comparator: declared exact, no gap reported.
+    # The same closed form wrapped by exact_comparator, its env said exact: no gap reported.
     exact = envs.exact_comparator(lambda state, stats, t: base.comparator(state, stats, t)[0])
-    again = jp.run(oco.ogd(BALL), _with_comparator(base, exact), params, key, T, ckpts)
+    again = jp.run(oco.ogd(BALL), _with_comparator(base, exact, exact=True), params, key, T, ckpts)
     assert again.gap is None
     np.testing.assert_array_equal(np.asarray(again.regret), np.asarray(ref.regret))
 
@@ -166,17 +166,21 @@ def test_nonfinite_inputs_use_the_learners_declaration():
     np.testing.assert_array_equal(np.asarray(res.nonfinite_inputs), [7, 7, 7])
 
 
-def test_nonfinite_inputs_fall_back_to_the_field_search_for_an_undeclared_learner():
+def test_nonfinite_inputs_are_the_declared_count_and_zero_for_an_undeclared_learner():
     base = envs.quadratic_stream(BALL)
 
     def step(key, state, action, t):  # a NaN gradient every 5th step; the loss stays finite
         state, grad, info = base.step(key, state, action, t)
         return state, jnp.where(t % 5 == 0, jnp.nan, grad), info
 
-    env = Env(base.reset, step, base.comparator, base.check, base.relative)
-    learner = oco.pftal(40, BALL)._replace(nonfinite=None)
-    res = jp.run(learner, env, jp.SimParams(oco.PFTALParams(epsilon=1.0, lipschitz=2.0), QP), 0, 40)
+    env = base._replace(step=step)  # keeps the spec (the centre's rank, the params class)
+    learner = oco.pftal(40, BALL)
+    params = jp.SimParams(oco.PFTALParams(epsilon=1.0, lipschitz=2.0), QP)
+    res = jp.run(learner, env, params, 0, 40)
     assert int(res.nonfinite_inputs) == 40 // 5 and int(res.nonfinite_steps) == 0
+    undeclared = jp.run(learner._replace(nonfinite=None), env, params, 0, 40)  # the state is not searched
+    assert int(undeclared.nonfinite_inputs) == 0
+    np.testing.assert_array_equal(np.asarray(undeclared.regret), np.asarray(res.regret))
 
 
 # --- 5. compile counts through a public function ---------------------------------------------------------------

@@ -27,7 +27,7 @@ def test_vector_width_changes_numbers_by_rounding_only():
             envs.QuadraticParams(1.0, np.full(dim, 0.1), 0.3),
         )
     )
-    axes, _ = sim.grid_axes(params, True)
+    axes, _ = sim.grid_axes(params, True, ndims=sim.spec_ndims(learner, env))
     ckpts = sim.normalize_checkpoints(T, "log")
     fn = partial(sim.map_seeds_and_grid, partial(sim._run, learner, env, T, ckpts), axes, None)
     keys = jax.random.split(jax.random.key(5), seeds)

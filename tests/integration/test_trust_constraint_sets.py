@@ -26,7 +26,7 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import envs, oco, sets, sim
-from jaxpriv._base import Env, EnvInfo, declare, declared
+from jaxpriv._base import Env, EnvInfo
 
 T = 32
 SEEDS = 4
@@ -64,7 +64,7 @@ def probe(env: Env, constraint: sets.ConstraintSet, bound: float) -> Env:
         bad = (violation(constraint, action) > tol) | ~(info.loss <= bound * (1.0 + 1e-5))
         return state, feedback, EnvInfo(info.loss, bad.astype(jnp.float32), ())
 
-    return Env(env.reset, declare(step, action_shape=declared(env.step, "action_shape")), None, env.check, False)
+    return env._replace(step=step, comparator=None, relative=False, exact=False)
 
 
 def quadratic(constraint: sets.ConstraintSet):

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import jaxpriv as jp
 from jaxpriv import bandits, envs, oco, sets, sim
-from jaxpriv._base import Env, as_key, declared
+from jaxpriv._base import Env, as_key
 
 FAST = settings(max_examples=60, deadline=None)
 T = 8
@@ -296,8 +296,8 @@ def test_nan_env_params_refused_by_the_engine_before_compiling():
 
 
 def _undeclared(env: Env) -> Env:
-    """``env`` with its step's declarations hidden: the engine must catch a mismatch by tracing alone."""
-    return env._replace(step=lambda *args: env.step(*args))
+    """``env`` without its spec (no action shape, no arm count): the engine must catch a mismatch by tracing alone."""
+    return env._replace(spec=None)
 
 
 @pytest.mark.parametrize("declared_env", [True, False])
@@ -336,10 +336,10 @@ def test_contextual_policy_for_more_actions_is_refused():
 def test_declared_arm_counts_must_agree(learner_arms, env_arms):
     """Before: 5-arm UCB on a 3-armed instance played arms 3 and 4, answered NaN and dropped from the regret
     (72 steps of 80 in the issue); 3-arm UCB on 5 arms never saw the best arms. Shapes agree (an int index),
-    so the declared arm counts (``jaxpriv._base.declare``) decide."""
-    learner = bandits.ucb(learner_arms)  # the factory declares num_arms on its act
+    so the arm counts of the specs (``Spec.num_arms``) decide."""
+    learner = bandits.ucb(learner_arms)  # the factory's spec says num_arms
     env = envs.bernoulli_bandit(env_arms)
-    assert declared(env.step, "num_arms") == env_arms
+    assert env.spec.num_arms == env_arms
     params = jp.SimParams(bandits.UCBParams(), envs.BernoulliParams(tuple(np.linspace(0.9, 0.1, env_arms))))
     _refused_before_compiling(
         lambda: jp.run(learner, env, params, 0, 80), rf"built for {learner_arms} arms .* has {env_arms}"
@@ -348,13 +348,13 @@ def test_declared_arm_counts_must_agree(learner_arms, env_arms):
 
 def test_bandit_factories_declare_their_arm_counts():
     for learner in (bandits.ucb(5), bandits.adac_ucb(5), bandits.gope(5, 3, 64), bandits.rs_oful(5, 3, 64)):
-        assert declared(learner.act, "num_arms") == 5
+        assert learner.spec.num_arms == 5
 
 
-def test_bandit_feedback_keeps_the_declarations():
+def test_bandit_feedback_keeps_the_spec():
     wrapped = envs.bandit_feedback(ENV)
-    assert declared(wrapped.step, "action_shape") == (3,)
-    assert declared(envs.bandit_feedback(envs.bernoulli_bandit(4)).step, "num_arms") == 4
+    assert wrapped.spec.action_shape == (3,) and wrapped.spec.params is ENV.spec.params
+    assert envs.bandit_feedback(envs.bernoulli_bandit(4)).spec.num_arms == 4
 
 
 def test_matching_pairs_still_run():
@@ -418,16 +418,16 @@ def test_another_learners_params_class_is_refused():
 
 
 def test_params_an_unannotated_learner_cannot_read_are_refused():
-    """A learner whose init declares no params class: the traced init's AttributeError becomes a ValueError."""
+    """A learner without a spec (no params class): the traced init's AttributeError becomes a ValueError."""
     base = oco.ogd(BALL)
-    learner = base._replace(init=lambda key, params: base.init(key, params), check=None)
+    learner = base._replace(init=lambda key, params: base.init(key, params), check=None, spec=None)
     _refused_before_compiling(
         lambda: jp.run(learner, ENV, jp.SimParams(envs.ExpertsParams(), ENV_P), 0, T),
         r"params\.learner \(ExpertsParams\) does not fit the learner .*AttributeError",
     )
     # A component's own ValueError from init (here: no privacy budget) keeps its message.
     base = oco.pftal(T, BALL, "gamma")
-    learner = base._replace(init=lambda key, params: base.init(key, params), check=None)
+    learner = base._replace(init=lambda key, params: base.init(key, params), check=None, spec=None)
     _refused_before_compiling(
         lambda: jp.run(learner, ENV, jp.SimParams(oco.OGDParams(), ENV_P), 0, T), r"^pftal .*needs epsilon"
     )

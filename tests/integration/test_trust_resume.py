@@ -44,7 +44,7 @@ def _params(noise: str = "gamma", eps=(0.5, 5.0)) -> jp.SimParams:
 
 def _fingerprint(learner, env, params, horizon: int = T) -> dict:
     canonical = sim.canonical_params(params)
-    axes, size = sim.grid_axes(canonical, allow_grid=True)
+    axes, size = sim.grid_axes(canonical, allow_grid=True, ndims=sim.spec_ndims(learner, env))
     keys = jax.random.split(jax.random.key(0), 4)
     return _resume.fingerprint(
         learner, env, horizon=horizon, seeds=4, chunk=2, segment=16, checkpoints=(1, horizon), keys=keys,

@@ -8,37 +8,25 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import envs, mechanisms, oco, sets, theory
-from jaxpriv._base import Env, EnvInfo, split_step_key
+from jaxpriv._base import EnvInfo
 from jaxpriv.oco import one_point
-from jaxpriv.testing import mean_with_stderr
+from jaxpriv.testing import mean_with_stderr, rollout
 
 SETS = [sets.l2_ball(3), sets.box(3, -0.5, 1.0), sets.simplex(3), sets.l1_ball(3)]
+
+
+def _action(t, action, feedback, info, learner_state, env_state):
+    return action
 
 
 def played_points(learner, env, params, horizon, seeds, seed=0):
     """The points a learner plays over whole runs, ``[grid..., seeds, T, d]`` (float64).
 
-    The engine's loop and keys (``jaxpriv.sim``), recording the actions; params leaves with a
-    leading grid axis are swept as in ``jaxpriv.sweep``.
+    The engine's runs (``jaxpriv.testing.rollout``: ``jaxpriv.sweep``'s seeds), recording the actions;
+    params leaves with a leading grid axis are swept as in ``jaxpriv.sweep``.
     """
-
-    def one(key, p):
-        k_env, k_learner, k_steps = jax.random.split(key, 3)
-        carry = (env.reset(k_env, p.env), learner.init(k_learner, p.learner))
-
-        def body(carry, t):
-            env_state, agent = carry
-            k_act, k_env_t, k_upd = split_step_key(k_steps, t)
-            action = learner.act(k_act, agent, t)
-            env_state, feedback, _ = env.step(k_env_t, env_state, action, t)
-            return (env_state, learner.update(k_upd, agent, action, feedback, t)), action
-
-        return jax.lax.scan(body, carry, jnp.arange(1, horizon + 1, dtype=jnp.int32))[1]
-
-    axes, size = jp.sim.grid_axes(params, allow_grid=True)
-    keys = jax.random.split(jax.random.key(seed), seeds)
-    fn = jax.jit(lambda k, p: jp.sim.map_seeds_and_grid(one, axes if size else None, None, k, p))
-    return np.asarray(fn(keys, jp.sim.canonical_params(params)), np.float64)
+    out = rollout(learner, env, params, jax.random.key(seed), horizon, seeds=seeds, record=_action)
+    return np.asarray(out.records, np.float64)
 
 
 def outside(c, w):
@@ -452,7 +440,7 @@ def test_nonfinite_loss_values_are_zeroed_and_counted_and_the_regret_stays_finit
         value = jnp.where(bad, jnp.nan, value)
         return state, value, EnvInfo(jnp.where(bad, jnp.nan, info.loss), info.regret, info.stats)
 
-    env = Env(base.reset, step_fn, base.comparator, base.check, base.relative)
+    env = base._replace(step=step_fn)  # keeps the spec (the centre's rank) and the exact comparator
     T = 140
     ep = envs.QuadraticParams(1.0, jnp.array([0.3, 0.2]), 0.2)
     learners = [
