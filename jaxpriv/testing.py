@@ -431,6 +431,7 @@ def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, A
         "dp_ucb": (bandits.dp_ucb(k, t), bernoulli, bandits.DPUCBParams(epsilon=1.0), bernoulli_p),
         "ldp_ucb": (bandits.ldp_ucb(k, t), bernoulli, bandits.LDPUCBParams(epsilon=1.0), bernoulli_p),
         "dp_se": (bandits.dp_se(k, t), bernoulli, bandits.DPSEParams(epsilon=1.0, beta=0.1), bernoulli_p),
+        "dp_ts": (bandits.dp_ts(k, t), bernoulli, bandits.DPTSParams(1.0), bernoulli_p),
         "lazy_dp_ts": (bandits.lazy_dp_ts(k, t), bernoulli, bandits.LazyDPTSParams(1.0), bernoulli_p),
         "anytime_lazy_ucb": (bandits.anytime_lazy_ucb(k, t), bernoulli, bandits.AnytimeLazyUCBParams(1.0), bernoulli_p),
         "adac_gope_var": (

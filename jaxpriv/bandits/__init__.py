@@ -29,7 +29,18 @@ from jaxpriv.bandits.anytime_lazy_ucb import (
 )
 from jaxpriv.bandits.design import Design, g_optimal_design
 from jaxpriv.bandits.dp_se import DPSEParams, DPSEState, dp_se, dp_se_regret_bound
-from jaxpriv.bandits.dp_ts import LazyDPTSParams, LazyState, lazy_dp_ts, lazy_dp_ts_posterior, lazy_dp_ts_sample
+from jaxpriv.bandits.dp_ts import (
+    DPTSParams,
+    DPTSState,
+    LazyDPTSParams,
+    LazyState,
+    dp_ts,
+    dp_ts_posterior,
+    dp_ts_shift,
+    lazy_dp_ts,
+    lazy_dp_ts_posterior,
+    lazy_dp_ts_sample,
+)
 from jaxpriv.bandits.dp_ucb import DPUCBParams, DPUCBState, dp_ucb, dp_ucb_bonus, dp_ucb_index, dp_ucb_regret_bound
 from jaxpriv.bandits.episodic import (
     EpisodeResult,
@@ -53,6 +64,8 @@ __all__ = [
     "AnytimeLazyUCBParams",
     "DPSEParams",
     "DPSEState",
+    "DPTSParams",
+    "DPTSState",
     "DPUCBParams",
     "DPUCBState",
     "Design",
@@ -87,6 +100,9 @@ __all__ = [
     "design",
     "dp_se",
     "dp_se_regret_bound",
+    "dp_ts",
+    "dp_ts_posterior",
+    "dp_ts_shift",
     "dp_ucb",
     "dp_ucb_bonus",
     "dp_ucb_index",

@@ -242,7 +242,8 @@ LEARNERS: dict[str, Component] = {
     "online_frank_wolfe": Component(oco.online_frank_wolfe, oco.OFWParams),
     "garber_hazan": Component(oco.garber_hazan, oco.GarberHazanParams),
     "pocp": Component(oco.pocp, oco.POCPParams, _pocp_bound),
-    # Hu & Hegde (UAI 2022) and Hu, Huang & Mehta (2021): Lazy-DP-TS's Theorem 4 is stated in O(.) only.
+    # Hu & Hegde (UAI 2022) and Hu, Huang & Mehta (2021): DP-TS's and Lazy-DP-TS's theorems are stated in O(.) only.
+    "dp_ts": Component(bandits.dp_ts, bandits.DPTSParams),
     "lazy_dp_ts": Component(bandits.lazy_dp_ts, bandits.LazyDPTSParams),
     "anytime_lazy_ucb": Component(bandits.anytime_lazy_ucb, bandits.AnytimeLazyUCBParams, _anytime_lazy_ucb_bound),
 }
