@@ -111,6 +111,9 @@ class NoiseFamily:
     def __str__(self) -> str:
         return self.name
 
+    def __repr__(self) -> str:
+        return f"NoiseFamily({self.name!r})"
+
     def __reduce__(self):  # pickled and copied as the one instance of its name
         return noise_family, (self.name,)
 
