@@ -368,3 +368,29 @@ def test_dp_ts_regret_grows_slowly_and_privacy_costs_regret():
         [T],
     )
     assert off.private is False and float(np.mean(np.asarray(off.regret))) < b.mean()
+
+
+# --- audit ----------------------------------------------------------------------------------------------------
+
+
+def test_anytime_lazy_ucb_audit_does_not_refute_eps_and_refutes_a_tenth_of_the_noise():
+    # Two arms, three rounds, every reward 0 but round 1's (0 against 1): arm 0's first batch (round 1) is
+    # released as r + Lap(1/ε), arm 1's at round 2, and round 3's action is the sign of their difference.
+    # jaxpriv.audit.audit_learner lower-bounds ε from the actions: below the claim for the policy, above it for
+    # a copy with a tenth of the noise (an ε ten times larger).
+    from jaxpriv import audit
+
+    tables = np.zeros((2, 3), np.float32)
+    tables[1, 0] = 1.0
+    policy, params = anytime_lazy_ucb(2, tie_break="first"), AnytimeLazyUCBParams(0.5)
+
+    def tenth_noise(learner):
+        def init(key, p):
+            state = learner.init(key, p)
+            return state._replace(inv_epsilon=0.1 * state.inv_epsilon)
+
+        return learner._replace(init=init)
+
+    ok = audit.audit_learner(policy, params, 0, tables, 20000, kind="epsilon", claim=0.5, name="anytime_lazy_ucb")
+    bad = audit.audit_learner(tenth_noise(policy), params, 0, tables, 20000, kind="epsilon", claim=0.5, name="tenth")
+    assert ok.ratio < 1 < bad.ratio, (ok.lower, bad.lower)
