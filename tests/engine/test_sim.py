@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import jaxpriv as jp
-from jaxpriv import _rng, envs, oco, sets
+from jaxpriv import envs, oco, sets
 from jaxpriv.sim import _run
+from jaxpriv.testing import rollout
 
 BALL = sets.l2_ball(3)
 ENV = envs.quadratic_stream(BALL)
@@ -60,16 +61,13 @@ def test_common_random_numbers_across_grid():
     assert not np.allclose(np.asarray(r.loss[0]), np.asarray(r.loss[2]))
 
 
-def _z_stream(env, env_params, key, horizon):
-    """The z_t the engine's run draws, read off the env's gradient at w = 0 (grad = -H z)."""
-    k_env, _, k_steps = jax.random.split(key, 3)
-    state = env.reset(k_env, env_params)
-    zs = []
-    for t in range(1, horizon + 1):
-        k = jp._base.split_step_key(k_steps, jnp.int32(t))[1]
-        state, grad, _ = env.step(k, state, jnp.zeros(2), jnp.int32(t))
-        zs.append(-np.asarray(grad, np.float64) / float(env_params.strong_convexity))
-    return np.array(zs)
+def _z(t, action, feedback, info, learner_state, env_state):
+    return info.stats.z
+
+
+def _z_stream(learner, env, params, key, horizon):
+    """The z_t of the engine's run (``jaxpriv.testing.rollout``: the same keys and steps), in float64."""
+    return np.asarray(rollout(learner, env, params, key, horizon, record=_z).records, np.float64)
 
 
 def test_checkpoints_match_every_step():
@@ -90,7 +88,7 @@ def test_regret_is_against_the_exact_comparator_of_each_prefix():
     g = np.linspace(-1, 1, 801)
     W = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
     W = W[np.linalg.norm(W, axis=1) <= 1]
-    zs = _z_stream(env, p.env, jax.random.key(3), 12)
+    zs = _z_stream(oco.ftal(ball), env, p, jax.random.key(3), 12)
     for t in (1, 6, 12):
         brute = np.min(0.5 * ((W[:, None, :] - zs[None, :t]) ** 2).sum(-1).sum(-1))
         assert float(r.best[t - 1]) == pytest.approx(brute, abs=2e-5 * t + 1e-5)
@@ -192,14 +190,7 @@ def test_float32_accurate_at_2_pow_20():
     p = jp.SimParams(oco.FTALParams(), envs.QuadraticParams(1.0, center, 0.2))
     key = jax.random.key(9)
     r = jp.run(oco.ftal(ball), env, p, key, horizon, checkpoints=[2**10, 2**15])
-    k_steps = jax.random.split(key, 3)[2]
-
-    def draw(t):
-        k_env = jp._base.split_step_key(k_steps, t)[1]
-        return jnp.asarray(center, jnp.float32) + 0.2 * _rng.normal(k_env, (2,), jnp.float32)  # the env's sampler
-
-    z = np.asarray(jax.jit(jax.vmap(draw))(jnp.arange(1, horizon + 1, dtype=jnp.int32)), np.float64)
-    z *= np.minimum(1.0, 1.0 / np.linalg.norm(z, axis=1, keepdims=True))
+    z = _z_stream(oco.ftal(ball), env, p, key, horizon)  # the run's centres, clipped to the unit ball
     csum = np.cumsum(z, 0)
     w = np.zeros_like(z)
     mean = csum[:-1] / np.arange(1, horizon)[:, None]

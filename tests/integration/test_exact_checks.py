@@ -14,9 +14,9 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import envs, mechanisms, oco, sets
-from jaxpriv._base import split_step_key
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb, adac_ucb_noise_stddev
 from jaxpriv.bandits.ucb import UCBParams, ucb
+from jaxpriv.testing import rollout
 
 F32 = float(np.finfo(np.float32).eps)  # 2^-23 ≈ 1.19e-7
 
@@ -159,10 +159,12 @@ def test_ftal_plays_the_projected_mean_of_the_centres(strong_convexity):
 # ----------------------------------------------------------------------------- the engine's regret, by brute force
 
 
-def _engine_keys(key, seeds, seed, t):
-    """The keys ``sweep`` gives seed ``seed`` at step ``t``: ``(k_env, (k_act, k_env_t, k_upd))``."""
-    k_env, _, k_steps = jax.random.split(jax.random.split(key, seeds)[seed], 3)
-    return k_env, split_step_key(k_steps, jnp.int32(t))
+def _centre(t, action, feedback, info, learner_state, env_state):
+    return info.stats.z  # the quadratic stream's z_t
+
+
+def _arm(t, action, feedback, info, learner_state, env_state):
+    return action
 
 
 def test_sweep_regret_on_a_quadratic_stream_matches_brute_force_at_every_step():
@@ -181,19 +183,12 @@ def test_sweep_regret_on_a_quadratic_stream_matches_brute_force_at_every_step():
         checkpoints=list(range(1, horizon + 1)),
     )
     assert np.asarray(res.steps).tolist() == list(range(1, horizon + 1))
+    # the realised centres z_t of the same runs (jaxpriv.testing.rollout: sweep's seeds, keys and steps)
+    learner, params = oco.ftal(constraint, horizon), jp.SimParams(oco.FTALParams(h), env_params)
+    centres = rollout(learner, env, params, key, horizon, seeds=seeds, record=_centre).records
     for seed in range(seeds):
-        # the realised centres z_t, from the environment's own step with the engine's keys
-        k_env, _ = _engine_keys(key, seeds, seed, 1)
-        env_state = env.reset(k_env, env_params)
-        z = []
-        step = jax.jit(env.step)
-        for t in range(1, horizon + 1):
-            w_t = _project_ball(np.mean(z, axis=0), radius) if z else np.zeros(2)  # FTAL's play (checked above)
-            _, (_, k_env_t, _) = _engine_keys(key, seeds, seed, t)
-            env_state, _, info = step(k_env_t, env_state, jnp.asarray(w_t, jnp.float32), jnp.int32(t))
-            z.append(np.asarray(info.stats.z, np.float64))
-        z = np.array(z)
-        plays = [np.zeros(2)] + [_project_ball(z[:t].mean(0), radius) for t in range(1, horizon)]
+        z = np.asarray(centres[seed], np.float64)
+        plays = [np.zeros(2)] + [_project_ball(z[:t].mean(0), radius) for t in range(1, horizon)]  # FTAL's
         losses = np.array([0.5 * h * np.sum((w - zt) ** 2) for w, zt in zip(plays, z, strict=True)])
         for t in range(1, horizon + 1):
             # min over the ball of sum_{s<=t} (H/2)||w - z_s||² = (Ht/2)||w - mean||² + const: at Π_C(mean)
@@ -218,20 +213,11 @@ def test_sweep_pseudo_regret_on_a_bandit_matches_a_replay_at_every_step():
     key = jax.random.key(11)
     res = jp.sweep(learner, env, params, key, horizon, seeds, checkpoints=list(range(1, horizon + 1)))
     gaps = means.max() - means  # [0.7, 0, 0.4] in float32
-    act, step, update = jax.jit(learner.act), jax.jit(env.step), jax.jit(learner.update)
+    # the arms a_t the same runs play (jaxpriv.testing.rollout: sweep's seeds), then sum_{s<=t} Δ_{a_s}
+    played = rollout(learner, env, params, key, horizon, seeds=seeds, record=_arm).records
     arms_seen = set()
     for seed in range(seeds):
-        # replay the run step by step with the engine's keys: the arms a_t, then sum_{s<=t} Δ_{a_s}
-        k_env, _ = _engine_keys(key, seeds, seed, 1)
-        k_learner = jax.random.split(jax.random.split(key, seeds)[seed], 3)[1]
-        env_state, state = env.reset(k_env, params.env), learner.init(k_learner, params.learner)
-        arms = []
-        for t in range(1, horizon + 1):
-            _, (k_act, k_env_t, k_upd) = _engine_keys(key, seeds, seed, t)
-            a = act(k_act, state, jnp.int32(t))
-            env_state, reward, _ = step(k_env_t, env_state, a, jnp.int32(t))
-            state = update(k_upd, state, a, reward, jnp.int32(t))
-            arms.append(int(a))
+        arms = np.asarray(played[seed]).tolist()
         arms_seen.update(arms)
         expect = np.cumsum(gaps[arms], dtype=np.float64)
         np.testing.assert_allclose(np.asarray(res.regret[seed], np.float64), expect, rtol=0, atol=8 * F32)

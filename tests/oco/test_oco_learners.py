@@ -8,7 +8,7 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import envs, mechanisms, oco, sets, theory
-from jaxpriv.testing import mean_with_stderr, variance_with_stderr
+from jaxpriv.testing import mean_with_stderr, rollout, variance_with_stderr
 
 SETS = [sets.l2_ball(3), sets.box(3, -0.5, 1.0), sets.simplex(3), sets.l1_ball(3)]
 
@@ -34,19 +34,20 @@ def test_pftal_at_infinite_budget_equals_ftal_exactly_on_every_set(c, noise):
 
 
 def lazy_ogd_reference(c, env, env_params, eta, horizon, seed):
-    """Lazy projected OGD, written out step by step (Python loop), on the engine's keys."""
-    k_env, _, k_steps = jax.random.split(jax.random.key(seed), 3)
-    state = env.reset(k_env, env_params)
-    step = jax.jit(env.step)
-    theta = np.zeros(c.dim, np.float32)
-    losses = []
-    for t in range(1, horizon + 1):
-        w = c.project(jnp.asarray(eta * theta))
-        _, k_env_t, _ = jp._base.split_step_key(k_steps, jnp.int32(t))
-        state, g, info = step(k_env_t, state, w, jnp.int32(t))
-        theta = theta - np.asarray(g)
-        losses.append(float(info.loss))
-    return np.cumsum(losses)
+    """Lazy projected OGD, ``w_t = Π_C(-η Σ_{s<t} g_s)``, written here as a learner of its own and run on the
+    engine's keys (``jaxpriv.testing.rollout``): its cumulative loss."""
+
+    def init(key, params):
+        return jnp.zeros(c.dim, jnp.float32)  # θ = -Σ g
+
+    def act(key, theta, t):
+        return c.project(eta * theta)
+
+    def update(key, theta, w, g, t):
+        return theta - g
+
+    out = rollout(jp.Learner(init, act, update), env, jp.SimParams(None, env_params), jax.random.key(seed), horizon)
+    return np.cumsum(np.asarray(out.records.loss, np.float64))
 
 
 @pytest.mark.parametrize("c", [sets.l2_ball(3, 2.0), sets.simplex(3)], ids=lambda c: c.name)
