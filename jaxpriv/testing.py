@@ -425,6 +425,12 @@ def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, A
             bandits.AdaCOFULParams(1.0),
             context_p,
         ),
+        "private_linucb": (
+            bandits.private_linucb(k, 3, t),
+            envs.contextual_linear_bandit(k, 3),
+            bandits.PrivateLinUCBParams(1.0),
+            context_p,
+        ),
         "dp_ftrl": (oco.dp_ftrl(t, ball), quad, oco.DPFTRLParams(epsilon=1.0, lipschitz=2.0), quad_p),
         "adap_ucb": (bandits.adap_ucb(k, t), bernoulli, bandits.AdaPUCBParams(1.0), bernoulli_p),
         "adap_klucb": (bandits.adap_klucb(k, t), bernoulli, bandits.AdaPKLUCBParams(1.0), bernoulli_p),

@@ -1117,3 +1117,101 @@ def pocp_regret_bound(
     igd = 0.5 * h * diam**2 + (lip + h * diam) ** 2 * math.log(t + 1.0) / (2.0 * h)
     c = pocp_noise_multiplier(horizon, epsilon, delta)
     return igd + lip * math.sqrt(dim) * c * (2.0 * lip / h) * math.log(t)
+
+
+# --- Shariff & Sheffet 2018: joint-DP LinUCB (bandits.private_linucb) ----------------------------------------
+
+
+def private_linucb_node_stddev(horizon: int, rho: float, action_bound: float = 1.0, reward_bound: float = 1.0) -> float:
+    """The per-entry node noise ``s`` of ``bandits.private_linucb``'s tree (host, float64).
+
+    ``binary_tree(T, (d+1)², "gaussian", neighbouring="replace")`` with sensitivity bound ``L̃² = L² + B²``:
+    replace-one sensitivity ``2L̃²``, ``D = ceil(log2 T) + 1`` nodes per input each with ``ρ/D``, so
+    ``s² = D (2L̃²)²/(2ρ)``; 0 at ``ρ = inf``.
+    """
+    depth = _accounting.tree_depth(int(horizon))
+    lsq = float(action_bound) ** 2 + float(reward_bound) ** 2
+    rho = float(rho)
+    return 0.0 if math.isinf(rho) else 2.0 * lsq * math.sqrt(depth / (2.0 * rho))
+
+
+def private_linucb_constants(
+    horizon: int,
+    dim: int,
+    rho: float,
+    alpha: float = 0.05,
+    action_bound: float = 1.0,
+    reward_bound: float = 1.0,
+    regularization: float = 0.0,
+) -> dict[str, float]:
+    """``Υ``, ``ρ_min``, ``ρ_max``, ``γ`` and the shift ``2Υ + λ`` of ``bandits.private_linucb`` (host, float64).
+
+    ``Υ = sqrt(D) s (2 sqrt(d+1) + sqrt(2 log(4T/α)))``, ``ρ_min = Υ + λ``, ``ρ_max = 3Υ + λ``,
+    ``γ = sqrt(D/2) s (sqrt(d) + sqrt(2 log(4T/α)))/sqrt(ρ_min)`` (derivation in
+    ``bandits.private_linucb_regularizer``: the paper's bounded-regulariser assumption, w.p. ``>= 1 - α/2``).
+    """
+    s = private_linucb_node_stddev(horizon, rho, action_bound, reward_bound)
+    depth = _accounting.tree_depth(int(horizon))
+    tail = math.sqrt(2.0 * math.log(4.0 * horizon / alpha))
+    upsilon = math.sqrt(depth) * s * (2.0 * math.sqrt(dim + 1) + tail)
+    rho_min = upsilon + regularization
+    h_norm = math.sqrt(depth / 2.0) * s * (math.sqrt(dim) + tail)
+    gamma = h_norm / math.sqrt(rho_min) if h_norm > 0 else 0.0
+    return {
+        "node_stddev": s,
+        "upsilon": upsilon,
+        "rho_min": rho_min,
+        "rho_max": 3.0 * upsilon + regularization,
+        "gamma": gamma,
+        "shift": 2.0 * upsilon + regularization,
+    }
+
+
+def private_linucb_radius(
+    t: int,
+    dim: int,
+    rho_min: float,
+    rho_max: float,
+    gamma: float,
+    alpha: float = 0.05,
+    theta_bound: float = 1.0,
+    noise_bound: float = 1.0,
+    action_bound: float = 1.0,
+) -> float:
+    """``β_t = R sqrt(2 log(2/α) + d log(1 + t L²/(d ρ_min))) + S sqrt(ρ_max) + γ`` (Shariff & Sheffet, Prop. 4)."""
+    inner = 2.0 * math.log(2.0 / alpha) + dim * math.log1p(t * action_bound**2 / (dim * rho_min))
+    return noise_bound * math.sqrt(inner) + theta_bound * math.sqrt(rho_max) + gamma
+
+
+def private_linucb_regret_bound(
+    horizon: int,
+    dim: int,
+    rho: float,
+    alpha: float = 0.05,
+    theta_bound: float = 1.0,
+    noise_bound: float = 1.0,
+    action_bound: float = 1.0,
+    reward_bound: float = 1.0,
+    regularization: float = 0.0,
+) -> float:
+    """Shariff & Sheffet 2018, Theorem 5, for ``bandits.private_linucb``: w.p. ``>= 1 - α``,
+
+    ``Regret(T) <= max(β_T, S L) sqrt(8 T d log(1 + T L²/(d ρ_min)))``
+
+    with ``β_T`` of ``private_linucb_radius`` and ``ρ_min``, ``ρ_max``, ``γ`` of ``private_linucb_constants``.
+    Proof. On the event of probability ``>= 1 - α`` (regularisers bounded, self-normalised bound),
+    ``θ*`` lies in every ellipsoid ``‖θ - θ̃_{t-1}‖_{Ṽ_{t-1}} <= β_{t-1}``, so optimism gives the round's regret
+    ``r_t <= 2 β_{t-1} ‖x_t‖_{Ṽ_{t-1}⁻¹}``, and ``r_t <= 2 S L``; hence ``r_t <= 2 max(β_T, S L)
+    min(1, ‖x_t‖_{U_{t-1}⁻¹})`` with ``U_t = V_t + ρ_min I ≼ Ṽ_t`` (``β_t`` grows with ``t``). Cauchy–Schwarz
+    and the elliptical potential ``Σ_t min(1, ‖x_t‖²_{U_{t-1}⁻¹}) <= 2 log(det U_T/ρ_min^d) <= 2 d log(1 +
+    T L²/(d ρ_min))`` (Abbasi-Yadkori et al. 2011, Lemma 11) give the bound. It assumes the linear model
+    ``E[y | x] = <θ*, x>`` with ``R``-sub-Gaussian noise, ``|<θ*, x>| <= S L``, and that the clipping to
+    ``‖x‖ <= L``, ``|y| <= B`` never binds. At the tree's noise ``ρ_min ≈ Υ = Õ(sqrt(d) L̃²/sqrt(ρ))``, so
+    ``S sqrt(ρ_max) + γ`` dominates ``β_T`` unless ``ρ`` is large: vacuous (above ``2 S L T``) for small ``T``.
+    """
+    c = private_linucb_constants(horizon, dim, rho, alpha, action_bound, reward_bound, regularization)
+    beta = private_linucb_radius(
+        horizon, dim, c["rho_min"], c["rho_max"], c["gamma"], alpha, theta_bound, noise_bound, action_bound
+    )
+    potential = dim * math.log1p(horizon * action_bound**2 / (dim * c["rho_min"]))
+    return max(beta, theta_bound * action_bound) * math.sqrt(8.0 * horizon * potential)

@@ -53,6 +53,13 @@ from jaxpriv.bandits.episodic import (
 from jaxpriv.bandits.gope import GOPEParams, gope
 from jaxpriv.bandits.ldp_ucb import LDPUCBParams, LDPUCBState, ldp_ucb, ldp_ucb_bonus, ldp_ucb_regret_bound
 from jaxpriv.bandits.oful import RSOFULParams, rs_oful
+from jaxpriv.bandits.private_linucb import (
+    PrivateLinUCBParams,
+    PrivateLinUCBState,
+    private_linucb,
+    private_linucb_radius,
+    private_linucb_regularizer,
+)
 from jaxpriv.bandits.ucb import UCBParams, ucb, ucb_index
 
 __all__ = [
@@ -78,6 +85,8 @@ __all__ = [
     "LazyDPTSParams",
     "LazyState",
     "OFULState",
+    "PrivateLinUCBParams",
+    "PrivateLinUCBState",
     "RSOFULParams",
     "UCBParams",
     "adac_gope",
@@ -118,6 +127,9 @@ __all__ = [
     "ldp_ucb_regret_bound",
     "oful_radius",
     "privacy_radius",
+    "private_linucb",
+    "private_linucb_radius",
+    "private_linucb_regularizer",
     "rs_oful",
     "simulate_dp_se_epochs",
     "simulate_episodes",

@@ -172,6 +172,13 @@ def _anytime_lazy_ucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: i
     return float(theory.anytime_lazy_ucb_regret_bound(np.asarray(ep.means), horizon, float(np.asarray(lp.epsilon))))
 
 
+def _private_linucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
+    """Shariff & Sheffet's Theorem 5 at the policy's constants (``theory.private_linucb_regret_bound``, w.p. 1 - α)."""
+    del ep, constraint
+    values = [float(np.asarray(v)) for v in lp]
+    return float(theory.private_linucb_regret_bound(horizon, int(static["dim"]), *values))
+
+
 def _pocp_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
     """POCP's (IGD instance) expected-regret bound at its (ε, δ) (``theory.pocp_regret_bound``)."""
     del ep, static
@@ -230,6 +237,7 @@ LEARNERS: dict[str, Component] = {
     "adac_gope": Component(bandits.adac_gope, bandits.AdaCGOPEParams),
     "rs_oful": Component(bandits.rs_oful, bandits.RSOFULParams),
     "adac_oful": Component(bandits.adac_oful, bandits.AdaCOFULParams),
+    "private_linucb": Component(bandits.private_linucb, bandits.PrivateLinUCBParams, _private_linucb_bound),
     "dp_ftrl": Component(oco.dp_ftrl, oco.DPFTRLParams, _dp_ftrl_bound, _set_dim),
     "adap_ucb": Component(bandits.adap_ucb, bandits.AdaPUCBParams, _adap_ucb_bound),
     "adap_klucb": Component(bandits.adap_klucb, bandits.AdaPKLUCBParams),

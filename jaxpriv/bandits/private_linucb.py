@@ -1,0 +1,372 @@
+"""Joint-DP LinUCB with a tree of noisy Gram matrices (Shariff & Sheffet, NeurIPS 2018), the Gaussian variant.
+
+**The guarantee is JOINT differential privacy** (Kearns et al. 2014): the actions shown to every *other* user
+are private with respect to user ``t``'s data (context and reward); the action shown to user ``t`` itself is
+not (it depends on user ``t``'s own context, which is the point). Standard DP of the whole action sequence
+forces linear regret (the paper's Claim 13), which is why the paper, and this module, state joint DP.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from jaxpriv import _rng, _validate
+from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon, static_args
+from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree, tree_depth
+from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
+
+__all__ = [
+    "PrivateLinUCBParams",
+    "PrivateLinUCBState",
+    "private_linucb",
+    "private_linucb_radius",
+    "private_linucb_regularizer",
+]
+
+
+class PrivateLinUCBParams(NamedTuple):
+    """Params of ``private_linucb`` (traced: a grid of any field compiles once).
+
+    Attributes:
+      rho: the zCDP budget ``ρ > 0`` of the tree's releases (``inf``: no noise, needs ``regularization > 0``).
+        The policy is then ρ-zCDP-jointly private, hence ``(ρ + 2 sqrt(ρ log(1/δ)), δ)``-jointly DP for
+        every ``δ ∈ (0, 1)`` (``jaxpriv.mechanisms.zcdp_to_dp``).
+      alpha: the failure probability ``α ∈ (0, 1)`` of the regret bound (the paper's ``α``): the regulariser
+        bounds fail w.p. ``<= α/2``, the self-normalised bound w.p. ``<= α/2`` (0.05).
+      theta_bound: ``S >= ‖θ*‖`` (1).
+      noise_bound: ``R``, the sub-Gaussian scale of the reward noise (the paper's ``σ``; 1).
+      action_bound: ``L``: every action vector is clipped to ``‖x‖ <= L`` (1).
+      reward_bound: ``B``: every reward is clipped to ``[-B, B]`` (1).
+      regularization: ``λ >= 0``, added to the paper's shift (``0``: the paper's algorithm exactly).
+    """
+
+    rho: ArrayLike
+    alpha: ArrayLike = 0.05
+    theta_bound: ArrayLike = 1.0
+    noise_bound: ArrayLike = 1.0
+    action_bound: ArrayLike = 1.0
+    reward_bound: ArrayLike = 1.0
+    regularization: ArrayLike = 0.0
+
+
+class PrivateLinUCBState(NamedTuple):
+    """State of ``private_linucb``.
+
+    Attributes:
+      actions: shape=[K, d], the clipped action set of the coming round (zeros before round 1).
+      exact: shape=[d+1, d+1], ``M_t = Σ_{s<=t} z_s z_sᵀ`` with ``z_s = (x_s, y_s)`` (never released; kept for
+        diagnostics: ``release - exact`` is the tree's noise).
+      release: shape=[(d+1)²], the tree's noisy prefix sum of ``vec(z_s z_sᵀ)`` at the last update (row-major).
+      theta: shape=[d], ``θ̃ = Ṽ⁻¹ ũ``.
+      gram_inv: shape=[d, d], ``Ṽ⁻¹``.
+      radius: shape=(), ``β`` for the coming round.
+      shift: shape=(), ``2Υ + λ``, added to the noisy Gram matrix.
+      rho_min, rho_max, gamma: shape=(), the regulariser bounds ``Υ + λ``, ``3Υ + λ`` and ``γ``.
+      alpha: shape=(), the failure probability ``α``.
+      theta_bound, noise_bound, action_bound, reward_bound: shape=(), the calibrated params.
+      tree: the binary tree's state over ``vec(z zᵀ)``.
+      nonfinite: shape=(), int32, rounds whose feedback had a NaN / ±inf entry (replaced by zero).
+    """
+
+    actions: jax.Array
+    exact: jax.Array
+    release: jax.Array
+    theta: jax.Array
+    gram_inv: jax.Array
+    radius: jax.Array
+    shift: jax.Array
+    rho_min: jax.Array
+    rho_max: jax.Array
+    gamma: jax.Array
+    alpha: jax.Array
+    theta_bound: jax.Array
+    noise_bound: jax.Array
+    action_bound: jax.Array
+    reward_bound: jax.Array
+    tree: TreeState
+    nonfinite: jax.Array
+
+
+def private_linucb_regularizer(
+    node_stddev: ArrayLike, dim: int, horizon: int, alpha: ArrayLike, regularization: ArrayLike = 0.0
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """``(shift, ρ_min, ρ_max, γ)``: the paper's shifted regulariser and its bounds (§4, Gaussian noise).
+
+    The tree's release of ``vec(M_t)`` carries ``W_t``, a ``(d+1)×(d+1)`` matrix of i.i.d. ``N(0, c_t s²)``
+    entries (``s``: ``node_stddev``, ``c_t = popcount(t) <= D = ceil(log2 T) + 1``). The policy uses
+    ``N_t = (W_t + W_tᵀ)/2`` (the paper's symmetric noise: off-diagonal variance ``c_t s²/2``, diagonal
+    ``c_t s²``) and the regulariser ``H_t = N_t[:d, :d] + (2Υ + λ) I``, ``h_t = N_t[:d, d]``.
+
+    * ``‖N_t‖ <= ‖W_t‖ <= sqrt(D) s (2 sqrt(d+1) + sqrt(2 log(4T/α))) =: Υ`` w.p. ``>= 1 - α/(4T)``
+      (``E‖G‖ <= 2 sqrt(k)`` for a ``k×k`` standard Gaussian ``G``, Gordon; ``‖·‖`` is 1-Lipschitz in the
+      Frobenius norm, Gaussian concentration), so ``ρ_min I ≼ H_t ≼ ρ_max I`` with ``ρ_min = Υ + λ``,
+      ``ρ_max = 3Υ + λ``: the paper's ``ρ_min = Υ``, ``ρ_max = 3Υ`` at ``λ = 0``.
+    * ``‖h_t‖ <= sqrt(D/2) s (sqrt(d) + sqrt(2 log(4T/α)))`` w.p. ``>= 1 - α/(4T)`` (same argument), so
+      ``‖h_t‖_{H_t⁻¹} <= ‖h_t‖/sqrt(ρ_min) =: γ``.
+
+    A union bound over the ``T`` rounds: both hold at every round w.p. ``>= 1 - α/2`` (the paper's
+    Assumption: bounded regularisers w.p. ``1 - α/2``).
+    """
+    s = jnp.asarray(node_stddev, jnp.float32)
+    depth = tree_depth(horizon)
+    tail = jnp.sqrt(2.0 * jnp.log(4.0 * horizon / jnp.asarray(alpha, jnp.float32)))
+    upsilon = math.sqrt(depth) * s * (2.0 * math.sqrt(dim + 1) + tail)
+    lam = jnp.asarray(regularization, jnp.float32)
+    rho_min = upsilon + lam
+    rho_max = 3.0 * upsilon + lam
+    h_norm = math.sqrt(depth / 2.0) * s * (math.sqrt(dim) + tail)
+    gamma = jnp.where(h_norm > 0, h_norm / jnp.sqrt(rho_min), 0.0)
+    return 2.0 * upsilon + lam, rho_min, rho_max, gamma
+
+
+def private_linucb_radius(
+    t: ArrayLike,
+    dim: int,
+    rho_min: ArrayLike,
+    rho_max: ArrayLike,
+    gamma: ArrayLike,
+    alpha: ArrayLike,
+    theta_bound: ArrayLike,
+    noise_bound: ArrayLike,
+    action_bound: ArrayLike,
+) -> jax.Array:
+    """``β_t = R sqrt(2 log(2/α) + d log(1 + t L²/(d ρ_min))) + S sqrt(ρ_max) + γ`` (the paper's Proposition 4).
+
+    With ``Ṽ_t = V_t + H_t`` and ``θ̃_t - θ* = Ṽ_t⁻¹(Σ x_s η_s + h_t - H_t θ*)``: on the event of
+    ``private_linucb_regularizer``, ``Ṽ_t ≽ V_t + ρ_min I``, so ``‖Σ x_s η_s‖_{Ṽ_t⁻¹} <= R sqrt(2 log(2/α)
+    + log det(V_t + ρ_min I)/ρ_min^d)`` (Abbasi-Yadkori et al. 2011, Theorem 1, w.p. ``>= 1 - α/2``) and
+    ``log det(V_t + ρ_min I)/ρ_min^d <= d log(1 + t L²/(d ρ_min))`` (the data's ``log det`` is private: the
+    policy uses its public bound); ``‖H_t θ*‖_{Ṽ_t⁻¹} <= ‖θ*‖_{H_t} <= S sqrt(ρ_max)``;
+    ``‖h_t‖_{Ṽ_t⁻¹} <= ‖h_t‖_{H_t⁻¹} <= γ``. So ``‖θ̃_t - θ*‖_{Ṽ_t} <= β_t`` at every ``t`` w.p. ``>= 1 - α``.
+    (The paper states ``log(ρ_max/ρ_min + t L²/(d ρ_min))`` inside; ``1 + ...`` is the same derivation's.)
+    """
+    tf = jnp.asarray(t, jnp.float32)
+    lmin = jnp.asarray(rho_min, jnp.float32)
+    lsq = jnp.asarray(action_bound, jnp.float32) ** 2
+    inner = 2.0 * jnp.log(2.0 / jnp.asarray(alpha, jnp.float32)) + dim * jnp.log1p(tf * lsq / (dim * lmin))
+    return (
+        jnp.asarray(noise_bound, jnp.float32) * jnp.sqrt(inner)
+        + jnp.asarray(theta_bound, jnp.float32) * jnp.sqrt(jnp.asarray(rho_max, jnp.float32))
+        + jnp.asarray(gamma, jnp.float32)
+    )
+
+
+def _clip_norm(x: jax.Array, bound: jax.Array) -> jax.Array:
+    """``x / max(1, ‖x‖/L)`` over the last axis: ``‖x‖ <= L`` (the calibration's bound), directions kept."""
+    norm = jnp.sqrt(jnp.sum(x * x, axis=-1, keepdims=True))
+    return x / jnp.maximum(1.0, norm / bound)
+
+
+def _spd_inverse(gram: jax.Array) -> jax.Array:
+    """``V⁻¹`` of a symmetric positive definite ``V`` by an unrolled Cholesky factorisation (``d <= 8``).
+
+    Scalar ``jnp`` ops fuse into the step and vectorise over seeds, with no loop in the compiled program (a
+    LAPACK inverse compiles to loops on a CPU). Beyond ``d = 8``: ``jnp.linalg.inv``. On the event of
+    probability ``< α/2`` where the shifted noisy matrix is not positive definite, the pivots are floored at
+    ``1e-30`` (finite, not meaningful: the regret bound excludes that event; privacy is unaffected).
+    """
+    dim = gram.shape[-1]
+    if dim > 8:
+        return jnp.linalg.inv(gram)
+    zero = jnp.zeros((), gram.dtype)
+    low: list[list[Any]] = [[zero] * dim for _ in range(dim)]
+    for j in range(dim):
+        diag = gram[j, j] - sum((low[j][k] ** 2 for k in range(j)), zero)
+        low[j][j] = jnp.sqrt(jnp.maximum(diag, 1e-30))
+        for i in range(j + 1, dim):
+            low[i][j] = (gram[i, j] - sum((low[i][k] * low[j][k] for k in range(j)), zero)) / low[j][j]
+    inv_low: list[list[Any]] = [[zero] * dim for _ in range(dim)]  # L⁻¹, lower triangular
+    for i in range(dim):
+        inv_low[i][i] = 1.0 / low[i][i]
+        for j in range(i):
+            inv_low[i][j] = -sum((low[i][k] * inv_low[k][j] for k in range(j, i)), zero) / low[i][i]
+    inv_l = jnp.stack([jnp.stack(row) for row in inv_low])
+    return inv_l.T @ inv_l  # V⁻¹ = L⁻ᵀ L⁻¹
+
+
+def _finite_or_zero(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    bad = ~jnp.all(jnp.isfinite(x))
+    return jnp.where(bad, jnp.zeros_like(x), x), bad
+
+
+def private_linucb(num_actions: int, dim: int, horizon: int) -> Learner:
+    """Joint-DP LinUCB (Shariff & Sheffet 2018, Algorithm 1 with the tree of §4 and Gaussian noise, §4.2).
+
+    **Joint DP, not DP**: what user ``t`` sees (its own action) depends on its own context; what every other
+    user sees is private with respect to user ``t``'s context and reward.
+
+    Algorithm 1 ("Linear UCB with changing perturbations"), per round ``t``, with ``z_s = (x_s, y_s)``:
+
+    1. (the tree, §4) ``M̃_{t-1} = M_{t-1} + N_{t-1}``: the noisy prefix sum of ``z_s z_sᵀ``, one binary tree over
+       the flattened ``(d+1)×(d+1)`` matrix, symmetrised (``N = (W + Wᵀ)/2``);
+    2. (lines 3–4, the shifted regulariser) ``Ṽ_{t-1} = M̃_{t-1}[:d, :d] + (2Υ + λ) I = V_{t-1} + H_{t-1}``,
+       ``ũ_{t-1} = M̃_{t-1}[:d, d] = u_{t-1} + h_{t-1}``; ``θ̃ = Ṽ⁻¹ ũ``;
+    3. (lines 5–6) play ``x_t = argmax_{x ∈ A_t} <θ̃, x> + β_{t-1} ‖x‖_{Ṽ_{t-1}⁻¹}``
+       (``private_linucb_radius``; ``Υ``, ``γ``, ``ρ_min``, ``ρ_max``: ``private_linucb_regularizer``);
+    4. (line 7) observe ``y_t``; feed ``vec(z_t z_tᵀ)`` to the tree.
+
+    Round 1 is played uniformly at random (the action set of round ``t`` arrives with the feedback of round
+    ``t - 1``, ``envs.contextual_linear_bandit``).
+
+    Privacy (ρ-zCDP of the tree; the paper's Theorem 6 is stated for (ε, δ)): neighbouring inputs replace
+    one user's ``(x_t, y_t)`` by any other (replace-one). ``x`` is clipped to ``‖x‖ <= L`` and ``y`` to
+    ``[-B, B]`` inside ``update``, so ``‖vec(z zᵀ)‖ = ‖z‖² <= L̃² = L² + B²``, and the tree is
+    ``binary_tree(T, (d+1)², "gaussian", neighbouring="replace")`` with sensitivity bound ``L̃²``
+    (replace-one sensitivity ``2L̃²``, node noise ``N(0, D (2L̃²)²/(2ρ))`` per entry): all ``T`` releases
+    are ρ-zCDP. Every action shown to user ``s`` is a function of the releases before ``s`` and user
+    ``s``'s own context: by the billboard lemma (Hsu et al. 2014, Lemma 9) the actions to all users other
+    than ``t`` are ρ-zCDP in user ``t``'s data, i.e. ``(ρ + 2 sqrt(ρ log(1/δ)), δ)``-jointly DP for every
+    ``δ`` (Bun & Steinke 2016, Prop. 1.3). The paper calibrates ``σ² = 16 m L̃⁴ log(4/δ)²/ε²`` per entry
+    of its symmetric node noise for (ε, δ)-JDP; here the same symmetric Gaussian noise is calibrated by
+    zCDP, whose conversion gives a smaller ε at the same noise. Non-finite feedback (a NaN / ±inf reward,
+    action vector or next action set) is replaced by zero and counted in ``nonfinite``.
+
+    Regret (the paper's Theorem 5 with Proposition 4; ``jaxpriv.theory.private_linucb_regret_bound``): if
+    ``|<θ*, x>| <= S L`` and the rewards are ``<θ*, x> + η`` with ``R``-sub-Gaussian ``η`` (clipping to
+    ``[-B, B]`` and ``‖x‖ <= L`` never binds), then w.p. ``>= 1 - α``
+
+    ``Regret(T) <= max(β_T, S L) sqrt(8 T d log(1 + T L²/(d ρ_min)))``;
+
+    with the tree's noise ``ρ_min = Υ = Õ(sqrt(d) L̃² log T /sqrt(ρ))``, i.e. ``Õ(d^{3/4} sqrt(T) L̃ / ρ^{1/4})``
+    (the paper's ``Õ(d^{3/4} sqrt(T/ε))`` shape).
+
+    The Wishart variant (§4.3) is not implemented.
+
+    Args:
+      num_actions: ``K >= 2`` actions per round.
+      dim: ``d >= 1``.
+      horizon: ``T >= K``: fixes the tree's depth ``D = ceil(log2 T) + 1`` and the union bound.
+
+    Returns:
+      A ``Learner`` with params ``PrivateLinUCBParams`` (any other class is refused); feedback
+      ``ContextualFeedback``.
+
+    Raises:
+      ValueError: ``num_actions < 2``, ``horizon < num_actions``; from ``check``: ``rho <= 0``, ``rho = inf``
+        with ``regularization = 0`` (no regulariser), ``alpha ∉ (0, 1)``, non-positive or infinite
+        ``theta_bound`` / ``action_bound`` / ``reward_bound``, negative ``noise_bound`` or ``regularization``,
+        or a ρ whose float32 samplers' δ floor is too large.
+
+    References:
+      R. Shariff, O. Sheffet. Differentially Private Contextual Linear Bandits. NeurIPS 2018 (arXiv
+      1810.00068), Algorithm 1, §4 (tree-based noise, Gaussian noise), Proposition 4, Theorem 5.
+      Y. Abbasi-Yadkori, D. Pál, Cs. Szepesvári. Improved Algorithms for Linear Stochastic Bandits. NeurIPS 2011.
+      J. Hsu et al. Private Matchings and Allocations. STOC 2014 (the billboard lemma).
+    """
+    num_actions = _validate.positive_int("num_actions", num_actions, minimum=2)
+    dim = _validate.positive_int("dim", dim)
+    horizon = _validate.horizon(horizon)
+    if horizon < num_actions:
+        raise ValueError(f"horizon must be >= num_actions={num_actions}, got {horizon}")
+    width = dim + 1
+    tree = binary_tree(horizon, width * width, "gaussian", neighbouring="replace")
+    eye = jnp.eye(dim, dtype=jnp.float32)
+
+    def tree_params(params: PrivateLinUCBParams) -> TreeParams:
+        lsq = jnp.asarray(params.action_bound, jnp.float32) ** 2 + jnp.asarray(params.reward_bound, jnp.float32) ** 2
+        return TreeParams(rho=params.rho, sensitivity=lsq)  # ‖vec(z zᵀ)‖ = ‖z‖² <= L² + B²
+
+    def check(params: PrivateLinUCBParams) -> None:
+        _validate.budget_value("rho", params.rho)
+        _validate.in_open_interval("alpha", params.alpha, 0.0, 1.0)
+        _validate.positive("theta_bound", params.theta_bound, allow_inf=False)
+        _validate.nonnegative("noise_bound", params.noise_bound)
+        _validate.positive("action_bound", params.action_bound, allow_inf=False)
+        _validate.positive("reward_bound", params.reward_bound, allow_inf=False)
+        _validate.nonnegative("regularization", params.regularization)
+        rho, lam = _validate._concrete(params.rho), _validate._concrete(params.regularization)
+        if rho is not None and lam is not None and np.any(np.isinf(rho) & (np.broadcast_to(lam, np.shape(rho)) <= 0)):
+            raise ValueError("private_linucb: rho=inf (no noise) leaves no regulariser: give regularization > 0")
+        check_sampler_floor("private_linucb", params, sampler_floor_of(tree))  # the float32 samplers' δ floor
+        tree.check(tree_params(params))  # the tree's own checks
+
+    def _fit(state: PrivateLinUCBState, release: jax.Array, t: jax.Array) -> PrivateLinUCBState:
+        """Algorithm 1, lines 3–4: the shifted noisy Gram matrix, ``θ̃`` and the radius for round ``t + 1``."""
+        w = release.reshape(width, width)
+        m = 0.5 * (w + w.T)  # the paper's symmetric noise
+        gram = m[:dim, :dim] + state.shift * eye
+        inv = _spd_inverse(gram)
+        inv = 0.5 * (inv + inv.T)
+        radius = private_linucb_radius(
+            t,
+            dim,
+            state.rho_min,
+            state.rho_max,
+            state.gamma,
+            state.alpha,
+            state.theta_bound,
+            state.noise_bound,
+            state.action_bound,
+        )
+        return state._replace(release=release, theta=inv @ m[:dim, dim], gram_inv=inv, radius=radius)
+
+    def init_fn(key: PRNGKey, params: PrivateLinUCBParams) -> PrivateLinUCBState:
+        tree_state = tree.init(key, tree_params(params))
+        shift, rho_min, rho_max, gamma = private_linucb_regularizer(
+            tree_state.scale, dim, horizon, params.alpha, params.regularization
+        )
+        f32 = jnp.float32
+        state = PrivateLinUCBState(
+            actions=jnp.zeros((num_actions, dim), f32),
+            exact=jnp.zeros((width, width), f32),
+            release=jnp.zeros((width * width,), f32),
+            theta=jnp.zeros((dim,), f32),
+            gram_inv=eye,
+            radius=jnp.zeros((), f32),
+            shift=shift,
+            rho_min=rho_min,
+            rho_max=rho_max,
+            gamma=gamma,
+            alpha=jnp.asarray(params.alpha, f32),
+            theta_bound=jnp.asarray(params.theta_bound, f32),
+            noise_bound=jnp.asarray(params.noise_bound, f32),
+            action_bound=jnp.asarray(params.action_bound, f32),
+            reward_bound=jnp.asarray(params.reward_bound, f32),
+            tree=tree_state,
+            nonfinite=jnp.zeros((), jnp.int32),
+        )
+        return _fit(state, state.release, jnp.zeros((), jnp.int32))  # round 1's (unused: played blind)
+
+    def act_fn(key: PRNGKey, state: PrivateLinUCBState, t: jax.Array) -> jax.Array:
+        x = state.actions
+        width_k = jnp.sqrt(jnp.maximum(jnp.einsum("kd,de,ke->k", x, state.gram_inv, x), 0.0))
+        scores = x @ state.theta + state.radius * width_k
+        u = _rng.uniform(key, (), jnp.float32)  # the unrolled hash: no loop in the step
+        blind = jnp.minimum((u * num_actions).astype(jnp.int32), num_actions - 1)  # round 1: A_1 not seen yet
+        arm = jnp.where(t == 1, blind, jnp.argmax(scores).astype(jnp.int32))
+        return poison_past_horizon(arm, t, horizon)
+
+    def update_fn(key: PRNGKey, state: PrivateLinUCBState, action: jax.Array, feedback: Any, t: jax.Array):
+        del action
+        x, bad_x = _finite_or_zero(jnp.asarray(feedback.action_vector, jnp.float32))
+        y, bad_y = _finite_or_zero(jnp.asarray(feedback.reward, jnp.float32))
+        nxt, bad_n = _finite_or_zero(jnp.asarray(feedback.next_actions, jnp.float32))
+        x = _clip_norm(x, state.action_bound)  # the calibration's ‖x‖ <= L
+        y = jnp.clip(y, -state.reward_bound, state.reward_bound)  # and |y| <= B
+        z = jnp.concatenate([x, y[None]])
+        outer = jnp.outer(z, z)
+        tree_state, release = tree.step(key, state.tree, outer.reshape(-1), t)
+        state = state._replace(
+            actions=_clip_norm(nxt, state.action_bound),
+            exact=state.exact + outer,
+            tree=tree_state,
+            nonfinite=state.nonfinite + (bad_x | bad_y | bad_n).astype(jnp.int32),
+        )
+        return _fit(state, release, t)
+
+    static = static_args(num_actions=num_actions, dim=dim, horizon=horizon)
+    spec = Spec(
+        "private_linucb",
+        PrivateLinUCBParams,
+        private=True,
+        static=static,
+        num_arms=num_actions,
+        sampler_floor=sampler_floor_of(tree),
+    )
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=lambda s: s.nonfinite, spec=spec)
