@@ -3,7 +3,7 @@
 **The guarantee is JOINT differential privacy** (Kearns et al. 2014): the actions shown to every *other* user
 are private with respect to user ``t``'s data (context and reward); the action shown to user ``t`` itself is
 not (it depends on user ``t``'s own context, which is the point). Standard DP of the whole action sequence
-forces linear regret (the paper's Claim 13), which is why the paper, and this module, state joint DP.
+forces linear regret (shown in the paper), which is why the paper, and this module, state joint DP.
 """
 
 from __future__ import annotations
@@ -201,20 +201,22 @@ def private_linucb(num_actions: int, dim: int, horizon: int) -> Learner:
     **Joint DP, not DP**: what user ``t`` sees (its own action) depends on its own context; what every other
     user sees is private with respect to user ``t``'s context and reward.
 
-    Algorithm 1 ("Linear UCB with changing perturbations"), per round ``t``, with ``z_s = (x_s, y_s)``:
+    Algorithm 1 (LinUCB with changing regularisers ``H_t``, ``h_t``) with the tree of §4, per round ``t``, with
+    ``z_s = (x_s, y_s)`` (steps as numbered here: the stored copy of the paper gives its first page only, so the
+    box's line numbers are not cited; the constants below are re-derived, docs/algorithms/baselines.md):
 
     1. (the tree, §4) ``M̃_{t-1} = M_{t-1} + N_{t-1}``: the noisy prefix sum of ``z_s z_sᵀ``, one binary tree over
        the flattened ``(d+1)×(d+1)`` matrix, symmetrised (``N = (W + Wᵀ)/2``);
-    2. (lines 3–4, the shifted regulariser) ``Ṽ_{t-1} = M̃_{t-1}[:d, :d] + (2Υ + λ) I = V_{t-1} + H_{t-1}``,
+    2. (the shifted regulariser) ``Ṽ_{t-1} = M̃_{t-1}[:d, :d] + (2Υ + λ) I = V_{t-1} + H_{t-1}``,
        ``ũ_{t-1} = M̃_{t-1}[:d, d] = u_{t-1} + h_{t-1}``; ``θ̃ = Ṽ⁻¹ ũ``;
-    3. (lines 5–6) play ``x_t = argmax_{x ∈ A_t} <θ̃, x> + β_{t-1} ‖x‖_{Ṽ_{t-1}⁻¹}``
+    3. play ``x_t = argmax_{x ∈ A_t} <θ̃, x> + β_{t-1} ‖x‖_{Ṽ_{t-1}⁻¹}``
        (``private_linucb_radius``; ``Υ``, ``γ``, ``ρ_min``, ``ρ_max``: ``private_linucb_regularizer``);
-    4. (line 7) observe ``y_t``; feed ``vec(z_t z_tᵀ)`` to the tree.
+    4. observe ``y_t``; feed ``vec(z_t z_tᵀ)`` to the tree.
 
     Round 1 is played uniformly at random (the action set of round ``t`` arrives with the feedback of round
     ``t - 1``, ``envs.contextual_linear_bandit``).
 
-    Privacy (ρ-zCDP of the tree; the paper's Theorem 6 is stated for (ε, δ)): neighbouring inputs replace
+    Privacy (ρ-zCDP of the tree; the paper states (ε, δ)-joint DP): neighbouring inputs replace
     one user's ``(x_t, y_t)`` by any other (replace-one). ``x`` is clipped to ``‖x‖ <= L`` and ``y`` to
     ``[-B, B]`` inside ``update``, so ``‖vec(z zᵀ)‖ = ‖z‖² <= L̃² = L² + B²``, and the tree is
     ``binary_tree(T, (d+1)², "gaussian", neighbouring="replace")`` with sensitivity bound ``L̃²``
@@ -287,7 +289,7 @@ def private_linucb(num_actions: int, dim: int, horizon: int) -> Learner:
         tree.check(tree_params(params))  # the tree's own checks
 
     def _fit(state: PrivateLinUCBState, release: jax.Array, t: jax.Array) -> PrivateLinUCBState:
-        """Algorithm 1, lines 3–4: the shifted noisy Gram matrix, ``θ̃`` and the radius for round ``t + 1``."""
+        """Steps 1–2: the symmetrised release, the shifted noisy Gram matrix, ``θ̃`` and round ``t + 1``'s radius."""
         w = release.reshape(width, width)
         m = 0.5 * (w + w.T)  # the paper's symmetric noise
         gram = m[:dim, :dim] + state.shift * eye
