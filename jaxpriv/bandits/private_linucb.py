@@ -283,7 +283,7 @@ def private_linucb(num_actions: int, dim: int, horizon: int) -> Learner:
         _validate.positive("reward_bound", params.reward_bound, allow_inf=False)
         _validate.nonnegative("regularization", params.regularization)
         rho, lam = _validate._concrete(params.rho), _validate._concrete(params.regularization)
-        if rho is not None and lam is not None and np.any(np.isinf(rho) & (np.broadcast_to(lam, np.shape(rho)) <= 0)):
+        if rho is not None and lam is not None and np.any(np.isinf(rho) & (lam <= 0)):  # broadcast over a grid
             raise ValueError("private_linucb: rho=inf (no noise) leaves no regulariser: give regularization > 0")
         check_sampler_floor("private_linucb", params, sampler_floor_of(tree))  # the float32 samplers' δ floor
         tree.check(tree_params(params))  # the tree's own checks

@@ -175,6 +175,7 @@ BAD = [
     dict(rho=1.0, noise_bound=-1.0),
     dict(rho=1.0, regularization=-1.0),
     dict(rho=np.array([1.0, 0.0])),  # one refused grid point refuses the grid
+    dict(rho=np.inf, regularization=np.array([1.0, 0.0])),  # a grid of λ: the point without a regulariser
 ]
 
 
