@@ -334,7 +334,7 @@ class Env(NamedTuple):
       comparator: optional ``(state, stats_sum, t) -> (best, gap)`` (``ComparatorFn``): ``best`` is
         ``min_{w in C} sum_{s<=t} f_s(w)``, the loss of the best fixed point in hindsight on
         the realised losses, from the summed ``stats``, and ``gap`` a certified bound on
-        ``best``'s excess over it (0 for a closed form, declared ``exact``; a numerical
+        ``best``'s excess over it (0 for a closed form, with ``exact=True``; a numerical
         solver's own bound otherwise). The engine's regret is then ``sum_s f_s(a_s) - best``
         (eq. (1) of Smith & Thakurta). Without a comparator, regret is the running sum of
         ``EnvInfo.regret``.
