@@ -123,6 +123,7 @@ CASES: dict[str, Case] = {
     "wdp_cocop": Case(lambda: oco.wdp_cocop(T, _BALL, 4), oco.WDPParams(epsilon=1.0), _gradient, expected=_N_BAD),
     "wdp_cocol": Case(lambda: oco.wdp_cocol(T, _SIMPLEX, 4), oco.WDPParams(epsilon=1.0), _gradient, expected=_N_BAD),
     "dp_ftrl": Case(lambda: oco.dp_ftrl(T, _BALL), oco.DPFTRLParams(epsilon=1.0), _gradient, expected=_N_BAD),
+    "pocp": Case(lambda: oco.pocp(T, _BALL), oco.POCPParams(epsilon=1.0, delta=1e-3), _gradient, expected=_N_BAD),
     # jaxpriv.oco, bandit feedback (feedback: the loss value)
     "fkm": Case(lambda: oco.fkm(T, _BALL), oco.FKMParams(), _loss, expected=_N_BAD),
     "bandit_ftal": Case(lambda: oco.bandit_ftal(T, _BALL), oco.BanditFTALParams(), _loss, expected=_N_BAD),
@@ -144,6 +145,11 @@ CASES: dict[str, Case] = {
         lambda: bandits.adap_klucb(K, T), bandits.AdaPKLUCBParams(epsilon=1.0), _reward, expected=_N_BAD
     ),
     "dp_ucb": Case(lambda: bandits.dp_ucb(K, T), bandits.DPUCBParams(epsilon=1.0), _reward, expected=_N_BAD),
+    "dp_ts": Case(lambda: bandits.dp_ts(K, T), bandits.DPTSParams(epsilon=1.0), _reward, expected=_N_BAD),
+    "lazy_dp_ts": Case(lambda: bandits.lazy_dp_ts(K, T), bandits.LazyDPTSParams(epsilon=1.0), _reward, expected=_N_BAD),
+    "anytime_lazy_ucb": Case(
+        lambda: bandits.anytime_lazy_ucb(K, T), bandits.AnytimeLazyUCBParams(epsilon=1.0), _reward, expected=_N_BAD
+    ),
     "ldp_ucb": Case(lambda: bandits.ldp_ucb(K, T), bandits.LDPUCBParams(epsilon=1.0), _reward, expected=_N_BAD),
     "dp_se": Case(lambda: bandits.dp_se(K, T), bandits.DPSEParams(epsilon=1.0), _reward, expected=_N_BAD),
     "gope": Case(lambda: bandits.gope(K, D, T), bandits.GOPEParams(actions=ACTIONS), _reward, expected=_N_BAD),
@@ -159,6 +165,9 @@ CASES: dict[str, Case] = {
     "rs_oful": Case(lambda: bandits.rs_oful(K, D, T), bandits.RSOFULParams(), _contextual, expected=_N_BAD),
     "adac_oful": Case(
         lambda: bandits.adac_oful(K, D, T), bandits.AdaCOFULParams(rho=1.0), _contextual, expected=_N_BAD
+    ),
+    "private_linucb": Case(
+        lambda: bandits.private_linucb(K, D, T), bandits.PrivateLinUCBParams(rho=1.0), _contextual, expected=_N_BAD
     ),
 }
 
