@@ -9,8 +9,9 @@ as one scan: one copy of the body). These are facts of the compiled program, the
 for a backend; the CPU's are what ``tests/integration/test_step_cost.py`` asserts.
 
 On a GPU (``--time``, or any accelerator backend) it also times, per learner: the fixed cost per step
-(1 and 100 seeds, T = 4096: wall time over T, steady state) and the throughput in seed-steps/s at
-10⁴ and 10⁶ seeds (T = 1024), each the median of ``--reps`` runs after one compile-and-run.
+(1 and 100 seeds, T = 4096: wall time over T, steady state), the throughput in seed-steps/s at
+10⁴ and 10⁶ seeds (T = 1024), each the median of ``--reps`` runs after one compile-and-run, and the
+compile time at 10⁶ seeds (the first call's time less the median).
 
 Usage::
 
@@ -32,20 +33,22 @@ import jaxpriv as jp
 from jaxpriv.testing import learner_examples, step_cost
 
 
-def timed(learner, env, params, horizon: int, seeds: int, reps: int) -> float:
-    """Median wall time of a sweep (compiled and run once first)."""
+def timed(learner, env, params, horizon: int, seeds: int, reps: int) -> tuple[float, float]:
+    """Median wall time of a sweep, and the first call's (compile and run)."""
 
     def go(key):
         r = jp.sweep(learner, env, params, key, horizon, seeds=seeds, checkpoints="log")
         jax.block_until_ready(r.regret)
 
+    t0 = time.perf_counter()
     go(jax.random.key(0))
+    first = time.perf_counter() - t0
     times = []
     for rep in range(reps):
         t0 = time.perf_counter()
         go(jax.random.key(1 + rep))
         times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return float(np.median(times)), first
 
 
 def main() -> None:
@@ -57,6 +60,8 @@ def main() -> None:
     parser.add_argument("--time", action="store_true", help="also time (default: on an accelerator)")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--big", type=int, default=10**6, help="the large seed count timed")
+    parser.add_argument("--long", type=int, default=4096, help="horizon of the fixed-cost timings")
+    parser.add_argument("--short", type=int, default=1024, help="horizon of the throughput timings")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
     examples = learner_examples(args.horizon, args.dim)
@@ -65,6 +70,7 @@ def main() -> None:
     cols = ["learner", "cond", "body cond", "fusions", "copies", "loops", "B/seed-step", "state B/seed", "compile s"]
     if timing:
         cols += ["µs/step 1 seed", "µs/step 100 seeds", "seed-steps/s 1e4", f"seed-steps/s {args.big:.0e}"]
+        cols += [f"compile s {args.big:.0e}"]
     sep = " | " if args.markdown else "  "
     print(("| " if args.markdown else "") + sep.join(cols) + (" |" if args.markdown else ""))
     if args.markdown:
@@ -75,12 +81,14 @@ def main() -> None:
         row = [name, c.conditionals, c.body_conditionals, c.fusions, c.copies, c.loops]
         row += [f"{c.bytes_per_seed_step:.0f}", c.state_bytes, f"{time.perf_counter() - t0:.1f}"]
         if timing:
-            long = learner_examples(4096, args.dim)[name]
-            short = learner_examples(1024, args.dim)[name]
+            long = learner_examples(args.long, args.dim)[name]
+            short = learner_examples(args.short, args.dim)[name]
             for seeds in (1, 100):
-                row.append(f"{timed(*long, 4096, seeds, args.reps) / 4096 * 1e6:.1f}")
+                row.append(f"{timed(*long, args.long, seeds, args.reps)[0] / args.long * 1e6:.1f}")
             for seeds in (10**4, args.big):
-                row.append(f"{seeds * 1024 / timed(*short, 1024, seeds, args.reps):.3g}")
+                median, first = timed(*short, args.short, seeds, args.reps)
+                row.append(f"{seeds * args.short / median:.3g}")
+            row.append(f"{first - median:.1f}")  # compile time at the big seed count
         print(
             ("| " if args.markdown else "") + sep.join(str(x) for x in row) + (" |" if args.markdown else ""),
             flush=True,
