@@ -1125,14 +1125,14 @@ def pocp_regret_bound(
 def private_linucb_node_stddev(horizon: int, rho: float, action_bound: float = 1.0, reward_bound: float = 1.0) -> float:
     """The per-entry node noise ``s`` of ``bandits.private_linucb``'s tree (host, float64).
 
-    ``binary_tree(T, (d+1)², "gaussian", neighbouring="replace")`` with sensitivity bound ``L̃² = L² + B²``:
-    replace-one sensitivity ``2L̃²``, ``D = ceil(log2 T) + 1`` nodes per input each with ``ρ/D``, so
-    ``s² = D (2L̃²)²/(2ρ)``; 0 at ``ρ = inf``.
+    ``binary_tree(T, (d+1)², "gaussian")`` with sensitivity ``Δ = sqrt(2) L̃²``, ``L̃² = L² + B²`` (the exact
+    replace-one sensitivity of ``vec(z zᵀ)``: ``‖z zᵀ - z' z'ᵀ‖²_F = ‖z‖⁴ + ‖z'‖⁴ - 2 (zᵀz')² <= 2 L̃⁴``),
+    ``D = ceil(log2 T) + 1`` nodes per input each with ``ρ/D``, so ``s² = D Δ²/(2ρ) = D L̃⁴/ρ``; 0 at ``ρ = inf``.
     """
     depth = _accounting.tree_depth(int(horizon))
     lsq = float(action_bound) ** 2 + float(reward_bound) ** 2
     rho = float(rho)
-    return 0.0 if math.isinf(rho) else 2.0 * lsq * math.sqrt(depth / (2.0 * rho))
+    return 0.0 if math.isinf(rho) else math.sqrt(2.0) * lsq * math.sqrt(depth / (2.0 * rho))
 
 
 def private_linucb_constants(

@@ -21,6 +21,8 @@ from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon, static_ar
 from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 
+SQRT2 = math.sqrt(2.0)
+
 __all__ = [
     "PrivateLinUCBParams",
     "PrivateLinUCBState",
@@ -217,11 +219,18 @@ def private_linucb(num_actions: int, dim: int, horizon: int) -> Learner:
     ``t - 1``, ``envs.contextual_linear_bandit``).
 
     Privacy (ρ-zCDP of the tree; the paper states (ε, δ)-joint DP): neighbouring inputs replace
-    one user's ``(x_t, y_t)`` by any other (replace-one). ``x`` is clipped to ``‖x‖ <= L`` and ``y`` to
-    ``[-B, B]`` inside ``update``, so ``‖vec(z zᵀ)‖ = ‖z‖² <= L̃² = L² + B²``, and the tree is
-    ``binary_tree(T, (d+1)², "gaussian", neighbouring="replace")`` with sensitivity bound ``L̃²``
-    (replace-one sensitivity ``2L̃²``, node noise ``N(0, D (2L̃²)²/(2ρ))`` per entry): all ``T`` releases
-    are ρ-zCDP. Every action shown to user ``s`` is a function of the releases before ``s`` and user
+    one user's ``(x_t, y_t)`` by any other (replace-one: the paper's "t-neighbours", which differ in one
+    round's decision set and reward). ``x`` is clipped to ``‖x‖ <= L`` and ``y`` to ``[-B, B]`` inside
+    ``update``, so ``‖vec(z zᵀ)‖ = ‖z‖² <= L̃² = L² + B²``. The replace-one ℓ2 sensitivity of ``vec(z zᵀ)``
+    is ``sqrt(2) L̃²``, not the generic ``2L̃²``: ``<z zᵀ, z' z'ᵀ>_F = (zᵀz')² >= 0``, so
+    ``‖z zᵀ - z' z'ᵀ‖²_F = ‖z‖⁴ + ‖z'‖⁴ - 2 (zᵀz')² <= 2 L̃⁴``, with equality for orthogonal ``z``, ``z'`` of
+    norm ``L̃`` (``d + 1 >= 2``: the bound is attained). (Removing a user, ``z' = 0``, changes it by
+    ``‖z‖² <= L̃²``: covered too.) The tree is ``binary_tree(T, (d+1)², "gaussian")`` given that
+    sensitivity ``Δ = sqrt(2) L̃²`` directly (its calibration uses only ``‖in - in'‖ <= Δ`` for any two
+    inputs; it clips inputs to ``‖·‖ <= Δ``, which never binds here): node noise ``N(0, D Δ²/(2ρ))`` per
+    entry, ``D Δ²/(2ρ) = D L̃⁴/ρ``, and all ``T`` releases are ρ-zCDP. (Until issue 38 the tree was built
+    with ``neighbouring="replace"``, i.e. ``Δ = 2L̃²``: sqrt(2) times more noise than the guarantee needs.)
+    Every action shown to user ``s`` is a function of the releases before ``s`` and user
     ``s``'s own context: by the billboard lemma (Hsu et al. 2014, Lemma 9) the actions to all users other
     than ``t`` are ρ-zCDP in user ``t``'s data, i.e. ``(ρ + 2 sqrt(ρ log(1/δ)), δ)``-jointly DP for every
     ``δ`` (Bun & Steinke 2016, Prop. 1.3). The paper calibrates ``σ² = 16 m L̃⁴ log(4/δ)²/ε²`` per entry
@@ -267,12 +276,13 @@ def private_linucb(num_actions: int, dim: int, horizon: int) -> Learner:
     if horizon < num_actions:
         raise ValueError(f"horizon must be >= num_actions={num_actions}, got {horizon}")
     width = dim + 1
-    tree = binary_tree(horizon, width * width, "gaussian", neighbouring="replace")
+    # add_remove calibration with Δ = sqrt(2) L̃²: the exact replace-one sensitivity of vec(z zᵀ) (docstring)
+    tree = binary_tree(horizon, width * width, "gaussian", neighbouring="add_remove")
     eye = jnp.eye(dim, dtype=jnp.float32)
 
     def tree_params(params: PrivateLinUCBParams) -> TreeParams:
         lsq = jnp.asarray(params.action_bound, jnp.float32) ** 2 + jnp.asarray(params.reward_bound, jnp.float32) ** 2
-        return TreeParams(rho=params.rho, sensitivity=lsq)  # ‖vec(z zᵀ)‖ = ‖z‖² <= L² + B²
+        return TreeParams(rho=params.rho, sensitivity=SQRT2 * lsq)  # ‖z zᵀ - z' z'ᵀ‖_F <= sqrt(2) (L² + B²)
 
     def check(params: PrivateLinUCBParams) -> None:
         _validate.budget_value("rho", params.rho)

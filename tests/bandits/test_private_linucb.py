@@ -37,18 +37,45 @@ def test_release_error_has_the_trees_exact_variance_with_power_against_less_nois
         policy, env, jp.SimParams(lp, _env_params()), jax.random.key(3), steps, record=record, seeds=300
     )
     errors = np.asarray(out.records)[:, -1].astype(np.float64).ravel()  # [seeds × (d+1)²] at t = 15
-    # The mechanism's own variance oracle, for the tree the policy builds (sensitivity L² + B² = 2, replace-one).
-    tree = mechanisms.binary_tree(horizon, (D + 1) ** 2, "gaussian", neighbouring="replace")
-    var = mechanisms.release_variance(tree, mechanisms.TreeParams(rho=rho, sensitivity=2.0), steps)
+    # The mechanism's own variance oracle, for the tree the policy builds: Δ = sqrt(2) L̃², L̃² = L² + B² = 2.
+    tree = mechanisms.binary_tree(horizon, (D + 1) ** 2, "gaussian")
+    var = mechanisms.release_variance(tree, mechanisms.TreeParams(rho=rho, sensitivity=np.sqrt(2) * 2.0), steps)
     sigma = float(np.sqrt(var[()] if np.ndim(var) == 0 else np.ravel(var)[0]))
     depth = mechanisms.tree_depth(horizon)
-    assert sigma == pytest.approx(np.sqrt(4 * depth * (2 * 2.0) ** 2 / (2 * rho)), rel=1e-12)  # 4 nodes, Δ = 2·2
+    assert sigma == pytest.approx(np.sqrt(4 * depth * 2 * 2.0**2 / (2 * rho)), rel=1e-6)  # 4 nodes, Δ² = 2 L̃⁴
     critical = testing.ks_critical_value(errors.size)
     assert testing.ks_one_sample(errors / sigma, _normal_cdf(1.0)) < critical  # calibrated
     assert testing.ks_one_sample(errors / sigma, _normal_cdf(0.8)) > critical  # 20% less noise: rejected
-    # The state's node scale is the tree's (and theory's): s² = D (2 L̃²)²/(2ρ).
+    # The state's node scale is the tree's (and theory's): s² = D (sqrt(2) L̃²)²/(2ρ).
     s = float(np.asarray(out.learner_state.tree.scale)[0])
     assert s == pytest.approx(theory.private_linucb_node_stddev(horizon, rho), rel=1e-6)
+
+
+def test_replace_one_sensitivity_of_the_outer_product_is_sqrt2_ltilde_squared_and_attained():
+    """The calibration's Δ = sqrt(2) L̃²: never exceeded by ‖z zᵀ - z' z'ᵀ‖_F over ‖z‖, ‖z'‖ <= L̃, and attained.
+
+    The bound would fail (be exceeded) for any Δ < sqrt(2) L̃² (the orthogonal pair), and the generic replace-one
+    bound 2 L̃² is never approached (so it over-noises by sqrt(2)).
+    """
+    rng = np.random.default_rng(0)
+    lt = 1.7  # L̃
+    z = rng.normal(size=(20000, D + 1))
+    w = rng.normal(size=(20000, D + 1))
+    z *= lt * rng.uniform(size=(20000, 1)) ** 0.3 / np.linalg.norm(z, axis=1, keepdims=True)  # ‖z‖ <= L̃
+    w *= lt * rng.uniform(size=(20000, 1)) ** 0.3 / np.linalg.norm(w, axis=1, keepdims=True)
+    gaps = np.linalg.norm(np.einsum("ni,nj->nij", z, z) - np.einsum("ni,nj->nij", w, w), axis=(1, 2))
+    delta = np.sqrt(2.0) * lt**2
+    assert gaps.max() <= delta * (1 + 1e-12)
+    assert gaps.max() < 0.95 * 2 * lt**2  # the generic 2 L̃² is loose
+    e1, e2 = np.eye(D + 1)[0] * lt, np.eye(D + 1)[1] * lt  # orthogonal, norm L̃: attains it
+    assert np.linalg.norm(np.outer(e1, e1) - np.outer(e2, e2)) == pytest.approx(delta, rel=1e-12)
+    assert np.linalg.norm(np.outer(e1, e1)) == pytest.approx(lt**2)  # remove-one: L̃² <= Δ
+    # The learner's tree is calibrated to exactly this Δ (node scale sqrt(D Δ²/(2ρ))).
+    horizon, rho = 64, 0.7
+    state = private_linucb(K, D, horizon).init(jax.random.key(0), PrivateLinUCBParams(rho=rho, action_bound=1.5))
+    lsq = 1.5**2 + 1.0**2
+    expected = np.sqrt(mechanisms.tree_depth(horizon) * (np.sqrt(2) * lsq) ** 2 / (2 * rho))
+    assert float(state.tree.scale) == pytest.approx(expected, rel=1e-6)
 
 
 # --- a NumPy transcription of Algorithm 1 takes the same decisions --------------------------------------------
