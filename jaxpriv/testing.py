@@ -316,10 +316,10 @@ def step_cost(
         def one(key, p):
             carry = sim._init_carry(learner, env, ckpts, key, p)
             if halves:
-                carry = sim._advance(learner, env, ckpts, horizon // 2, carry, np.int32(0))
-                carry = sim._advance(learner, env, ckpts, horizon // 2, carry, np.int32(horizon // 2))
+                carry = sim._advance(learner, env, ckpts, horizon // 2, carry, np.int32(0), seeds)
+                carry = sim._advance(learner, env, ckpts, horizon // 2, carry, np.int32(horizon // 2), seeds)
             else:
-                carry = sim._advance(learner, env, ckpts, horizon, carry, np.int32(0))
+                carry = sim._advance(learner, env, ckpts, horizon, carry, np.int32(0), seeds)
             return sim._outputs(learner, env, carry)
 
         fn = jax.jit(jax.vmap(one, in_axes=(0, None)), compiler_options=options)

@@ -43,7 +43,8 @@ def _over_seeds_and_grid(fn: Callable, grid: bool) -> Callable:
 @partial(engine_jit, static_argnums=(0, 1, 2, 3, 4))
 @counts_compiles("driver")
 def _advance_jit(learner, env, checkpoints, length, grid, carry, start):
-    return _over_seeds_and_grid(lambda c: _advance(learner, env, checkpoints, length, c, start), grid)(carry)
+    batch = carry.bad_steps.size  # one int per seed (and grid point): the batch this call advances
+    return _over_seeds_and_grid(lambda c: _advance(learner, env, checkpoints, length, c, start, batch), grid)(carry)
 
 
 @partial(engine_jit, static_argnums=(0, 1, 2))

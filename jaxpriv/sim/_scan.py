@@ -178,19 +178,37 @@ def _init_carry(learner: Learner, env: Env, checkpoints: tuple[int, ...], key: P
     return Carry(env_state, agent, sums, rows, jnp.zeros((), jnp.int32), k_steps)
 
 
-def _branch_free_comparator() -> bool:
+#: Below this many seeds × grid points in one compiled call, an accelerator evaluates an exact comparator at
+#: every step; from it on, under the sweep's one conditional at the checkpoints (``_branch_free_comparator``).
+BRANCH_FREE_MAX_BATCH = 2**15
+
+
+def _branch_free_comparator(batch: int, backend: str | None = None) -> bool:
     """Whether the step evaluates an exact comparator at every step rather than under a conditional.
 
-    On a GPU a conditional costs a launch and a read of its predicate at every step (issue 36), more
-    than a closed-form comparator. On a CPU a conditional is a plain branch, and evaluating the quadratic
-    stream's comparator at every step made OGD's step 1.3x slower (CPU time, one core, 1024 seeds,
-    T = 2048), so the CPU keeps the conditional. Read at trace time.
+    A conditional costs a fixed amount per step (on a GPU a launch and a read of its predicate); the
+    comparator evaluated at every step costs an amount per seed-step. Measured on one H200
+    (2026-11-27, d = 10, OGD on the quadratic stream): the conditional's fixed cost about 4.4 µs per
+    step (19.7 against 15.3 µs per step at one seed), the per-step comparator about 0.13 ns per
+    seed-step (OGD 0.77x as fast as with the conditional at 10⁶ seeds). They break even near
+    3·10⁴ seeds: below ``BRANCH_FREE_MAX_BATCH`` seeds × grid points an accelerator runs the
+    comparator branch-free, from it on under the conditional. (The crossing is inferred from two
+    batch sizes, 1 and 10⁶; the GPU has not yet timed this rule itself.) On a CPU a conditional is a
+    plain branch, and evaluating the quadratic stream's comparator at every step made OGD's step 1.3x
+    slower (CPU time, one core, 1024 seeds, T = 2048), so the CPU always keeps the conditional. Read at
+    trace time; ``batch`` is the number of seeds × grid points the compiled call advances together.
     """
-    return jax.default_backend() != "cpu"
+    backend = jax.default_backend() if backend is None else backend
+    return backend != "cpu" and batch < BRANCH_FREE_MAX_BATCH
 
 
-def _step(learner: Learner, env: Env, checkpoints: tuple[int, ...], carry: Carry, t: jax.Array) -> Carry:
-    """One seed's step ``t`` (a shared, unbatched int32): act, the environment's answer, update, bookkeeping."""
+def _step(
+    learner: Learner, env: Env, checkpoints: tuple[int, ...], carry: Carry, t: jax.Array, batch: int = 1
+) -> Carry:
+    """One seed's step ``t`` (a shared, unbatched int32): act, the environment's answer, update, bookkeeping.
+
+    ``batch``: how many seeds × grid points the compiled call runs this step for (the comparator's form).
+    """
     m = len(checkpoints)
     ckpts = jnp.asarray(checkpoints, jnp.int32)
     env_state, agent, sums, rows, bad_steps, k_steps = carry
@@ -207,8 +225,8 @@ def _step(learner: Learner, env: Env, checkpoints: tuple[int, ...], carry: Carry
     # The checkpoint row: written at every step, branch-free and in place, to the slot of the next
     # checkpoint (its last write is at the checkpoint itself; after the last checkpoint, to the scratch
     # row m). The comparator runs under the step's one conditional, at the checkpoints only, except
-    # that on an accelerator an exact (closed-form) comparator is evaluated at every step instead:
-    # a few vector operations, where a conditional is a launch and a predicate read per step.
+    # that on an accelerator a small batch evaluates an exact (closed-form) comparator at every step
+    # instead: a few vector operations, where a conditional is a launch and a predicate read per step.
     loss, regret, stats = sums[0]
     zero = jnp.zeros((), jnp.float32)
     best, gap = zero, zero
@@ -218,7 +236,7 @@ def _step(learner: Learner, env: Env, checkpoints: tuple[int, ...], carry: Carry
             best, gap = env.comparator(env_state, stats, t)  # always the pair (ComparatorFn)
             return jnp.asarray(best, jnp.float32), jnp.asarray(gap, jnp.float32)
 
-        if env.exact and _branch_free_comparator():
+        if env.exact and _branch_free_comparator(batch):
             best, gap = compare()
         else:
             best, gap = jax.lax.cond(ckpts[slot] == t, compare, lambda: (zero, zero))
@@ -236,13 +254,17 @@ def _advance(
     length: int,
     carry: Carry,
     start: jax.Array,
+    batch: int = 1,
 ) -> Carry:
-    """Steps ``start + 1 .. start + length``: one ``lax.scan`` (``start`` is traced: one compile per length)."""
+    """Steps ``start + 1 .. start + length``: one ``lax.scan`` (``start`` is traced: one compile per length).
+
+    ``batch``: the seeds × grid points this call is batched over (``_branch_free_comparator``).
+    """
 
     k_steps = carry.k_steps  # closed over, not carried: the loop's state is what changes
 
     def body(state, t):
-        return tuple(_step(learner, env, checkpoints, Carry(*state, k_steps), t))[:-1], None
+        return tuple(_step(learner, env, checkpoints, Carry(*state, k_steps), t, batch))[:-1], None
 
     ts = jnp.asarray(start, jnp.int32) + jnp.arange(1, length + 1, dtype=jnp.int32)
     state, _ = jax.lax.scan(body, tuple(carry)[:-1], ts)
@@ -261,9 +283,17 @@ def _outputs(learner: Learner, env: Env, carry: Carry) -> tuple[Any, ...]:
     return rows.regret, rows.loss, rows.best, gap, nonfinite_inputs(learner, carry.agent), carry.bad_steps
 
 
-def _run(learner: Learner, env: Env, horizon: int, checkpoints: tuple[int, ...], key: PRNGKey, params: SimParams):
+def _run(
+    learner: Learner,
+    env: Env,
+    horizon: int,
+    checkpoints: tuple[int, ...],
+    key: PRNGKey,
+    params: SimParams,
+    batch: int = 1,
+):
     carry = _init_carry(learner, env, checkpoints, key, params)
-    carry = _advance(learner, env, checkpoints, horizon, carry, jnp.int32(0))
+    carry = _advance(learner, env, checkpoints, horizon, carry, jnp.int32(0), batch)
     return _outputs(learner, env, carry)
 
 

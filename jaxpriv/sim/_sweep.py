@@ -38,7 +38,18 @@ from jaxpriv.stats import Stats, SweepStats, finalize
 @partial(engine_jit, static_argnums=(0, 1, 2, 3, 4, 5))
 @counts_compiles("sweep")
 def _sweep_jit(learner, env, horizon, checkpoints, axes, chunk, keys, params):
-    return map_seeds_and_grid(partial(_run, learner, env, horizon, checkpoints), axes, chunk, keys, params)
+    # The seeds x grid points one step is batched over (the comparator's form: _scan._branch_free_comparator).
+    batch = min(chunk or keys.shape[0], keys.shape[0]) * _grid_size(axes, params)
+    run = partial(_run, learner, env, horizon, checkpoints, batch=batch)
+    return map_seeds_and_grid(run, axes, chunk, keys, params)
+
+
+def _grid_size(axes: Any, params: Any) -> int:
+    """The number of grid points of ``params`` swept along ``axes`` (``grid_axes``; ``None``: 1)."""
+    if axes is None:
+        return 1
+    sizes = jax.tree.map(lambda a, p: 1 if a is None else p.shape[a], axes, params, is_leaf=lambda x: x is None)
+    return max(jax.tree.leaves(sizes), default=1)
 
 
 def sweep(

@@ -6,9 +6,11 @@ environment whose comparator runs a solver), and the tree-based learners' bytes 
 far below a pass over their tree arrays per step.
 """
 
+import jax
 import numpy as np
 import pytest
 
+import jaxpriv as jp
 from jaxpriv import envs, oco, sets, sim
 from jaxpriv.experiments import registry
 from jaxpriv.sim import SimParams, _scan
@@ -42,7 +44,7 @@ def test_no_learner_branches_in_its_step(name, monkeypatch):
     cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals <= 1 and (cost.loops == 0 or name in NESTED_LOOPS), cost
     # On an accelerator the exact comparators (quadratic, experts, bandits) run branch-free: none at all.
-    monkeypatch.setattr(_scan, "_branch_free_comparator", lambda: True)  # where the step reads it
+    monkeypatch.setattr(_scan, "_branch_free_comparator", lambda batch: True)  # where the step reads it
     cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals == 0, cost
 
@@ -53,7 +55,24 @@ def test_a_solver_comparator_is_the_one_conditional_and_runs_at_checkpoints_only
     params = SimParams(oco.PFTALParams(epsilon=1.0, lipschitz=2.0), envs.ClassificationParams(np.ones(3, np.float32)))
     cost = step_cost(oco.pftal(64, ball), env, params, horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals == 1 and cost.body_conditionals == 1, cost
-    assert sim._branch_free_comparator() is False  # the CPU: exact comparators are under the conditional too
+    assert sim._branch_free_comparator(8) is False  # the CPU: exact comparators are under the conditional too
+
+
+def test_an_accelerator_runs_the_comparator_branch_free_only_for_small_batches(monkeypatch):
+    # The rule: a conditional's fixed cost per step against the per-step comparator's cost per seed-step.
+    assert _scan._branch_free_comparator(1, "gpu") and _scan._branch_free_comparator(10**4, "gpu")
+    assert not _scan._branch_free_comparator(_scan.BRANCH_FREE_MAX_BATCH, "gpu")
+    assert not _scan._branch_free_comparator(10**6, "tpu") and not _scan._branch_free_comparator(1, "cpu")
+    # The engine tells the step the batch it compiles: seeds x grid points of one call (here a chunk).
+    seen = []
+    monkeypatch.setattr(_scan, "_branch_free_comparator", lambda batch: seen.append(batch) or False)
+    learner, env, params = learner_examples(16, 3)["ogd"]
+    grid = params._replace(learner=params.learner._replace(strong_convexity=np.array([0.5, 1.0], np.float32)))
+    jp.sweep(learner, env, grid, jax.random.key(0), 16, seeds=6, chunk=3)
+    assert seen and set(seen) == {2 * 3}, seen
+    seen.clear()  # the segmented driver alike
+    jp.sweep(learner, env, grid, jax.random.key(0), 16, seeds=6, chunk=3, segment=8)
+    assert seen and set(seen) == {2 * 3}, seen
 
 
 def test_the_tree_step_touches_rows_not_arrays():
