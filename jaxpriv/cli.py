@@ -16,6 +16,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from jaxpriv._validate import HORIZON_LIMIT
 from jaxpriv.sim import use_cpu_cores
@@ -66,10 +67,30 @@ def check_out(value: str | None, flag: str = "--out") -> str | None:
 
 
 def demo(args: argparse.Namespace) -> int:
-    """PFTAL vs FTAL vs OGD on a strongly convex quadratic stream, over several ε."""
-    from jaxpriv.experiments.demo import run_demo
+    """The shipped study ``demo`` (PFTAL vs FTAL vs OGD over ε on a quadratic stream), its options over the file's."""
+    import math
 
-    run_demo(args.out, args.horizon, args.seeds, args.dim, args.epsilons, args.noise, args.chunk, args.seed)
+    from jaxpriv.experiments.study import run_study
+
+    def edit(raw: dict) -> dict:
+        for key in ("horizon", "seeds", "chunk", "seed"):
+            if getattr(args, key) is not None:
+                raw[key] = getattr(args, key)
+        if args.epsilons is not None:
+            raw["grid"] = {"epsilon": list(args.epsilons)}
+        if args.dim is not None:
+            raw["set"] = raw["set"] | {"dim": args.dim}
+            raw["env"] = raw["env"] | {
+                "params": raw["env"]["params"] | {"center": [0.4 / math.sqrt(args.dim)] * args.dim}
+            }
+        if args.noise is not None:  # PFTAL's tree noise; the Gaussian's budget is rho (the same numbers)
+            pftal = raw["learners"][0] | {"noise": args.noise}
+            raw["learners"] = [pftal | ({"axes": {"epsilon": "rho"}} if args.noise == "gaussian" else {}),
+                               *raw["learners"][1:]]  # fmt: skip
+        return raw
+
+    out = args.out or str(Path("jaxpriv-out") / time.strftime("demo-%Y%m%d-%H%M%S"))
+    _report(run_study("demo", out, progress=not args.no_progress, smoke=args.smoke, edit=edit))
     return 0
 
 
@@ -124,9 +145,24 @@ def baselines(args: argparse.Namespace) -> int:
 
 def sweep(args: argparse.Namespace) -> int:
     """Any sweep from a TOML study file; resumes an interrupted run into the same folder."""
-    from jaxpriv.experiments.study import run_study
+    from jaxpriv.experiments.study import describe_shipped, run_study, shipped_studies
 
-    res = run_study(args.study, args.out, progress=not args.no_progress)  # a ValueError: main's one-line error
+    if getattr(args, "list", False):
+        shipped = shipped_studies()
+        width = max(map(len, shipped), default=0)
+        for name, path in shipped.items():
+            print(f"{name:<{width}}  {describe_shipped(path)}")
+        print(f"({len(shipped)} shipped study files in {next(iter(shipped.values())).parent if shipped else '-'}; "
+              "run one with jaxpriv sweep NAME [--smoke], or copy it and edit)")  # fmt: skip
+        return 0
+    if args.study is None:
+        raise ValueError("give a study file or a shipped study's name (jaxpriv sweep --list lists them)")
+    _report(run_study(args.study, args.out, progress=not args.no_progress, smoke=getattr(args, "smoke", False)))
+    return 0
+
+
+def _report(res: Any) -> None:
+    """Print a study's table (final regret, bound), its paired differences and recipe tables; write the tidy files."""
     learners = f"{len(res.study.learners)} learners x " if res.study.compare else ""
     print(f"{res.study.name}: {learners}{res.study.size} grid points x {res.study.seeds} seeds x T={res.study.horizon}")
     print(f"{'grid point':<40} {'final regret':>24} {'bound':>12}")
@@ -139,6 +175,10 @@ def sweep(args: argparse.Namespace) -> int:
         label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row.items() if "." in k)
         label = f"{row['learner']} - {row['reference']}" + (f": {label}" if label else "")
         print(f"{label:<40} {row['difference_mean']:>12.4g} +- {row['difference_se']:<8.2g} (paired SE)")
+    for name, table in (res.tables or {}).items():  # the recipes' tables (knee, price of privacy) and slopes
+        print(f"{name}:")
+        for row in table:
+            print("  " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
     files = list(res.files.values())
     try:
         from jaxpriv.experiments.study import write_tidy
@@ -147,7 +187,6 @@ def sweep(args: argparse.Namespace) -> int:
     except ImportError:
         print("results.nc and summary_long.csv not written: they need xarray and pandas (pip install 'jaxpriv[tidy]')")
     print(f"wrote {', '.join(str(p) for p in files)}")
-    return 0
 
 
 def window(args: argparse.Namespace) -> int:
@@ -193,20 +232,24 @@ def main(argv: list[str] | None = None) -> int:
         help="JAX CPU devices to split the seeds over (default: one per core; see jaxpriv.use_cpu_cores)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("demo", parents=[common], help="PFTAL vs FTAL vs OGD over privacy levels on a quadratic stream")
+    p = sub.add_parser(
+        "demo", parents=[common], help="PFTAL vs FTAL vs OGD over privacy levels (the shipped study 'demo')"
+    )
     p.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/demo-<time>)")
-    p.add_argument("--horizon", type=int, default=2**14)
-    p.add_argument("--seeds", type=int, default=100)
-    p.add_argument("--dim", type=int, default=3)
-    p.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 1.0, 10.0, float("inf")])
+    p.add_argument("--horizon", type=int, default=None, help="T (the file's: 2^14)")
+    p.add_argument("--seeds", type=int, default=None, help="runs (the file's: 100)")
+    p.add_argument("--dim", type=int, default=None, help="d (the file's: 3)")
+    p.add_argument("--epsilons", type=float, nargs="+", default=None, help="PFTAL's budgets (the file's: 0.1 1 10 inf)")
     p.add_argument(
         "--noise",
         choices=["gamma", "laplace", "gaussian"],
-        default="gamma",
-        help="tree noise; for 'gaussian' the --epsilons values are used as rho",
+        default=None,
+        help="tree noise (the file's: gamma); for 'gaussian' the --epsilons values are used as rho",
     )
     p.add_argument("--chunk", type=int, default=None, help="run seeds in batches of this size")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=None, help="the integer seed (the file's: 0)")
+    p.add_argument("--smoke", action="store_true", help="the file's [smoke] scale")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=demo)
     from jaxpriv.experiments import zcdp_bandits
 
@@ -241,8 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--seed", type=int, default=0)
     c.set_defaults(func=baselines)
     s = sub.add_parser("sweep", parents=[common], help="run the sweep a TOML study file describes (resumable)")
-    s.add_argument("study", help="the study file (see examples/*.toml)")
-    s.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/<study file stem>)")
+    s.add_argument("study", nargs="?", default=None, help="a study file, or a shipped study's name (--list)")
+    s.add_argument("--list", action="store_true", help="list the shipped study files (the papers' reproductions)")
+    s.add_argument("--smoke", action="store_true", help="the file's [smoke] scale (a quick check of the pipeline)")
+    s.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/<study file stem>[-smoke])")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.set_defaults(func=sweep)
     w = sub.add_parser(

@@ -66,14 +66,74 @@ import jax
 import numpy as np
 
 import jaxpriv
-from jaxpriv import mechanisms, plot, sim, stats
+from jaxpriv import mechanisms, sim, stats
 from jaxpriv._base import as_key, spec_of
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
+from jaxpriv.experiments.figures import (
+    Data,
+    _curves_figure,
+    _final_figure,
+    _paired_figure,
+    draw,
+    fmt,
+    regret_vs_horizon,
+)
 from jaxpriv.experiments.registry import Component
-from jaxpriv.experiments.study_file import Study, StudyLearner, load_study, parse_study
+from jaxpriv.experiments.study_file import Study, StudyLearner, at_horizon, load_study, parse_study
 from jaxpriv.sim import _resume
 
-__all__ = ["Component", "Study", "StudyResult", "load_study", "parse_study", "run_study", "write_tidy"]
+__all__ = [
+    "SHIPPED",
+    "Component",
+    "Study",
+    "StudyResult",
+    "load_study",
+    "parse_study",
+    "resolve_study",
+    "run_study",
+    "shipped_studies",
+    "write_tidy",
+]
+
+#: The shipped study files (package data: ``jaxpriv/experiments/studies/*.toml``), run by name.
+SHIPPED = Path(__file__).parent / "studies"
+
+
+def shipped_studies() -> dict[str, Path]:
+    """The shipped study files by name (the file's stem), sorted: ``jaxpriv sweep --list``."""
+    return {p.stem: p for p in sorted(SHIPPED.glob("*.toml"))}
+
+
+def describe_shipped(path: Path) -> str:
+    """A shipped file's one-line description: its ``description`` key, else its first comment line."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("description"):
+            return line.split("=", 1)[1].strip().strip('"')
+        if line.startswith("#"):
+            return line.lstrip("# ").strip()
+    return ""
+
+
+def resolve_study(name: str | Path) -> Path:
+    """A study argument as a path: an existing file as it is, else the shipped study of that name.
+
+    Raises:
+      ValueError: neither a file nor a shipped name (naming the shipped ones and the closest).
+    """
+    path = Path(name)
+    if path.exists() or path.suffix == ".toml" or len(path.parts) > 1:
+        return path
+    shipped = shipped_studies()
+    if str(name) in shipped:
+        return shipped[str(name)]
+    import difflib
+
+    close = difflib.get_close_matches(str(name), list(shipped), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise ValueError(
+        f"{name!r} is neither a study file nor a shipped study{hint}; shipped: {list(shipped)} (jaxpriv sweep --list)"
+    )
 
 
 class StudyResult(NamedTuple):
@@ -90,7 +150,11 @@ class StudyResult(NamedTuple):
       arrays: every array of ``results.npz`` by name (``regret``, ``loss``, ``best``, ... with the
         leading axes of ``regret``).
       paired: the rows of ``paired.csv`` (a comparison with a reference), else ``None``.
-      figures: name -> the ``matplotlib.figure.Figure`` saved (``"curves"``, ``"final"``, ``"paired"``).
+      figures: name -> the ``matplotlib.figure.Figure`` saved (``"curves"``, ``"final"``, ``"paired"``, and each
+        ``[[figures]]`` entry's by its file's stem).
+      tables: the recipes' tables by the file's stem (``{"knee": [...], "price_of_privacy": [...]}``), and for
+        a file with ``horizons`` ``"slopes"`` (``slopes.csv``).
+      horizons: a file with ``horizons``: each horizon's ``StudyResult`` (written in ``out/T<horizon>``), else ``None``.
     """
 
     study: Study
@@ -103,6 +167,8 @@ class StudyResult(NamedTuple):
     arrays: dict[str, np.ndarray] | None = None
     paired: list[dict[str, Any]] | None = None
     figures: dict[str, Any] | None = None
+    tables: dict[str, list[dict[str, Any]]] | None = None
+    horizons: dict[int, StudyResult] | None = None
 
     def results(self) -> dict[str, sim.Result]:
         """Each learner's ``Result`` (``[G, S, m]`` arrays), by label."""
@@ -160,13 +226,22 @@ def _run_sweep(study: Study, arm: StudyLearner, block: int, save: Path, progress
     """``jaxpriv.sweep`` of ``arm`` on grid block ``block`` with the study's seed as its key, saving to and
     resuming from ``save``: the ``Result``'s fields ``[points, seeds, ...]``."""
     params = _block_params(study, arm, block)
-    r = sim.sweep(
-        arm.learner, study.env, params, study.seed, study.horizon, study.seeds, study.checkpoints, study.chunk,
-        segment=study.segment, save=save, progress=progress,
-    )  # fmt: skip
+    if arm.simulator == "episodes":  # the exact episode-level simulator: one compiled call, regret only
+        from jaxpriv import bandits
+
+        r = bandits.simulate_episodes(
+            arm.learner, params.learner, params.env, study.seed, study.horizon, study.seeds, study.checkpoints,
+            chunk=study.chunk,
+        )  # fmt: skip
+        progress(study.seeds * study.horizon, study.seeds * study.horizon)
+    else:
+        r = sim.sweep(
+            arm.learner, study.env, params, study.seed, study.horizon, study.seeds, study.checkpoints, study.chunk,
+            segment=study.segment, save=save, progress=progress,
+        )  # fmt: skip
     out = {}
     for name in FIELDS:
-        value = getattr(r, name)
+        value = getattr(r, name, None)
         if value is None:
             continue
         value = np.asarray(value)
@@ -196,6 +271,8 @@ def _sweep_fingerprint(study: Study, arm: StudyLearner, block: int, code: tuple[
         fp["grid points"] = {}
     if study.compare:
         fp["learner"] = arm.label
+    if arm.simulator != "steps":
+        fp["simulator"] = arm.simulator
     return fp
 
 
@@ -297,6 +374,8 @@ def run_study(
     out: str | Path | None = None,
     progress: bool = True,
     after_segment: Callable[[int], None] | None = None,
+    smoke: bool = False,
+    edit: Callable[[dict], dict] | None = None,
 ) -> StudyResult:
     """Run a study file; resume from the sweeps already in ``out``.
 
@@ -311,6 +390,13 @@ def run_study(
       after_segment: called after each compiled segment ``jaxpriv.sweep`` runs (its ``progress``), with the number
         run so far by this call (a hook for tests; raising from it interrupts the run like a Ctrl-C: the engine's
         save file holds the state after the segment before, or after the chunk before for a one-segment chunk).
+      smoke: run the file's ``[smoke]`` scale (default folder ``jaxpriv-out/<file stem>-smoke``).
+      edit: a function of the file's contents (after ``[smoke]``) returning the contents to run (``load_study``).
+
+    A file with ``horizons`` runs the study once per horizon (the same seed: one sweep per learner and horizon),
+    each into ``out/T<horizon>``, and writes ``summary.csv`` (a ``horizon`` column), ``slopes.csv`` (per learner
+    and grid point: the log-log slope of the mean final regret against ``T`` and the slope against ``ln T``,
+    each with its standard error over the seeds: the horizons share the seeds) and ``regret_vs_horizon.png``.
 
     Returns:
       A ``StudyResult``.
@@ -321,10 +407,22 @@ def run_study(
         sweeps of a different study or the chunk files of an older jaxpriv, or a damaged
         save file (named).
     """
+    study = load_study(resolve_study(path), smoke, edit)
+    stem = study.source.stem + ("-smoke" if smoke else "")
+    out = Path(out) if out else Path("jaxpriv-out") / stem
+    if not study.horizons:
+        return _run(study, _check_out(out), progress, after_segment)
+    _check_out(out)
+    results = {
+        h: _run(at_horizon(study, h), _check_out(out / f"T{h}"), progress, after_segment) for h in study.horizons
+    }
+    return _write_horizons(study, out, results)
+
+
+def _run(study: Study, out: Path, progress: bool, after_segment: Callable[[int], None] | None) -> StudyResult:
+    """``run_study`` of one horizon into ``out``."""
     from tqdm.auto import tqdm
 
-    study = load_study(path)
-    out = _check_out(Path(out) if out else Path("jaxpriv-out") / study.source.stem)
     sweeps = out / "sweeps"
     stamp = sweeps / "study.json"
     fingerprint = _fingerprint(study)
@@ -379,20 +477,6 @@ def run_study(
 # --- the outputs ---------------------------------------------------------------------------------------------
 
 
-def _label(study: Study, g: int, keys: tuple[str, ...] | None = None) -> str:
-    """Grid point ``g`` as ``"epsilon=1, lipschitz=0.5"`` (over ``keys``; default: every swept key)."""
-    keys = tuple(study.grid) if keys is None else keys
-    return ", ".join(f"{k.split('.')[-1]}={_fmt(study.grid[k][g])}" for k in keys) or study.learner_name
-
-
-def _fmt(v: Any) -> str:
-    """A grid value as text: ``"inf"``, the ``%g`` form, or ``"[a b c]"`` for a vector."""
-    v = np.asarray(v)
-    if v.ndim:
-        return "[" + " ".join(f"{x:g}" for x in v.ravel()) + "]"
-    return "inf" if np.isinf(v) else f"{float(v):g}"
-
-
 def _bounds(study: Study, arm: StudyLearner) -> np.ndarray | None:
     """``arm``'s regret bound at every grid point (``nan`` where it has none), or ``None`` when none has one."""
     if arm.bound is None:
@@ -421,7 +505,7 @@ def _summary_rows(
             row: dict[str, Any] = {"learner": label} if study.compare else {}
             row["grid_point"] = g
             for key, values in study.grid.items():
-                row[key] = _fmt(values[g])
+                row[key] = fmt(values[g])
             row["final_regret_mean"] = float(mean[i, g])
             row["final_regret_se"] = float(se[i, g])
             b = bounds[i]
@@ -448,7 +532,7 @@ def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None
         for g in range(study.size):
             row: dict[str, Any] = {"learner": label, "reference": study.reference, "grid_point": g}
             for key, values in study.grid.items():
-                row[key] = _fmt(values[g])
+                row[key] = fmt(values[g])
             row["difference_mean"] = float(diff[g])
             row["difference_se"] = float(diff_se[g])
             row["unpaired_se"] = float(np.hypot(se[i, g], se[r, g]))
@@ -565,7 +649,7 @@ def _write_outputs(
         write_table(out, files["paired_csv"].name, paired)
 
     counts = [arrays.get(k) for k in ("nonfinite_inputs", "nonfinite_steps")]
-    result = sim.Result(steps, arrays["regret"], arrays["loss"], arrays["best"], None, *counts)
+    result = sim.Result(steps, arrays["regret"], arrays.get("loss"), arrays.get("best"), None, *counts)
     warning = result.nonfinite_warning()
     if warning:
         print(f"{study.name}: {warning}", file=sys.stderr)
@@ -579,143 +663,87 @@ def _write_outputs(
     }
     if paired is not None:
         figures["paired"] = _paired_figure(study, steps, arrays["regret"])
+    tables: dict[str, list[dict[str, Any]]] = {}
+    data = Data(steps, arrays["regret"], bounds)
+    for options in study.figures:
+        if options["recipe"] == "regret_vs_horizon":
+            continue  # drawn over the horizons (_write_horizons)
+        stem = Path(options["file"]).stem
+        figures[stem], table = draw(study, data, options)
+        files[stem] = out / options["file"]
+        if table is not None:
+            tables[stem] = table
+            files[f"{stem}_csv"] = out / f"{stem}.csv"
+            write_table(out, f"{stem}.csv", table)
     for name, fig in figures.items():
         fig.savefig(files[name])
-    return StudyResult(study, out, files, saved["regret"], rows, resumed, computed, saved, paired, figures)
+    return StudyResult(study, out, files, saved["regret"], rows, resumed, computed, saved, paired, figures, tables)
 
 
-def _shown(study: Study, most: int) -> np.ndarray:
-    """Up to ``most`` grid points, evenly spread."""
-    return np.unique(np.linspace(0, study.size - 1, min(study.size, most)).round().astype(int))
+def _write_horizons(study: Study, out: Path, results: dict[int, StudyResult]) -> StudyResult:
+    """The outputs over a file's ``horizons``: ``summary.csv``, ``slopes.csv``, ``regret_vs_horizon.png``."""
+    horizons = tuple(results)
+    finals = np.stack([_final_of(results[h]) for h in horizons])  # [H, L, G, S]
+    rows = [{"horizon": h, **row} for h in horizons for row in results[h].summary]
+    slopes = _slope_rows(study, horizons, finals)
+    write_table(out, "summary.csv", rows)
+    write_table(out, "slopes.csv", slopes)
+    files = {
+        "csv": out / "summary.csv",
+        "slopes": out / "slopes.csv",
+        "regret_vs_horizon": out / "regret_vs_horizon.png",
+    }
+    entries = [f for f in study.figures if f["recipe"] == "regret_vs_horizon"] or [{"file": "regret_vs_horizon.png"}]
+    figures = {}
+    for options in entries:
+        stem = Path(options["file"]).stem
+        figures[stem] = regret_vs_horizon(study, horizons, finals, options)
+        files[stem] = out / options["file"]
+        figures[stem].savefig(files[stem])
+    write_settings(out, {"command": "sweep", "study": study.name, "file": str(study.source), "contents": study.raw,
+                         "horizons": list(horizons), "folders": {h: str(results[h].out) for h in horizons},
+                         "summary": rows, "slopes": slopes})  # fmt: skip
+    files["json"] = out / "settings.json"
+    last = results[horizons[-1]]
+    resumed = sum(r.resumed for r in results.values())
+    computed = sum(r.computed for r in results.values())
+    tables = dict(last.tables or {}) | {"slopes": slopes}
+    return last._replace(study=study, out=out, files=files, summary=rows, resumed=resumed, computed=computed,
+                         figures=figures, tables=tables, horizons=results)  # fmt: skip
 
 
-def _loglog(steps: np.ndarray) -> bool:
-    return bool(np.all(steps > 0) and steps[-1] >= 100)
+def _final_of(res: StudyResult) -> np.ndarray:
+    """``[L, G, S]``: a result's final regret (a single learner's with its learner axis)."""
+    final = np.asarray(res.regret)[..., -1]
+    return final if res.study.compare else final[None]
 
 
-def _figure(panels: int, width: float = 6.4, height: float = 4.4) -> tuple[Any, list[Any]]:
-    """A ``Figure`` (no pyplot, no backend) with ``panels`` axes, three per row."""
-    from matplotlib.figure import Figure
-
-    cols = min(panels, 3)
-    rows = -(-panels // cols)
-    scale = 1.0 if panels == 1 else 0.75
-    fig = Figure(figsize=(width * scale * cols, height * scale * rows), dpi=120)
-    return fig, [fig.add_subplot(rows, cols, k + 1) for k in range(panels)]
-
-
-def _curves_figure(study: Study, steps: np.ndarray, regret: np.ndarray) -> Any:
-    """``regret.png``: one learner: a line per grid point shown (up to 10); a comparison: a panel per grid point
-    shown (up to 6) with a line per learner. Mean and 95% band, ``jaxpriv.plot.regret_vs_t``."""
-    loglog = _loglog(steps)
-    if not study.compare:
-        fig, (ax,) = _figure(1)
-        curves = {_label(study, int(g)): regret[0, g] for g in _shown(study, 10)}
-        plot.regret_vs_t(steps, curves, ax=ax, logx=loglog, logy=loglog)
-        ax.set_title(f"{study.name}: {study.learner_name}, {study.seeds} seeds (mean, 95% band)", fontsize=9)
-    else:
-        shown = _shown(study, 6)
-        fig, axes = _figure(len(shown))
-        for ax, g in zip(axes, shown, strict=True):
-            curves = {label: regret[i, g] for i, label in enumerate(study.labels)}
-            plot.regret_vs_t(steps, curves, ax=ax, logx=loglog, logy=loglog)
-            ax.set_title(_label(study, int(g)) if study.grid else study.name, fontsize=9)
-        fig.suptitle(f"{study.name}: {study.seeds} seeds, shared keys (mean, 95% band)", fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-def _budget_axis(study: Study) -> tuple[str, ...] | None:
-    """The axis drawn along ``x`` of ``final_regret.png``: the first swept scalar axis, or ``None``."""
-    scalar = [a for a in study.axes if np.ndim(study.grid[a[0]]) == 1]
-    return scalar[0] if scalar else None
-
-
-_SYMBOLS = {"epsilon": "ε", "rho": "ρ", "delta": "δ"}
-
-
-def _final_figure(study: Study, final: np.ndarray, bounds: list[np.ndarray | None]) -> Any:
-    """``final_regret.png``: final regret of every learner against the first swept scalar axis
-    (``jaxpriv.plot.final_vs_budget``: 95% bands, the bounds dashed, an infinite budget dotted), one line per
-    learner and per value of the other axes; without a swept scalar, one error bar per learner and grid point."""
-    fig, (ax,) = _figure(1)
-    x_axis = _budget_axis(study)
-    mean, se = mean_se(final, axis=-1)
-    if x_axis is None:
-        n = 0
-        ticks = []
-        for i, label in enumerate(study.labels):
-            for g in range(study.size):
-                ax.errorbar([n], [mean[i, g]], yerr=[1.96 * se[i, g]], fmt="o", capsize=3)
-                ticks.append(label if study.size == 1 else f"{label}\n{_label(study, g)}")
-                n += 1
-        ax.set_xticks(np.arange(n), ticks, fontsize=7)
-        ax.set_ylabel(f"regret at T={study.horizon} (mean ± 1.96 SE)")
-    else:
-        x = study.grid[x_axis[0]]
-        other = tuple(k for a in study.axes if a != x_axis for k in a)
-        groups: dict[str, list[int]] = {}
+def _slope_rows(study: Study, horizons: tuple[int, ...], finals: np.ndarray) -> list[dict[str, Any]]:
+    """Per learner and grid point: the least-squares slope of log(mean final regret) against log T and of the
+    regret against ln T, with standard errors over the seeds (the horizons share the seed keys, so a seed's
+    influence on the slope is taken across horizons: the delta method for the log-log slope, the per-seed
+    slopes' SE for the ln T one)."""
+    x = np.log(np.asarray(horizons, np.float64))
+    w = (x - x.mean()) / np.sum((x - x.mean()) ** 2)  # slope = sum_k w_k y_k
+    rows = []
+    for i, label in enumerate(study.labels):
         for g in range(study.size):
-            groups.setdefault(_label(study, g, other) if other else "", []).append(g)
-        xs = x[np.isfinite(x)]
-        logx = bool(xs.size and np.all(xs > 0) and xs.max() / xs.min() >= 10)
-        ys = np.concatenate([mean.ravel(), *[b[np.isfinite(b)] for b in bounds if b is not None]])
-        logy = bool(np.all(ys > 0) and ys.max() / max(ys.min(), 1e-12) >= 10)
-        name = x_axis[0].split(".")[-1]
-        for group, idx in groups.items():
-            idx = np.asarray(idx)
-            order = idx[np.argsort(x[idx], kind="stable")]
-            takes = [_takes(study, arm, x_axis) for arm in study.learners]
-            finals = {_tag(study, lab, group): final[i][order] for i, lab in enumerate(study.labels) if takes[i]}
-            bds = {
-                _tag(study, lab, group): bounds[i][order]
-                for i, lab in enumerate(study.labels)
-                if takes[i] and bounds[i] is not None
-            }
-            xlabel = _SYMBOLS.get(name, x_axis[0])
-            plot.final_vs_budget(x[order], finals, bounds=bds or None, ax=ax, xlabel=xlabel, logx=logx, logy=logy)
-            for i, lab in enumerate(study.labels):  # a learner without this axis: one dotted line at its value
-                if not takes[i]:
-                    constant = {f"{_tag(study, lab, group)} (no {name})": final[i][order[:1]]}
-                    (line,) = plot.final_vs_budget([np.inf], constant, ax=ax, xlabel=xlabel, logx=logx, logy=logy)
-                    if bounds[i] is not None and np.isfinite(bounds[i][order[0]]):
-                        ax.axhline(bounds[i][order[0]], ls="--", lw=1.2, color=line.get_color(), label=f"{lab} bound")
-        if ax.get_legend_handles_labels()[1]:
-            ax.legend(fontsize=7)  # rebuilt: the bounds of the learners without the axis
-        ax.set_ylabel(f"regret at T={study.horizon} (mean ± 1.96 SE)")
-    env = study.env_name
-    title = f"{study.name}: {', '.join(study.labels)} on {env}" if study.compare else f"{study.name}: " \
-        f"{study.learner_name} on {env}"  # fmt: skip
-    ax.set_title(title, fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
-def _takes(study: Study, arm: StudyLearner, axis: tuple[str, ...]) -> bool:
-    """Whether ``arm`` depends on the grid axis ``axis`` (one learner: always)."""
-    return not study.compare or any(k in arm.axes or k.startswith("env.params.") for k in axis)
-
-
-def _tag(study: Study, label: str, group: str) -> str:
-    """A line's legend label: the learner's (and the other axes' values in a comparison); one learner: those values."""
-    if not study.compare:
-        return group or label
-    return f"{label}, {group}" if group else label
-
-
-def _paired_figure(study: Study, steps: np.ndarray, regret: np.ndarray) -> Any:
-    """``paired.png``: a panel per grid point shown (up to 6): each learner minus the reference against ``t``,
-    with paired-SE bands (``jaxpriv.plot.paired_difference``)."""
-    shown = _shown(study, 6)
-    fig, axes = _figure(len(shown))
-    for ax, g in zip(axes, shown, strict=True):
-        curves = {label: regret[i, g] for i, label in enumerate(study.labels)}
-        plot.paired_difference(steps, curves, study.reference, ax=ax, logx=_loglog(steps))
-        ax.set_title(_label(study, int(g)) if study.grid else study.name, fontsize=9)
-    fig.suptitle(f"{study.name}: regret − regret({study.reference}), paired SE (shared seeds)", fontsize=10)
-    fig.tight_layout()
-    return fig
+            y = np.asarray(finals[:, i, g, :], np.float64)  # [H, S]
+            m = y.mean(axis=1)
+            per_seed = w @ y  # the slope against ln T of each seed
+            lin, lin_se = mean_se(per_seed)
+            row: dict[str, Any] = {"learner": label} if study.compare else {}
+            row |= {"grid_point": g} | {k: fmt(v[g]) for k, v in study.grid.items()}
+            if np.all(m > 0):
+                influence = (w / m) @ y  # d slope / d y_s, linearised at the means
+                loglog, loglog_se = float(w @ np.log(m)), float(np.std(influence, ddof=1) / np.sqrt(y.shape[1]))
+            else:
+                loglog, loglog_se = float("nan"), float("nan")
+            row |= {"slope_loglog": loglog, "slope_loglog_se": loglog_se}
+            row |= {"slope_lnT": float(lin), "slope_lnT_se": float(lin_se)}
+            row |= {f"mean_T{h}": float(m[k]) for k, h in enumerate(horizons)}
+            rows.append(row)
+    return rows
 
 
 # --- tidy outputs --------------------------------------------------------------------------------------------

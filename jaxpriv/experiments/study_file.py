@@ -125,18 +125,31 @@ else:  # pragma: no cover
 __all__ = [
     "BUDGET_FIELDS",
     "COMPARE_KEYS",
+    "SIMULATORS",
+    "SMOKE_KEYS",
     "TABLES",
     "TOP_KEYS",
     "Grid",
     "Study",
     "StudyLearner",
+    "at_horizon",
     "build_grid",
     "load_study",
     "parse_study",
 ]
 
-TOP_KEYS = ("name", "description", "horizon", "seeds", "seed", "chunk", "segment", "grid_chunk", "checkpoints", "zip")
-TABLES = ("set", "learner", "env")
+TOP_KEYS = (
+    "name", "description", "horizon", "horizons", "seeds", "seed", "chunk", "segment", "grid_chunk", "checkpoints",
+    "zip",
+)  # fmt: skip
+TABLES = ("set", "learner", "env", "smoke", "figures")
+#: What a ``[smoke]`` table may override (its tables ``grid``, ``env``, ``set`` are merged key by key).
+SMOKE_KEYS = ("horizon", "horizons", "seeds", "seed", "chunk", "segment", "grid_chunk", "checkpoints", "grid", "env",
+              "set")  # fmt: skip
+#: The simulators a learner may name: ``jaxpriv.sweep`` (every learner) or its exact episode-level one.
+SIMULATORS = ("steps", "episodes")
+#: The environments each episode simulator runs on (``Spec.fast_path.module`` -> env names).
+EPISODE_ENVS = {"ucb": ("bernoulli_bandit",), "dp_se": ("bernoulli_bandit",), "gope": ("linear_bandit",)}
 # The keys of a comparison study: the learners, the shared axes, the reference learner's label.
 COMPARE_KEYS = ("learners", "grid", "reference")
 
@@ -160,6 +173,8 @@ class StudyLearner(NamedTuple):
       swept: whether it depends on a swept value; if not, it runs once and is repeated at every grid point.
       axes: the grid keys it takes -> the params field each sets (``{"learner.params.epsilon": "epsilon"}``
         in the single form).
+      simulator: ``"steps"`` (``jaxpriv.sweep``) or ``"episodes"`` (its exact episode-level simulator,
+        ``jaxpriv.bandits.simulate_episodes``: regret only, no loss or comparator).
     """
 
     label: str
@@ -170,6 +185,7 @@ class StudyLearner(NamedTuple):
     params: Any
     swept: bool
     axes: dict[str, str]
+    simulator: str = "steps"
 
 
 class Study(NamedTuple):
@@ -193,6 +209,9 @@ class Study(NamedTuple):
       learners: every learner (one in the single form); ``learner``, ``learner_name``, ``learner_static``,
         ``learner_bound`` and ``params`` are the first one's.
       reference: a comparison's reference label (paired differences against it), or ``None``.
+      horizons: the file's ``horizons`` (one sweep per horizon, the same seed; ``horizon`` is the largest), or ``()``.
+      smoke: whether the file's ``[smoke]`` overrides were applied (``raw`` holds the merged contents).
+      figures: the ``[[figures]]`` entries (validated tables: ``recipe``, ``file`` and the recipe's options).
     """
 
     name: str
@@ -218,6 +237,9 @@ class Study(NamedTuple):
     learners: tuple[StudyLearner, ...] = ()
     reference: str | None = None
     segment: int | None = None
+    horizons: tuple[int, ...] = ()
+    smoke: bool = False
+    figures: tuple[dict[str, Any], ...] = ()
 
     @property
     def size(self) -> int:
@@ -273,6 +295,7 @@ class _RunKeys(NamedTuple):
     chunk: int
     checkpoints: tuple[int, ...]
     segment: int | None
+    horizons: tuple[int, ...] = ()
 
 
 def _fail(source: Path, key: str, message: str) -> ValueError:
@@ -287,11 +310,14 @@ def _suggest(name: str, known: list[str]) -> str:
 # --- the file ------------------------------------------------------------------------------------------------
 
 
-def load_study(path: str | Path) -> Study:
+def load_study(path: str | Path, smoke: bool = False, edit: Callable[[dict], dict] | None = None) -> Study:
     """Read and validate a study file; builds the components but compiles nothing.
 
     Args:
       path: the study file (TOML).
+      smoke: apply the file's ``[smoke]`` overrides (its reduced scale).
+      edit: a function of the file's contents (after ``[smoke]``) returning the contents to run: a command's
+        options over a shipped file (``jaxpriv demo --horizon ...``); checked like the file itself.
 
     Returns:
       The ``Study`` (see ``parse_study``).
@@ -304,7 +330,7 @@ def load_study(path: str | Path) -> Study:
         missing or unreadable.
     """
     source, text = _read_text(path)
-    return parse_study(text, source)
+    return parse_study(text, source, smoke, edit)
 
 
 def _read_text(path: Any) -> tuple[Path, str]:
@@ -324,12 +350,16 @@ def _read_text(path: Any) -> tuple[Path, str]:
         raise ValueError(f"study file {source} cannot be read ({err.strerror or err})") from None
 
 
-def parse_study(text: str, source: str | Path = "<string>") -> Study:
+def parse_study(
+    text: str, source: str | Path = "<string>", smoke: bool = False, edit: Callable[[dict], dict] | None = None
+) -> Study:
     """Build a validated ``Study`` from a study file's TOML text; builds the components but compiles nothing.
 
     Args:
       text: the TOML text.
       source: the file it came from: named in every error, and its stem is the default study name.
+      smoke: apply the file's ``[smoke]`` overrides (a ``ValueError`` when it has none).
+      edit: a function of the contents (after ``[smoke]``) returning the contents to parse (``load_study``).
 
     Returns:
       The ``Study``: its components built, its params carrying the flattened product grid.
@@ -364,6 +394,63 @@ def parse_study(text: str, source: str | Path = "<string>") -> Study:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"{source}: not valid TOML: {err}") from None
+    raw = _apply_smoke(source, raw, smoke)
+    if edit is not None:
+        raw = edit(raw)
+    study = _parse_raw(source, raw)
+    if study.horizons:  # every horizon's components and values are checked now, before anything compiles
+        for horizon in study.horizons[:-1]:
+            at_horizon(study, horizon)
+    return study._replace(smoke=smoke, figures=_figures(source, raw, study))
+
+
+def at_horizon(study: Study, horizon: int) -> Study:
+    """The study of a file with ``horizons`` at one of them: ``horizon = <horizon>`` in place of the list
+    (its components built for that horizon: a learner tuned to ``T`` is another learner at each ``T``)."""
+    raw = {k: v for k, v in study.raw.items() if k != "horizons"} | {"horizon": int(horizon)}
+    return _parse_raw(study.source, raw)._replace(smoke=study.smoke, figures=study.figures)
+
+
+def _apply_smoke(source: Path, raw: dict[str, Any], smoke: bool) -> dict[str, Any]:
+    """The file's contents with its ``[smoke]`` overrides merged in (when ``smoke``); the table is checked either way.
+
+    A top-level key of ``[smoke]`` replaces the file's (``horizon`` replaces ``horizons`` and the reverse); its
+    tables ``grid``, ``env`` (and ``env.params``) and ``set`` replace the keys they name, leaving the others.
+    """
+    table = raw.get("smoke")
+    if table is None:
+        if smoke:
+            raise _fail(source, "smoke", "the file has no [smoke] table (its reduced scale): add one to run --smoke")
+        return raw
+    if not isinstance(table, dict):
+        raise _fail(source, "smoke", f"must be a table of overrides, got {table!r}")
+    for key in table:
+        if key not in SMOKE_KEYS:
+            raise _fail(source, f"smoke.{key}", f"cannot be overridden{_suggest(key, list(SMOKE_KEYS))}; "
+                        f"[smoke] may set {list(SMOKE_KEYS)}")  # fmt: skip
+        if key in ("grid", "env", "set") and not isinstance(table[key], dict):
+            raise _fail(source, f"smoke.{key}", f"must be a table (the keys of [{key}] it replaces)")
+    if not smoke:
+        return raw
+    merged = {k: v for k, v in raw.items() if k != "smoke"}
+    for key, value in table.items():
+        if key in ("horizon", "horizons"):
+            merged.pop("horizons" if key == "horizon" else "horizon", None)
+        merged[key] = _merge(merged.get(key), value) if isinstance(value, dict) else value
+    merged["smoke"] = table
+    return merged
+
+
+def _merge(base: Any, update: dict[str, Any]) -> dict[str, Any]:
+    """``base`` (a table, or nothing) with ``update``'s keys replaced, tables merged recursively."""
+    out = dict(base) if isinstance(base, dict) else {}
+    for key, value in update.items():
+        out[key] = _merge(out.get(key), value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def _parse_raw(source: Path, raw: dict[str, Any]) -> Study:
+    """The study of the file's (merged) contents ``raw``."""
     _check_keys(source, raw)
     run = _run_keys(source, raw)
     constraint = _constraint_set(source, raw)
@@ -387,15 +474,18 @@ def parse_study(text: str, source: str | Path = "<string>") -> Study:
         _params_at(learner.entry.params, l_fixed, grid.values, "learner.params."),
         _params_at(env.entry.params, e_fixed, grid.values, "env.params."),
     )
-    _check_values(source, learner.component, env.component, params, run.horizon)
+    simulator = _simulator(source, "learner", raw["learner"], learner.component, env.name)
+    if simulator == "steps":
+        _check_values(source, learner.component, env.component, params, run.horizon)
     arm = StudyLearner(
         learner.name, learner.name, learner.component, learner.static, learner.entry.bound, params,
         bool(grid.values), {k: k[len("learner.params.") :] for k in grid.values if k.startswith("learner.params.")},
+        simulator,
     )  # fmt: skip
     return Study(
         run.name, source, raw, run.horizon, run.seeds, run.seed, run.chunk, min(grid_chunk, grid.size),
         run.checkpoints, learner.component, env.component, constraint, learner.name, env.name, learner.static,
-        learner.entry.bound, params, grid.values, grid.axes, grid.shape, (arm,), None, run.segment,
+        learner.entry.bound, params, grid.values, grid.axes, grid.shape, (arm,), None, run.segment, run.horizons,
     )  # fmt: skip
 
 
@@ -420,7 +510,7 @@ def _parse_comparison(
     used: set[str] = set()
     for table, label in zip(tables, labels, strict=True):
         section = f"learners.{label}"
-        built = _build(source, section, table, registry.LEARNERS, supplied, "learner", ("label", "axes"))
+        built = _build(source, section, table, registry.LEARNERS, supplied, "learner", ("label", "axes", "simulator"))
         fixed, own = _params(source, section, table, built.entry.params, built.component)
         if own:
             field = next(iter(own))
@@ -443,9 +533,11 @@ def _parse_comparison(
             _params_at(built.entry.params, fixed, values, "learner.params."),
             _params_at(env.entry.params, e_fixed, env_values, "env.params."),
         )
-        _check_values(source, built.component, env.component, params, run.horizon, section)
+        simulator = _simulator(source, section, table, built.component, env.name)
+        if simulator == "steps":
+            _check_values(source, built.component, env.component, params, run.horizon, section)
         arms.append(StudyLearner(label, built.name, built.component, built.static, built.entry.bound, params,
-                                 is_swept, axes))  # fmt: skip
+                                 is_swept, axes, simulator))  # fmt: skip
     for key in shared:
         if key not in used:
             axis = key[len("grid.") :]
@@ -462,6 +554,7 @@ def _parse_comparison(
         run.name, source, raw, run.horizon, run.seeds, run.seed, run.chunk, min(grid_chunk, grid.size),
         run.checkpoints, first.learner, env.component, constraint, first.name, env.name, first.static,
         first.bound, first.params, grid.values, grid.axes, grid.shape, tuple(arms), reference, run.segment,
+        run.horizons,
     )  # fmt: skip
 
 
@@ -517,7 +610,7 @@ def _axis_map(
     """The shared axes a learner takes: grid key -> the field it sets (``axes``, else the same-named field)."""
     explicit = table.get("axes", {})
     if not isinstance(explicit, dict):
-        raise _fail(source, f"{section}.axes", f"must be a table (axis = \"field\"), got {explicit!r}")
+        raise _fail(source, f"{section}.axes", f'must be a table (axis = "field"), got {explicit!r}')
     axes: dict[str, str] = {}
     for axis, field in explicit.items():
         key, where = f"grid.{axis}", f"{section}.axes.{axis}"
@@ -583,7 +676,8 @@ def _int_key(source: Path, raw: dict[str, Any], key: str, default: int | None, m
 def _run_keys(source: Path, raw: dict[str, Any]) -> _RunKeys:
     """The name, horizon, seeds, seed, chunk (which must divide seeds), the normalised checkpoints, the segment."""
     name = raw.get("name", source.stem)
-    horizon = _int_key(source, raw, "horizon", None, 1)
+    horizons = _horizons(source, raw)
+    horizon = horizons[-1] if horizons else _int_key(source, raw, "horizon", None, 1)
     if horizon >= _validate.HORIZON_LIMIT:
         raise _fail(source, "horizon", f"must be < 2**31 - 1 (the clock and step counters are int32), got {horizon}")
     seeds = _int_key(source, raw, "seeds", None, 2)
@@ -601,7 +695,23 @@ def _run_keys(source: Path, raw: dict[str, Any]) -> _RunKeys:
         checkpoints = sim.normalize_checkpoints(horizon, None if ckpts == "all" else ckpts)
     except (ValueError, TypeError) as err:
         raise _fail(source, "checkpoints", f"must be 'log', 'all' or a list of steps in [1, horizon]: {err}") from None
-    return _RunKeys(name, horizon, seeds, seed, chunk, checkpoints, segment)
+    return _RunKeys(name, horizon, seeds, seed, chunk, checkpoints, segment, horizons)
+
+
+def _horizons(source: Path, raw: dict[str, Any]) -> tuple[int, ...]:
+    """The file's ``horizons`` (at least two increasing integers, instead of ``horizon``), or ``()``."""
+    if "horizons" not in raw:
+        return ()
+    if "horizon" in raw:
+        raise _fail(source, "horizons", "give either horizon (one sweep) or horizons (one sweep per horizon), not both")
+    values = raw["horizons"]
+    if (
+        not isinstance(values, list) or len(values) < 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values)
+        or bool(np.any(np.diff(values) <= 0))
+    ):  # fmt: skip
+        raise _fail(source, "horizons", f"must be a list of at least two increasing integers >= 1, got {values!r}")
+    return tuple(values)
 
 
 # --- the components ------------------------------------------------------------------------------------------
@@ -645,7 +755,7 @@ def _build(
         known = sorted(components)
         raise _fail(source, f"{section}.name", f"unknown {what} {name!r}{_suggest(str(name), known)}; known: {known}")
     entry = components[name]
-    skip = ("name", "params", "bandit_feedback", "mechanism", *reserved)
+    skip = ("name", "params", "bandit_feedback", "mechanism", "simulator", *reserved)
     static = {k: v for k, v in table.items() if k not in skip}
     signature = inspect.signature(entry.factory).parameters
     for key in static:
@@ -893,3 +1003,103 @@ def _check_traces(source: Path, learner: Any, env: Any, params: Any, section: st
             jax.eval_shape(fn, key, sub)
         except (ValueError, TypeError) as err:
             raise _fail(source, where, str(err).splitlines()[0] if str(err) else type(err).__name__) from None
+
+
+# --- the simulator and the figures ---------------------------------------------------------------------------
+
+
+def _simulator(source: Path, section: str, table: dict[str, Any], learner: Any, env_name: str) -> str:
+    """A learner's ``simulator``: ``"steps"`` (default) or ``"episodes"`` (its exact episode-level simulator)."""
+    simulator = table.get("simulator", "steps")
+    key = f"{section}.simulator"
+    if simulator not in SIMULATORS:
+        raise _fail(source, key, f"must be one of {list(SIMULATORS)}, got {simulator!r}")
+    if simulator == "steps":
+        return simulator
+    fast_path = spec_of(learner).fast_path
+    if fast_path is None:
+        name = spec_of(learner).name or table.get("name")
+        raise _fail(source, key, f"{name} has no exact episode simulator (its spec's fast_path is None): "
+                    'use simulator = "steps" (jaxpriv.sweep)')  # fmt: skip
+    envs_ok = EPISODE_ENVS.get(fast_path.module, ())
+    if env_name not in envs_ok:
+        raise _fail(source, key, f"the episode simulator of {spec_of(learner).name} runs on [env] name = "
+                    f"{' or '.join(map(repr, envs_ok))}, not {env_name!r}")  # fmt: skip
+    return simulator
+
+
+#: The figure recipes a ``[[figures]]`` entry may name, and the options each takes (beside ``recipe`` and ``file``).
+FIGURE_RECIPES: dict[str, tuple[str, ...]] = {
+    "regret_vs_t": ("learners", "grid_points", "logx", "logy", "title"),
+    "final_vs_budget": ("learners", "axis", "bounds", "logx", "logy", "title"),
+    "paired_difference": ("learners", "reference", "grid_points", "title"),
+    "price_of_privacy": ("learners", "nonprivate", "axis", "title"),
+    "knee": ("learner", "axis", "high_privacy", "lower_bound", "title"),
+    "regret_vs_horizon": ("learners", "title"),
+}
+
+
+def axis_key(study: Study, name: str) -> str:
+    """The grid key an ``axis`` option names: a key (``"grid.epsilon"``) or its last part (``"epsilon"``)."""
+    if name in study.grid:
+        return name
+    matches = [k for k in study.grid if k.split(".")[-1] == name]
+    if len(matches) != 1:
+        raise KeyError(name)
+    return matches[0]
+
+
+def _figures(source: Path, raw: dict[str, Any], study: Study) -> tuple[dict[str, Any], ...]:
+    """The ``[[figures]]`` entries, checked against the study: recipe, options, labels, axes, file names."""
+    entries = raw.get("figures", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise _fail(source, "figures", "must be an array of tables ([[figures]] entries with a recipe)")
+    out, files = [], set()
+    labels = list(study.labels)
+    for i, entry in enumerate(entries, 1):
+        where = f"figures[{i}]"
+        recipe = entry.get("recipe")
+        if recipe not in FIGURE_RECIPES:
+            known = sorted(FIGURE_RECIPES)
+            raise _fail(source, f"{where}.recipe", f"unknown recipe {recipe!r}{_suggest(str(recipe), known)}; "
+                        f"known: {known}")  # fmt: skip
+        allowed = ("recipe", "file", *FIGURE_RECIPES[recipe])
+        for key in entry:
+            if key not in allowed:
+                raise _fail(source, f"{where}.{key}", f"{recipe} takes no option {key!r}; it takes {list(allowed)}")
+        fig = dict(entry)
+        fig.setdefault("file", f"{recipe}.png")
+        name = fig["file"]
+        if not isinstance(name, str) or "/" in name or "\\" in name or not name.endswith(".png") or name in files:
+            raise _fail(source, f"{where}.file", f"must be a new file name ending in .png (no folder), got {name!r}")
+        files.add(name)
+        chosen = fig.get("learners", labels)
+        if "learner" in fig:
+            chosen = [fig["learner"]]
+        for key in ("reference", "nonprivate"):
+            if key in fig:
+                chosen = [*chosen, fig[key]]
+        if not isinstance(chosen, list) or any(c not in labels for c in chosen):
+            raise _fail(source, f"{where}", f"names a learner that is no label of the study ({labels}): {chosen!r}")
+        if recipe == "paired_difference" and fig.setdefault("reference", study.reference) is None:
+            raise _fail(source, f"{where}.reference", "paired_difference needs a reference label (or the study's)")
+        if "axis" in fig or recipe in ("final_vs_budget", "knee", "price_of_privacy"):
+            scalar = [a[0] for a in study.axes if np.ndim(study.grid[a[0]]) == 1]
+            default = scalar[0] if scalar else None
+            try:
+                fig["axis"] = axis_key(study, fig["axis"]) if "axis" in fig else default
+            except (KeyError, TypeError):
+                raise _fail(source, f"{where}.axis", f"is no swept axis; the axes: {list(study.grid)}") from None
+            if recipe in ("knee", "price_of_privacy") and fig["axis"] is None and "nonprivate" not in fig:
+                raise _fail(source, where, f"{recipe} needs a swept budget axis")
+        if recipe == "knee":
+            small = fig.setdefault("high_privacy", 0.05)
+            x = study.grid[fig["axis"]]
+            if not isinstance(small, (int, float)) or not np.any(np.isfinite(x) & (x <= small)):
+                raise _fail(source, f"{where}.high_privacy", f"the axis needs a budget <= {small}, got {x.tolist()}")
+        if recipe == "price_of_privacy" and "nonprivate" not in fig and not np.any(np.isinf(study.grid[fig["axis"]])):
+            raise _fail(source, where, 'price_of_privacy needs nonprivate = "<label>" or an inf value on its axis')
+        if recipe == "regret_vs_horizon" and not study.horizons:
+            raise _fail(source, f"{where}.recipe", "regret_vs_horizon needs horizons = [...] in the file")
+        out.append(fig)
+    return tuple(out)

@@ -1,0 +1,99 @@
+"""The study-file format's reproduction features: [smoke], horizons (slopes), simulator = "episodes", [[figures]]
+recipes, and the shipped files by name (jaxpriv sweep --list / NAME)."""
+
+import numpy as np
+import pytest
+
+from jaxpriv import bandits, envs
+from jaxpriv.cli import main
+from jaxpriv.experiments import study
+from jaxpriv.experiments.study_file import parse_study
+
+BANDIT = """
+horizon = 2000
+seeds = 4
+[learner]
+name = "adap_klucb"
+num_arms = 3
+simulator = "episodes"
+[learner.params]
+epsilon = [0.5, inf]
+alpha = 3.1
+[env]
+name = "bernoulli_bandit"
+num_arms = 3
+[env.params]
+means = [0.7, 0.5, 0.3]
+"""
+
+
+def test_smoke_overrides_apply_only_when_asked():
+    text = BANDIT + "[smoke]\nhorizon = 100\nseeds = 2\n[smoke.env.params]\nmeans = [0.9, 0.5, 0.1]\n"
+    full, small = parse_study(text, "s.toml"), parse_study(text, "s.toml", smoke=True)
+    assert (full.horizon, full.seeds, small.horizon, small.seeds) == (2000, 4, 100, 2)
+    np.testing.assert_allclose(small.params.env.means, [0.9, 0.5, 0.1])
+    np.testing.assert_allclose(full.params.env.means, [0.7, 0.5, 0.3])
+    assert small.smoke and not full.smoke
+    with pytest.raises(ValueError, match=r"\[smoke.learners\] cannot be overridden"):
+        parse_study(BANDIT + "[smoke]\nlearners = 1\n", "s.toml")
+    with pytest.raises(ValueError, match=r"\[smoke\] the file has no \[smoke\] table"):
+        parse_study(BANDIT, "s.toml", smoke=True)
+
+
+def test_bad_simulator_and_figures_are_refused_before_compiling():
+    with pytest.raises(ValueError, match=r"\[learner.simulator\] must be one of"):
+        parse_study(BANDIT.replace('"episodes"', '"episode"'), "s.toml")
+    pftal = (
+        'horizon = 64\nseeds = 2\n[set]\nkind = "l2_ball"\ndim = 2\n[learner]\nname = "pftal"\nsimulator = "episodes"\n'
+        '[learner.params]\nepsilon = 1.0\n[env]\nname = "quadratic_stream"\n[env.params]\ncenter = [0.3, 0.3]\n'
+    )
+    with pytest.raises(ValueError, match=r"\[learner.simulator\] .*no exact episode simulator"):
+        parse_study(pftal, "s.toml")
+    with pytest.raises(ValueError, match=r"unknown recipe 'kne' \(did you mean 'knee'\?\)"):
+        parse_study(BANDIT + '[[figures]]\nrecipe = "kne"\n', "s.toml")
+    with pytest.raises(ValueError, match=r"\[figures\[1\].colour\] knee takes no option"):
+        parse_study(BANDIT + '[[figures]]\nrecipe = "knee"\ncolour = 1\n', "s.toml")
+    with pytest.raises(ValueError, match=r"\[figures\[1\].high_privacy\] the axis needs a budget <= 0.05"):
+        parse_study(BANDIT + '[[figures]]\nrecipe = "knee"\n', "s.toml")
+    with pytest.raises(ValueError, match=r"regret_vs_horizon needs horizons"):
+        parse_study(BANDIT + '[[figures]]\nrecipe = "regret_vs_horizon"\n', "s.toml")
+    with pytest.raises(ValueError, match=r"\[horizons\] give either horizon"):
+        parse_study(BANDIT.replace("horizon = 2000", "horizon = 2000\nhorizons = [10, 20]"), "s.toml")
+    with pytest.raises(ValueError, match=r"\[horizons\] must be a list of at least two increasing"):
+        parse_study(BANDIT.replace("horizon = 2000", "horizons = [20, 10]"), "s.toml")
+
+
+def test_episodes_give_simulate_episodes_numbers_and_horizons_give_slopes(tmp_path):
+    text = BANDIT.replace("horizon = 2000", "horizons = [1000, 4000, 16000]")
+    text += '[[figures]]\nrecipe = "price_of_privacy"\n'
+    path = tmp_path / "b.toml"
+    path.write_text(text)
+    res = study.run_study(path, tmp_path / "out", progress=False)
+    assert sorted(res.horizons) == [1000, 4000, 16000]
+    assert (tmp_path / "out" / "T4000" / "summary.csv").exists()
+    assert (tmp_path / "out" / "slopes.csv").exists() and (tmp_path / "out" / "regret_vs_horizon.png").exists()
+    # the same keys through bandits.simulate_episodes: the same numbers
+    learner = bandits.adap_klucb(3, 4000)
+    params = bandits.AdaPKLUCBParams(epsilon=np.array([0.5, np.inf], np.float32), alpha=3.1)
+    direct = bandits.simulate_episodes(learner, params, envs.BernoulliParams(np.array([0.7, 0.5, 0.3])), 0, 4000, 4)
+    np.testing.assert_array_equal(res.horizons[4000].regret[..., -1], np.asarray(direct.regret)[..., -1])
+    # slopes: least squares over log T of the log mean final regret (and per seed against ln T)
+    finals = np.stack([res.horizons[h].regret[..., -1] for h in (1000, 4000, 16000)])  # [H, G, S]
+    x = np.log([1000.0, 4000.0, 16000.0])
+    for g, row in enumerate(res.tables["slopes"]):
+        assert row["slope_loglog"] == pytest.approx(np.polyfit(x, np.log(finals[:, g].mean(-1)), 1)[0], rel=1e-6)
+        assert row["slope_lnT"] == pytest.approx(np.polyfit(x, finals[:, g].mean(-1), 1)[0], rel=1e-6)
+        assert 0 < row["slope_loglog"] < 1 and row["slope_loglog_se"] > 0  # sublinear, with an SE
+    # the price of privacy: eps = 0.5 minus eps = inf at the same seeds, positive beyond its paired SE
+    (pop,) = res.tables["price_of_privacy"]
+    assert pop["price_mean"] > 2 * pop["price_se"] > 0
+
+
+def test_the_shipped_files_are_listed_and_run_by_name(capsys):
+    assert main(["sweep", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in study.shipped_studies():
+        assert name in out
+    assert "demo" in study.shipped_studies()
+    assert main(["sweep", "dem", "--no-compile-cache"]) == 2
+    assert "did you mean 'demo'" in capsys.readouterr().err
