@@ -19,7 +19,7 @@ class FastPath(NamedTuple):
     """``jaxpriv.bandits.episodic.<module>.simulate`` bound to a factory's static options.
 
     Attributes:
-      module: the simulator's module in ``jaxpriv.bandits.episodic`` (``"ucb"``, ``"gope"``, ``"dp_se"``).
+      module: the simulator's module in ``jaxpriv.bandits.episodic`` (``"ucb"``, ``"gope"``, ``"dp_se"``, ``"lazy"``).
       options: ``(name, value)`` pairs of the factory's static options the simulator needs
         (hashable: a fast path compares and hashes by value, as a ``Spec`` field should).
 

@@ -26,6 +26,7 @@ from jaxpriv import _validate
 from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, static_args
 from jaxpriv.bandits import _lazy
 from jaxpriv.bandits._episodic_ucb import TIE_BREAKS, choose
+from jaxpriv.bandits._fast_path import FastPath
 from jaxpriv.bandits._lazy import LazyState
 from jaxpriv.theory import anytime_lazy_ucb_regret_bound
 
@@ -105,6 +106,10 @@ def anytime_lazy_ucb(
     ``>= u_j``, ``R_T <= Σ_{Δ_j>0} Δ_j min(T, 2 m_j - 1 + Σ_{t=K+1}^{T} 3(⌊log2 t⌋ + 1) t^{-3})``, i.e.
     ``O(Σ log T/Δ_j + K log T/ε)``, the paper's order.
 
+    Exact event-level simulator: ``jaxpriv.bandits.simulate_episodes(anytime_lazy_ucb(K), params, means, key, T)``
+    runs it on a Bernoulli bandit one scan step per release or change of the leading arm
+    (``jaxpriv.bandits.episodic.lazy``; ``T = 10⁷`` in at most ``K (K bitlen(T) + 1)`` steps per seed).
+
     Args:
       num_arms: ``K >= 2``.
       horizon: optional ``T``; only validated (``T >= K``): the algorithm is anytime.
@@ -144,5 +149,9 @@ def anytime_lazy_ucb(
         return _lazy.lazy_update(key, state, action, reward)
 
     static = static_args(num_arms=K, horizon=horizon, tie_break=tie_break, private=private)
-    spec = Spec("anytime_lazy_ucb", AnytimeLazyUCBParams, private=private, static=static, num_arms=K)
+    # The exact event-level simulator (``jaxpriv.bandits.episodic.lazy``): releases and leader changes.
+    fast_path = FastPath("lazy", (("tie_break", tie_break),))
+    spec = Spec(
+        "anytime_lazy_ucb", AnytimeLazyUCBParams, private=private, static=static, num_arms=K, fast_path=fast_path
+    )
     return Learner(init_fn, act_fn, update_fn, check, nonfinite=nonfinite_field, spec=spec)

@@ -4,7 +4,8 @@ Where a policy's decisions change only at episode or phase boundaries, the whole
 episode is advanced at once, its sufficient statistics drawn from their exact
 distribution: ``simulate_ucb_episodes`` (AdaC-UCB, AdaP-UCB, AdaP-KLUCB and episodic UCB,
 ``ucb``), ``simulate_gope_phases`` (AdaC-GOPE and GOPE, ``gope``; AdaC-GOPE-Var through its
-learner) and ``simulate_dp_se_epochs`` (DP-SE, ``dp_se``), all run over seeds and a params grid by
+learner) ``simulate_dp_se_epochs`` (DP-SE, ``dp_se``) and Anytime-Lazy-UCB's event simulator (``lazy``: one step
+per release or change of the leading arm, through ``simulate_episodes`` only), all run over seeds and a params grid by
 ``episode_sweep``. Each policy's factory puts its simulator in its spec (``Spec.fast_path``):
 ``simulate_episodes(learner, params, env_params, ...)`` runs the learner's own, and the three
 entry points above build the learner their params class names (one table each) and run it. They

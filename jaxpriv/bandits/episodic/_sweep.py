@@ -96,7 +96,8 @@ def simulate_episodes(
     class, says what is simulated. AdaC-UCB, AdaP-UCB, AdaP-KLUCB and episodic UCB run episode by
     episode on a Bernoulli bandit (``simulate_ucb_episodes``), AdaC-GOPE, AdaC-GOPE-Var and GOPE phase
     by phase on a linear bandit (``simulate_gope_phases``), DP-SE epoch by epoch
-    (``simulate_dp_se_epochs``); the step-level policy stays the reference.
+    (``simulate_dp_se_epochs``), Anytime-Lazy-UCB release by release and leader change by leader change
+    (``jaxpriv.bandits.episodic.lazy``); the step-level policy stays the reference.
 
     Args:
       learner: a policy with an exact episode simulator (``adac_ucb(K)``, ``adac_gope_var(K, d, T)``, ...).
