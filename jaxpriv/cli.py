@@ -102,23 +102,24 @@ def bandits(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The experiments that became shipped study files: ``baselines --experiment X`` says which to run.
+MOVED = {
+    "epsilon": "adap_klucb_epsilon",
+    "oco": "dp_ftrl_vs_pftal_quadratic and dp_ftrl_vs_pftal_logistic",
+}
+
+
 def _baselines_other(args: argparse.Namespace, out: Path) -> int:
     """``baselines --experiment epsilon | gope | oco``: run it and print its table."""
-    from jaxpriv.experiments import baselines_epsilon, baselines_gope, baselines_oco
+    from jaxpriv.experiments import baselines_gope
 
-    run = {
-        "epsilon": baselines_epsilon.sweep_epsilon,
-        "gope": baselines_gope.compare_gope,
-        "oco": baselines_oco.compare_oco,
-    }[args.experiment]
+    run = {"gope": baselines_gope.compare_gope}[args.experiment]
     t0 = time.perf_counter()
     res = run(out, args.full_scale, args.seeds, args.seed, horizon=args.horizon, verbose=True)
     cols = list(res.table[0])
     print(" ".join(f"{c:>14}" for c in cols))
     for row in res.table:
         print(" ".join(f"{v:>14.4g}" if isinstance(v, float) else f"{v!s:>14}" for v in row.values()))
-    if args.experiment == "epsilon":
-        print("knee: " + ", ".join(f"{k} {v:.3g}" for k, v in res.knee.items()))
     print(f"{time.perf_counter() - t0:.1f} s; wrote {', '.join(str(p) for p in res.files.values())}")
     return 0
 
@@ -127,6 +128,11 @@ def baselines(args: argparse.Namespace) -> int:
     """The private baselines: Azize & Basu 2022 Fig. 2 (default), Fig. 3, AdaC-GOPE-Var, DP-FTRL vs PFTAL."""
     from jaxpriv.experiments.baselines import compare
 
+    if args.experiment in MOVED:
+        raise ValueError(
+            f"--experiment {args.experiment} is the shipped study {MOVED[args.experiment]}: jaxpriv sweep NAME "
+            "[--smoke] (jaxpriv sweep --list)"
+        )
     out = Path(args.out) if args.out else Path("jaxpriv-out") / time.strftime("baselines-%Y%m%d-%H%M%S")
     print(f"baselines {args.experiment} ({'full' if args.full_scale else 'reduced'} scale) ...", flush=True)
     if args.experiment != "pure-dp":
@@ -273,9 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         "--experiment",
         choices=["pure-dp", "epsilon", "gope", "oco"],
         default="pure-dp",
-        help="pure-dp: Azize & Basu 2022, Fig. 2 (default); epsilon: AdaP-KLUCB against eps with the lower bound "
-        "(Fig. 3); "
-        "gope: AdaC-GOPE against AdaC-GOPE-Var; oco: DP-FTRL against PFTAL (tree and BLT)",
+        help="pure-dp: Azize & Basu 2022, Fig. 2 (default); gope: AdaC-GOPE against AdaC-GOPE-Var; epsilon and oco "
+        "are shipped study files now (jaxpriv sweep adap_klucb_epsilon, jaxpriv sweep dp_ftrl_vs_pftal_quadratic)",
     )
     c.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/baselines-<time>)")
     c.add_argument("--full-scale", action="store_true", help="T = 1e7, 20 runs (DP-UCB / LDP-UCB capped at 1e6)")

@@ -12,7 +12,7 @@ adds one more figure, named by its ``recipe``, into ``file`` (default ``<recipe>
     first swept scalar), ``logx``, ``logy``.
 ``paired_difference``
     each learner minus ``reference`` (default the study's) against ``t``, paired-SE bands: ``learners``,
-    ``grid_points``.
+    ``grid_points``; its table (``<file stem>.csv``): the final differences with their paired SEs.
 ``price_of_privacy``
     regret(private) − regret(non-private) against ``t``, paired SE: the non-private run is the learner
     ``nonprivate`` (a label) at the same grid point, or, without it, the same learner at the ``inf`` value of
@@ -257,11 +257,22 @@ def _final_vs_budget(study: Study, data: Data, options: dict[str, Any]) -> tuple
     return _titled(fig, options), None
 
 
-def _paired(study: Study, data: Data, options: dict[str, Any]) -> tuple[Any, None]:
-    fig = _paired_figure(
-        study, data.steps, data.regret, options["reference"], _pick(study, options), _points(study, options)
-    )
-    return _titled(fig, options), None
+def _paired(study: Study, data: Data, options: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
+    from jaxpriv import stats
+
+    reference = options["reference"]
+    fig = _paired_figure(study, data.steps, data.regret, reference, _pick(study, options), _points(study, options))
+    r = study.labels.index(reference)
+    rows = []
+    for i in _pick(study, options):
+        if i == r:
+            continue
+        diff, se = stats.paired_difference(data.final[i], data.final[r], axis=-1)
+        for g in range(study.size):
+            row = {"learner": study.labels[i], "reference": reference, "grid_point": g}
+            row |= {k: fmt(v[g]) for k, v in study.grid.items()}
+            rows.append(row | {"difference_mean": float(diff[g]), "difference_se": float(se[g])})
+    return _titled(fig, options), rows
 
 
 def _price_of_privacy(study: Study, data: Data, options: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:

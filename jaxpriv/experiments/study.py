@@ -629,6 +629,10 @@ def _write_outputs(
     mean, se = mean_se(final, axis=-1)  # final regret over the seeds
     bounds = [_bounds(study, arm) for arm in study.learners]
     rows = _summary_rows(study, mean, se, bounds)
+    if arrays.get("gap") is not None:  # an inexact comparator: regret + its certified gap bounds the exact regret
+        upper, upper_se = mean_se(final + np.asarray(arrays["gap"])[..., -1], axis=-1)
+        for row, m, e in zip(rows, upper.ravel(), upper_se.ravel(), strict=True):
+            row |= {"final_upper_mean": float(m), "final_upper_se": float(e)}
     paired = _paired_rows(study, final)
 
     files = {

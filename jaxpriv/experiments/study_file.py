@@ -519,7 +519,7 @@ def _parse_comparison(
                 "is a list of values: in a comparison every learner runs on the same grid, so swept values "
                 f"go in [grid] (a shared axis, e.g. [grid] {field} = [...]) and a learner's params hold single values",
             )  # fmt: skip
-        axes = _axis_map(source, section, table, shared, built.entry.params, fixed)
+        axes = _axis_map(source, section, table, shared, built.entry.params, fixed, _other_budgets(built))
         used |= set(axes)
         explicit = table.get("axes", {})
         given = {f: f"{section}.params.{f}" for f in fixed} | {
@@ -605,9 +605,10 @@ def _shared_axes(source: Path, table: Any) -> dict[str, np.ndarray]:
 
 def _axis_map(
     source: Path, section: str, table: dict[str, Any], shared: dict[str, np.ndarray], cls: type,
-    fixed: dict[str, np.ndarray],
+    fixed: dict[str, np.ndarray], other_budgets: tuple[str, ...] = (),
 ) -> dict[str, str]:  # fmt: skip
-    """The shared axes a learner takes: grid key -> the field it sets (``axes``, else the same-named field)."""
+    """The shared axes a learner takes: grid key -> the field it sets (``axes``, else the same-named field, unless
+    it is the budget field of another noise family than the learner's: ``other_budgets``)."""
     explicit = table.get("axes", {})
     if not isinstance(explicit, dict):
         raise _fail(source, f"{section}.axes", f'must be a table (axis = "field"), got {explicit!r}')
@@ -628,7 +629,8 @@ def _axis_map(
         axes[key] = field
     for key in shared:
         field = key[len("grid.") :]
-        if key not in axes and field in cls._fields and field not in fixed and field not in axes.values():
+        taken = field in fixed or field in axes.values() or field in other_budgets
+        if key not in axes and field in cls._fields and not taken:
             axes[key] = field
     return axes
 
@@ -866,6 +868,20 @@ def _params(
         arr, is_grid = _leaf_values(source, key, value, ndims.get(field, 0))
         (swept if is_grid else fixed)[field] = arr
     return fixed, swept
+
+
+def _other_budgets(built: _Built) -> tuple[str, ...]:
+    """The budget fields of the noise families other than the learner's (``("rho",)`` for an ε-DP tree): a shared
+    axis of that name is not the learner's by default (a Gaussian tree beside a Gamma one on ``[grid] epsilon``)."""
+    signature = inspect.signature(built.entry.factory).parameters
+    if "noise" not in signature:
+        return ()
+    noise = built.static.get("noise", signature["noise"].default)
+    noise = "gamma" if noise is None else noise
+    if noise not in BUDGET_FIELDS:
+        return ()
+    needed = BUDGET_FIELDS[noise][0]
+    return tuple(sorted({b for b, _ in BUDGET_FIELDS.values()} - {needed}))
 
 
 def _check_budget_family(

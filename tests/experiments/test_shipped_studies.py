@@ -1,0 +1,63 @@
+"""Every shipped study file at its [smoke] scale, checked for the conclusions its reproduction draws (orderings,
+slopes, paired differences with their SEs): the files that replaced the hand-written reproduction scripts."""
+
+import numpy as np
+import pytest
+
+from jaxpriv import bandits
+from jaxpriv.experiments import study
+from jaxpriv.experiments.study_file import load_study
+
+
+def _rows(table, **match):
+    return [r for r in table if all(r[k] == v for k, v in match.items())]
+
+
+@pytest.mark.parametrize("name", sorted(study.shipped_studies()))
+def test_every_shipped_file_parses_at_both_scales(name):
+    path = study.shipped_studies()[name]
+    full, smoke = load_study(path), load_study(path, smoke=True)
+    assert smoke.smoke and (smoke.horizon, smoke.seeds) <= (full.horizon, full.seeds)
+    assert smoke.labels == full.labels
+
+
+def test_dp_ftrl_vs_pftal_blt_beats_the_tree_on_shared_seeds(tmp_path):
+    # baselines --experiment oco (quadratic stream), T = 128, 8 runs, eps = 1 (BLT at rho = 1/2).
+    res = study.run_study("dp_ftrl_vs_pftal_quadratic", tmp_path, progress=False, smoke=True)
+    final = res.regret[..., -1].astype(np.float64)  # [L, G, S]
+    labels = list(res.study.labels)
+    for table, learner, reference in (
+        (res.paired, "DP-FTRL (tree)", "PFTAL (tree)"),
+        (res.tables["dp_ftrl_minus_pftal_blt"], "DP-FTRL (BLT)", "PFTAL (BLT)"),
+    ):
+        (row,) = _rows(table, learner=learner)
+        d = final[labels.index(learner), 0] - final[labels.index(reference), 0]
+        assert row["difference_mean"] == pytest.approx(d.mean(), rel=1e-6)
+        assert row["difference_se"] == pytest.approx(d.std(ddof=1) / np.sqrt(8), rel=1e-6)
+    # BLT at rho = eps^2/2 against the eps-DP tree, each learner on the same seed keys: lower, by > 3 paired SEs.
+    (pftal,) = _rows(res.paired, learner="PFTAL (BLT)")
+    (ftrl,) = res.tables["blt_vs_tree_dp_ftrl"]
+    for row in (pftal, ftrl):
+        assert row["difference_mean"] + 3 * row["difference_se"] < 0, row
+
+
+def test_adap_klucb_against_epsilon_two_regimes_and_the_knee(tmp_path):
+    # baselines --experiment epsilon ([N22] Fig. 3) at T = 10^5, 20 runs: one compiled episode simulation.
+    res = study.run_study("adap_klucb_epsilon", tmp_path, progress=False, smoke=True)
+    rows = {r["epsilon"]: r for r in res.tables["knee"]}
+    means = (0.8, 0.1, 0.1, 0.1, 0.1)
+    for e, row in rows.items():  # Theorem 3 bounds every consistent eps-DP policy from below
+        assert row["bound"] == pytest.approx(bandits.adap_lower_bound(means, 10**5, e))
+        assert row["mean"] - 3 * row["se"] > row["bound"], row
+    for e in (0.05, 1.0, 10.0):  # more privacy, more regret: paired differences to eps = inf on the same keys
+        assert rows[e]["diff_to_nonprivate"] > 3 * rows[e]["diff_to_nonprivate_se"], rows[e]
+    assert rows[np.inf]["diff_to_nonprivate"] == 0.0
+    # high-privacy regime: regret ~ log T / eps, a log-log slope of -1 (the doubling episodes: within 0.15)
+    e = np.array([0.05, 0.1, 0.2])
+    slope = np.polyfit(np.log(e), np.log([rows[x]["mean"] for x in e]), 1)[0]
+    assert abs(slope + 1.0) < 0.15, slope
+    # the measured knee B/A lies within a factor 2 of the index's kl/Delta (= 6 x Theorem 3's kl/(6 Delta))
+    knee = rows[np.inf]
+    assert knee["knee_index"] == pytest.approx(6 * knee["knee_lower_bound"])
+    assert knee["knee_index"] / 2 < knee["knee_measured"] < 2 * knee["knee_index"], knee
+    assert (tmp_path / "knee.png").exists() and (tmp_path / "knee.csv").exists()
