@@ -1,4 +1,4 @@
-"""Joint-DP LinUCB with a tree of noisy Gram matrices (Shariff & Sheffet, NeurIPS 2018), the Gaussian variant.
+"""Joint-DP LinUCB with a tree of noisy Gram matrices (Shariff & Sheffet, NeurIPS 2018): Gaussian or Wishart noise.
 
 **The guarantee is JOINT differential privacy** (Kearns et al. 2014): the actions shown to every *other* user
 are private with respect to user ``t``'s data (context and reward); the action shown to user ``t`` itself is
@@ -18,18 +18,28 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
 from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon, static_args
+from jaxpriv.bandits.dp_ts import _gamma_at_least_one
 from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree, tree_depth
+from jaxpriv.mechanisms._dyadic import dyadic_init, dyadic_step
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 
 SQRT2 = math.sqrt(2.0)
 
 __all__ = [
+    "NOISES",
     "PrivateLinUCBParams",
     "PrivateLinUCBState",
+    "PrivateLinUCBWishartParams",
     "private_linucb",
     "private_linucb_radius",
     "private_linucb_regularizer",
+    "private_linucb_wishart_dof",
+    "private_linucb_wishart_regularizer",
+    "wishart",
 ]
+
+#: The node noises of ``private_linucb``: the paper's two mechanisms (§4.2 Gaussian, §4.1 Wishart).
+NOISES = ("gaussian", "wishart")
 
 
 class PrivateLinUCBParams(NamedTuple):
@@ -57,6 +67,26 @@ class PrivateLinUCBParams(NamedTuple):
     regularization: ArrayLike = 0.0
 
 
+class PrivateLinUCBWishartParams(NamedTuple):
+    """Params of ``private_linucb(..., noise="wishart")`` (traced: a grid of any field compiles once).
+
+    Attributes:
+      epsilon: ``ε > 0`` of the policy's ``(ε, δ)``-joint DP (``inf``: no noise, needs ``regularization > 0``).
+      delta: ``δ ∈ (0, 1)`` of the same guarantee (no default: the Wishart mechanism is ``(ε, δ)``-DP only).
+      alpha, theta_bound, noise_bound, action_bound, reward_bound, regularization: as in ``PrivateLinUCBParams``
+        (``regularization = 0``: the paper's Wishart algorithm exactly, with no shift).
+    """
+
+    epsilon: ArrayLike
+    delta: ArrayLike
+    alpha: ArrayLike = 0.05
+    theta_bound: ArrayLike = 1.0
+    noise_bound: ArrayLike = 1.0
+    action_bound: ArrayLike = 1.0
+    reward_bound: ArrayLike = 1.0
+    regularization: ArrayLike = 0.0
+
+
 class PrivateLinUCBState(NamedTuple):
     """State of ``private_linucb``.
 
@@ -72,7 +102,9 @@ class PrivateLinUCBState(NamedTuple):
       rho_min, rho_max, gamma: shape=(), the regulariser bounds ``Υ + λ``, ``3Υ + λ`` and ``γ``.
       alpha: shape=(), the failure probability ``α``.
       theta_bound, noise_bound, action_bound, reward_bound: shape=(), the calibrated params.
-      tree: the binary tree's state over ``vec(z zᵀ)``.
+      tree: the binary tree's state over ``vec(z zᵀ)`` (Wishart noise: its ``scale`` is ``L̃²``, the Wishart's
+        scale ``L̃² I``, 0 without noise).
+      dof: shape=(), the Wishart mechanism's degrees of freedom ``k`` per node (0 with Gaussian noise).
       nonfinite: shape=(), int32, rounds whose feedback had a NaN / ±inf entry (replaced by zero).
     """
 
@@ -92,7 +124,77 @@ class PrivateLinUCBState(NamedTuple):
     action_bound: jax.Array
     reward_bound: jax.Array
     tree: TreeState
+    dof: jax.Array
     nonfinite: jax.Array
+
+
+def private_linucb_wishart_dof(epsilon: ArrayLike, delta: ArrayLike, dim: int, horizon: int) -> jax.Array:
+    """``k = ceil(d + 1 + 224 m ln(8m/δ) ln(2/δ)/ε²)``: the Wishart node noise's degrees of freedom (paper §4.1).
+
+    ``m = D = ceil(log2 T) + 1`` nodes per input. Each node is the Wishart mechanism of Sheffet (2015, Theorem
+    4.1, as quoted in Shariff & Sheffet's appendix: for ``ε₀ ∈ (0, 1)``, ``δ₀ ∈ (0, 1/e)`` and rows of norm
+    ``<= L̃``, ``AᵀA + W``, ``W ~ W_p(L̃² I, k₀)``, is ``(ε₀, δ₀)``-DP w.r.t. changing one row when
+    ``k₀ >= p + 28 ln(4/δ₀)/ε₀²``), here with ``p = d + 1`` and the paper's per-node budget
+    ``(ε₀, δ₀) = (ε/sqrt(8 m ln(2/δ)), δ/(2m))``: ``28 ln(4/δ₀)/ε₀² = 224 m ln(8m/δ) ln(2/δ)/ε²``. The float32
+    value is raised by a relative ``1e-6`` before the ceiling, so ``k`` is never below the real threshold (a larger
+    ``k`` keeps the theorem's guarantee). ``inf`` at ``ε = inf`` (no noise).
+    """
+    m = tree_depth(horizon)
+    eps = jnp.asarray(epsilon, jnp.float32)
+    dlt = jnp.asarray(delta, jnp.float32)
+    threshold = (dim + 1) + 224.0 * m * jnp.log(8.0 * m / dlt) * jnp.log(2.0 / dlt) / (eps * eps)
+    return jnp.where(jnp.isinf(eps), jnp.inf, jnp.ceil(threshold * (1.0 + 1e-6)))
+
+
+def private_linucb_wishart_regularizer(
+    dof: ArrayLike, scale: ArrayLike, dim: int, horizon: int, alpha: ArrayLike, regularization: ArrayLike = 0.0
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """``(shift, ρ_min, ρ_max, γ)`` for Wishart node noise (paper §4.1, Proposition of the accurate bounds).
+
+    At round ``t`` the release carries ``N_t ~ W_{d+1}(L̃² I, c_t k)``, ``c_t = popcount(t) ∈ [1, m]`` (the sum of
+    ``c_t`` independent node draws), ``L̃² = scale``. ``H_t = N_t[:d, :d] + λ I`` (no shift: a Wishart is PSD;
+    ``λ`` = ``regularization``, 0 in the paper) and ``h_t = N_t[:d, d]``. With ``Δ = sqrt(d) + sqrt(2 ln(8T/α))``:
+
+    * the eigenvalues of ``N_t[:d, :d] ~ W_d(L̃² I, c_t k)`` lie in ``L̃² (sqrt(c_t k) ± Δ)²`` w.p.
+      ``>= 1 - α/(4T)`` (Sheffet 2015, Lemma A.3, quoted by the paper), so ``ρ_min = L̃² (sqrt(k) - Δ)² + λ``
+      (``c_t >= 1``) and ``ρ_max = L̃² (sqrt(m k) + Δ)² + λ`` (``c_t <= m``). (The paper writes ``m k`` in both:
+      its bound for a release that sums exactly ``m`` nodes; a binary tree's release sums ``popcount(t)``.)
+    * writing ``N_t = L̃² [Z, z]ᵀ[Z, z]`` with ``Z``, ``z`` standard Gaussian, ``‖h_t‖²_{H_t⁻¹} <= L̃² zᵀ P z`` with
+      ``P`` the projection on ``Z``'s column space (rank ``d``), a ``L̃² χ²(d)`` variable, so
+      ``γ = L̃ (sqrt(d) + sqrt(2 ln(4T/α)))`` w.p. ``>= 1 - α/(4T)`` (Laurent & Massart). The paper's box omits
+      the factor ``L̃`` (its authors' code, ``PrivateBandits.jl``, keeps it: ``γ = sqrt(eigmax(S)) (...)``).
+
+    A union bound over the ``T`` rounds: both hold at every round w.p. ``>= 1 - α/2`` (as the Gaussian variant).
+    At ``dof = inf`` (no noise): ``(λ, λ, λ, 0)``.
+    """
+    m = tree_depth(horizon)
+    a = jnp.asarray(alpha, jnp.float32)
+    lam = jnp.asarray(regularization, jnp.float32)
+    k = jnp.asarray(dof, jnp.float32)
+    noisy = jnp.isfinite(k)
+    k = jnp.where(noisy, k, 0.0)
+    lsq = jnp.where(noisy, jnp.asarray(scale, jnp.float32), 0.0)
+    spread = math.sqrt(dim) + jnp.sqrt(2.0 * jnp.log(8.0 * horizon / a))
+    rho_min = lsq * jnp.maximum(jnp.sqrt(k) - spread, 0.0) ** 2 + lam
+    rho_max = lsq * (jnp.sqrt(m * k) + spread) ** 2 + lam
+    gamma = jnp.sqrt(lsq) * (math.sqrt(dim) + jnp.sqrt(2.0 * jnp.log(4.0 * horizon / a)))
+    return lam, rho_min, rho_max, gamma
+
+
+def wishart(key: PRNGKey, dof: ArrayLike, width: int) -> jax.Array:
+    """One ``W ~ W_p(I, k)`` (``p = width``, real ``k >= p + 1``, traced) by the Bartlett decomposition.
+
+    ``W = A Aᵀ`` with ``A`` lower triangular, ``A_ii² ~ χ²(k - i)`` (``i = 0..p-1``) and ``A_ij ~ N(0, 1)`` below
+    the diagonal (Bartlett 1933; the law of the Cholesky factor of a Wishart matrix). ``χ²(ν) = 2 Gamma(ν/2)``
+    by the loop-free Marsaglia–Tsang sampler of ``bandits.dp_ts`` (shape ``ν/2 >= 1``; exact but for an event of
+    probability ``< 4e-11`` per draw). No loop in the step: ``p`` Gamma draws and ``p(p-1)/2`` normals.
+    """
+    k_chi, k_norm = _rng.split(key)
+    idx = jnp.arange(width, dtype=jnp.float32)
+    chi2 = 2.0 * _gamma_at_least_one(k_chi, 0.5 * (jnp.asarray(dof, jnp.float32) - idx))
+    normals = _rng.normal(k_norm, (width, width), jnp.float32)
+    low = jnp.tril(normals, -1) + jnp.diag(jnp.sqrt(chi2))
+    return low @ low.T
 
 
 def private_linucb_regularizer(
@@ -197,15 +299,16 @@ def _finite_or_zero(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     return jnp.where(bad, jnp.zeros_like(x), x), bad
 
 
-def private_linucb(num_actions: int, dim: int, horizon: int) -> Learner:
-    """Joint-DP LinUCB (Shariff & Sheffet 2018, Algorithm 1 with the tree of §4 and Gaussian noise, §4.2).
+def private_linucb(num_actions: int, dim: int, horizon: int, noise: str = "gaussian") -> Learner:
+    """Joint-DP LinUCB (Shariff & Sheffet 2018, Algorithm 1 with the tree of §4, Gaussian or Wishart noise).
 
     **Joint DP, not DP**: what user ``t`` sees (its own action) depends on its own context; what every other
     user sees is private with respect to user ``t``'s context and reward.
 
     Algorithm 1 (LinUCB with changing regularisers ``H_t``, ``h_t``) with the tree of §4, per round ``t``, with
-    ``z_s = (x_s, y_s)`` (steps as numbered here: the stored copy of the paper gives its first page only, so the
-    box's line numbers are not cited; the constants below are re-derived, docs/algorithms/baselines.md):
+    ``z_s = (x_s, y_s)`` (steps as numbered here; the constants below are re-derived, docs/algorithms/baselines.md,
+    and checked against the authors' LaTeX draft and Julia code, github.com/roshanshariff/PrivateBandits.jl,
+    ``private-bandits.tex`` and ``src/DifferentialPrivacy.jl``: the published PDF was not available):
 
     1. (the tree, §4) ``M̃_{t-1} = M_{t-1} + N_{t-1}``: the noisy prefix sum of ``z_s z_sᵀ``, one binary tree over
        the flattened ``(d+1)×(d+1)`` matrix, symmetrised (``N = (W + Wᵀ)/2``);
@@ -247,29 +350,49 @@ def private_linucb(num_actions: int, dim: int, horizon: int) -> Learner:
     with the tree's noise ``ρ_min = Υ = Õ(sqrt(d) L̃² log T /sqrt(ρ))``, i.e. ``Õ(d^{3/4} sqrt(T) L̃ / ρ^{1/4})``
     (the paper's ``Õ(d^{3/4} sqrt(T/ε))`` shape).
 
-    The Wishart variant (§4.3) is not implemented.
+    **Wishart noise** (``noise="wishart"``, the paper's first mechanism; params ``PrivateLinUCBWishartParams``,
+    ``(ε, δ)``-joint DP): every tree node adds ``W ~ W_{d+1}(L̃² I, k)`` to its sum of ``z zᵀ`` (Sheffet 2015's
+    Wishart mechanism; ``wishart``, Bartlett decomposition with traced ``k``), with
+    ``k = ceil(d + 1 + 224 m ln(8m/δ) ln(2/δ)/ε²)`` (``private_linucb_wishart_dof``): each node is
+    ``(ε₀, δ₀) = (ε/sqrt(8 m ln(2/δ)), δ/(2m))``-DP (Sheffet 2015, Theorem 4.1: ``k₀ >= d + 1 +
+    28 ln(4/δ₀)/ε₀²``, for ``ε₀ < 1``, ``δ₀ < 1/e``, replace-one row of norm ``<= L̃``), and the ``m = D`` nodes an
+    input enters compose adaptively to ``(ε/2 + m ε₀ (e^{ε₀} - 1), m δ₀ + δ/2)``-DP (advanced composition,
+    Dwork, Rothblum & Vadhan 2010; Dwork & Roth 2014, Thm 3.20), which ``check`` requires to be ``<= (ε, δ)``
+    (it refuses ``ε₀ >= 1`` or a composed ε above ``ε``). The releases are not symmetrised (a Wishart matrix is
+    symmetric) and not shifted: ``H_t = N_t[:d, :d] + λ I`` is PSD; ``ρ_min``, ``ρ_max``, ``γ``:
+    ``private_linucb_wishart_regularizer``. The Wishart draws are not covered by the float32 samplers' δ-floor
+    accounting (``Spec.sampler_floor = None``, like the bandits' own Gaussian draws), nor is the Gamma sampler's
+    ``< 4e-11`` per-draw failure event counted in δ.
 
     Args:
       num_actions: ``K >= 2`` actions per round.
       dim: ``d >= 1``.
       horizon: ``T >= K``: fixes the tree's depth ``D = ceil(log2 T) + 1`` and the union bound.
+      noise: ``"gaussian"`` (default; ρ-zCDP, params ``PrivateLinUCBParams``) or ``"wishart"`` ((ε, δ)-DP,
+        params ``PrivateLinUCBWishartParams``).
 
     Returns:
-      A ``Learner`` with params ``PrivateLinUCBParams`` (any other class is refused); feedback
-      ``ContextualFeedback``.
+      A ``Learner`` with params ``PrivateLinUCBParams`` (``"gaussian"``) or ``PrivateLinUCBWishartParams``
+      (``"wishart"``; any other class is refused); feedback ``ContextualFeedback``.
 
     Raises:
-      ValueError: ``num_actions < 2``, ``horizon < num_actions``; from ``check``: ``rho <= 0``, ``rho = inf``
-        with ``regularization = 0`` (no regulariser), ``alpha ∉ (0, 1)``, non-positive or infinite
-        ``theta_bound`` / ``action_bound`` / ``reward_bound``, negative ``noise_bound`` or ``regularization``,
-        or a ρ whose float32 samplers' δ floor is too large.
+      ValueError: ``num_actions < 2``, ``horizon < num_actions``, an unknown ``noise``; from ``check``:
+        ``rho <= 0``, ``rho = inf`` (or ``epsilon = inf``) with ``regularization = 0`` (no regulariser),
+        ``alpha ∉ (0, 1)``, non-positive or infinite ``theta_bound`` / ``action_bound`` / ``reward_bound``,
+        negative ``noise_bound`` or ``regularization``, a ρ whose float32 samplers' δ floor is too large;
+        Wishart: ``epsilon <= 0``, ``delta ∉ (0, 1)``, a per-node ``ε₀ >= 1`` or a composition above ``ε``.
 
     References:
       R. Shariff, O. Sheffet. Differentially Private Contextual Linear Bandits. NeurIPS 2018 (arXiv
       1810.00068), Algorithm 1, §4 (tree-based noise, Gaussian noise), Proposition 4, Theorem 5.
       Y. Abbasi-Yadkori, D. Pál, Cs. Szepesvári. Improved Algorithms for Linear Stochastic Bandits. NeurIPS 2011.
       J. Hsu et al. Private Matchings and Allocations. STOC 2014 (the billboard lemma).
+      O. Sheffet. Private Approximations of the 2nd-Moment Matrix Using Existing Techniques in Linear
+      Regression. arXiv 1507.00056 (2015), Theorem 4.1, Lemma A.3 (as quoted by Shariff & Sheffet's appendix).
     """
+    noise = _validate.choice("noise", noise, NOISES)
+    if noise == "wishart":
+        return _private_linucb_wishart(num_actions, dim, horizon)
     num_actions = _validate.positive_int("num_actions", num_actions, minimum=2)
     dim = _validate.positive_int("dim", dim)
     horizon = _validate.horizon(horizon)
@@ -341,6 +464,7 @@ def private_linucb(num_actions: int, dim: int, horizon: int) -> Learner:
             action_bound=jnp.asarray(params.action_bound, f32),
             reward_bound=jnp.asarray(params.reward_bound, f32),
             tree=tree_state,
+            dof=jnp.zeros((), f32),
             nonfinite=jnp.zeros((), jnp.int32),
         )
         return _fit(state, state.release, jnp.zeros((), jnp.int32))  # round 1's (unused: played blind)
@@ -380,5 +504,148 @@ def private_linucb(num_actions: int, dim: int, horizon: int) -> Learner:
         static=static,
         num_arms=num_actions,
         sampler_floor=sampler_floor_of(tree),
+    )
+    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=lambda s: s.nonfinite, spec=spec)
+
+
+def _check_common(params: Any) -> None:
+    _validate.in_open_interval("alpha", params.alpha, 0.0, 1.0)
+    _validate.positive("theta_bound", params.theta_bound, allow_inf=False)
+    _validate.nonnegative("noise_bound", params.noise_bound)
+    _validate.positive("action_bound", params.action_bound, allow_inf=False)
+    _validate.positive("reward_bound", params.reward_bound, allow_inf=False)
+    _validate.nonnegative("regularization", params.regularization)
+
+
+def _private_linucb_wishart(num_actions: int, dim: int, horizon: int) -> Learner:
+    """``private_linucb(..., noise="wishart")``: the same policy on a tree of Wishart-noised ``Σ z zᵀ`` (§4.1)."""
+    num_actions = _validate.positive_int("num_actions", num_actions, minimum=2)
+    dim = _validate.positive_int("dim", dim)
+    horizon = _validate.horizon(horizon)
+    if horizon < num_actions:
+        raise ValueError(f"horizon must be >= num_actions={num_actions}, got {horizon}")
+    width = dim + 1
+    depth = tree_depth(horizon)  # the paper's m
+    eye = jnp.eye(dim, dtype=jnp.float32)
+
+    def check(params: PrivateLinUCBWishartParams) -> None:
+        _validate.budget_value("epsilon", params.epsilon)
+        _validate.in_open_interval("delta", params.delta, 0.0, 1.0)
+        _check_common(params)
+        eps, dlt = _validate._concrete(params.epsilon), _validate._concrete(params.delta)
+        lam = _validate._concrete(params.regularization)
+        if eps is not None and lam is not None and np.any(np.isinf(eps) & (lam <= 0)):
+            raise ValueError("private_linucb: epsilon=inf (no noise) leaves no regulariser: give regularization > 0")
+        if eps is None or dlt is None:
+            return
+        eps, dlt = np.broadcast_arrays(np.asarray(eps, np.float64), np.asarray(dlt, np.float64))
+        finite = np.isfinite(eps)
+        eps0 = np.where(finite, eps, 0.0) / np.sqrt(8.0 * depth * np.log(2.0 / dlt))
+        composed = np.where(finite, eps, 0.0) / 2.0 + depth * eps0 * np.expm1(eps0)
+        if np.any(finite & (eps0 >= 1.0)):
+            raise ValueError(
+                "private_linucb (wishart): the per-node ε₀ = ε/sqrt(8 m ln(2/δ)) must be < 1 (Sheffet 2015, "
+                f"Theorem 4.1), got max {float(np.max(np.where(finite, eps0, 0.0))):.3g} (m = {depth}): lower epsilon"
+            )
+        if np.any(finite & (composed > eps * (1.0 + 1e-9))):
+            raise ValueError(
+                "private_linucb (wishart): advanced composition of the m per-node (ε₀, δ₀) exceeds ε "
+                "(ε/2 + m ε₀ (e^ε₀ - 1) > ε): lower epsilon"
+            )
+
+    def _fit(state: PrivateLinUCBState, release: jax.Array, t: jax.Array) -> PrivateLinUCBState:
+        m = release.reshape(width, width)  # symmetric already (a Wishart draw)
+        gram = m[:dim, :dim] + state.shift * eye + jnp.where(t == 0, 1.0, 0.0) * eye  # t = 0: no data, no noise yet
+        inv = _spd_inverse(gram)
+        inv = 0.5 * (inv + inv.T)
+        radius = private_linucb_radius(
+            t,
+            dim,
+            state.rho_min,
+            state.rho_max,
+            state.gamma,
+            state.alpha,
+            state.theta_bound,
+            state.noise_bound,
+            state.action_bound,
+        )
+        return state._replace(release=release, theta=inv @ m[:dim, dim], gram_inv=inv, radius=radius)
+
+    def init_fn(key: PRNGKey, params: PrivateLinUCBWishartParams) -> PrivateLinUCBState:
+        del key
+        f32 = jnp.float32
+        lsq = jnp.asarray(params.action_bound, f32) ** 2 + jnp.asarray(params.reward_bound, f32) ** 2
+        dof = private_linucb_wishart_dof(params.epsilon, params.delta, dim, horizon)
+        noisy = jnp.isfinite(dof)
+        scale = jnp.where(noisy, lsq, 0.0)  # the Wishart's scale matrix L̃² I (0: no noise)
+        shift, rho_min, rho_max, gamma = private_linucb_wishart_regularizer(
+            dof, lsq, dim, horizon, params.alpha, params.regularization
+        )
+        tree_state = TreeState(
+            sums=dyadic_init(depth, width * width, f32),
+            scale=scale,
+            sensitivity=lsq,
+            nonfinite=jnp.zeros((), jnp.int32),
+        )
+        state = PrivateLinUCBState(
+            actions=jnp.zeros((num_actions, dim), f32),
+            exact=jnp.zeros((width, width), f32),
+            release=jnp.zeros((width * width,), f32),
+            theta=jnp.zeros((dim,), f32),
+            gram_inv=eye,
+            radius=jnp.zeros((), f32),
+            shift=shift,
+            rho_min=rho_min,
+            rho_max=rho_max,
+            gamma=gamma,
+            alpha=jnp.asarray(params.alpha, f32),
+            theta_bound=jnp.asarray(params.theta_bound, f32),
+            noise_bound=jnp.asarray(params.noise_bound, f32),
+            action_bound=jnp.asarray(params.action_bound, f32),
+            reward_bound=jnp.asarray(params.reward_bound, f32),
+            tree=tree_state,
+            dof=jnp.where(noisy, dof, 0.0),
+            nonfinite=jnp.zeros((), jnp.int32),
+        )
+        return _fit(state, state.release, jnp.zeros((), jnp.int32))  # round 1's (unused: played blind)
+
+    def act_fn(key: PRNGKey, state: PrivateLinUCBState, t: jax.Array) -> jax.Array:
+        x = state.actions
+        width_k = jnp.sqrt(jnp.maximum(jnp.einsum("kd,de,ke->k", x, state.gram_inv, x), 0.0))
+        scores = x @ state.theta + state.radius * width_k
+        u = _rng.uniform(key, (), jnp.float32)
+        blind = jnp.minimum((u * num_actions).astype(jnp.int32), num_actions - 1)  # round 1: A_1 not seen yet
+        arm = jnp.where(t == 1, blind, jnp.argmax(scores).astype(jnp.int32))
+        return poison_past_horizon(arm, t, horizon)
+
+    def update_fn(key: PRNGKey, state: PrivateLinUCBState, action: jax.Array, feedback: Any, t: jax.Array):
+        del action
+        x, bad_x = _finite_or_zero(jnp.asarray(feedback.action_vector, jnp.float32))
+        y, bad_y = _finite_or_zero(jnp.asarray(feedback.reward, jnp.float32))
+        nxt, bad_n = _finite_or_zero(jnp.asarray(feedback.next_actions, jnp.float32))
+        x = _clip_norm(x, state.action_bound)  # ‖x‖ <= L
+        y = jnp.clip(y, -state.reward_bound, state.reward_bound)  # |y| <= B: ‖z‖² <= L̃², Sheffet's row bound
+        z = jnp.concatenate([x, y[None]])
+        outer = jnp.outer(z, z)
+        # the node closing at t gets a fresh W_{d+1}(L̃² I, k) (k >= d + 2 keeps the Bartlett shapes >= 1)
+        draw = state.tree.scale * wishart(key, jnp.maximum(state.dof, width + 1.0), width)
+        sums, release = dyadic_step(state.tree.sums, outer.reshape(-1), t, draw.reshape(-1))
+        release = poison_past_horizon(release, t, horizon)
+        state = state._replace(
+            actions=_clip_norm(nxt, state.action_bound),
+            exact=state.exact + outer,
+            tree=state.tree._replace(sums=sums),
+            nonfinite=state.nonfinite + (bad_x | bad_y | bad_n).astype(jnp.int32),
+        )
+        return _fit(state, release, t)
+
+    static = static_args(num_actions=num_actions, dim=dim, horizon=horizon, noise="wishart")
+    spec = Spec(
+        "private_linucb",
+        PrivateLinUCBWishartParams,
+        private=True,
+        static=static,
+        num_arms=num_actions,
+        sampler_floor=None,  # not covered: the Bartlett draws (docstring)
     )
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=lambda s: s.nonfinite, spec=spec)

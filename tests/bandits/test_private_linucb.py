@@ -238,3 +238,179 @@ def test_nonfinite_feedback_is_zeroed_and_counted():
     z = np.array([1 / np.sqrt(2), 1 / np.sqrt(2), 0.0])  # x clipped to ‖x‖ <= 1, the NaN reward replaced by 0
     np.testing.assert_allclose(np.asarray(state.exact) - before, np.outer(z, z), atol=1e-6)
     assert np.all(np.isfinite(np.asarray(state.theta))) and np.isfinite(float(state.radius))
+
+
+# --- Wishart noise (the paper's §4.1) ----------------------------------------------------------------------------
+
+
+def test_wishart_dof_is_the_papers_k():
+    # k = ceil(d + 1 + 224 m ln(8m/δ) ln(2/δ)/ε²), m = ceil(log2 T) + 1 (Sheffet's 28 ln(4/δ₀)/ε₀² per node).
+    from jaxpriv.bandits.private_linucb import private_linucb_wishart_dof
+
+    for eps, delta, horizon in ((1.0, 1e-5, 16), (0.5, 1e-3, 1000), (3.0, 1e-6, 10**4)):
+        m = mechanisms.tree_depth(horizon)
+        eps0, delta0 = eps / np.sqrt(8 * m * np.log(2 / delta)), delta / (2 * m)
+        k0 = D + 1 + 28 * np.log(4 / delta0) / eps0**2
+        assert k0 == pytest.approx(D + 1 + 224 * m * np.log(8 * m / delta) * np.log(2 / delta) / eps**2, rel=1e-12)
+        k = float(private_linucb_wishart_dof(eps, delta, D, horizon))
+        assert k >= k0 and k <= np.ceil(k0) + max(2.0, 1e-5 * k0)  # never below the theorem's threshold
+
+
+def test_wishart_release_error_is_the_sum_of_popcount_wishart_draws_with_power_against_less_noise():
+    from scipy import stats
+
+    from jaxpriv.bandits.private_linucb import PrivateLinUCBWishartParams
+
+    horizon, steps, eps, delta = 16, 15, 1.0, 1e-5  # t = 15: popcount 4 nodes in the release
+    policy, env = private_linucb(K, D, horizon, noise="wishart"), envs.contextual_linear_bandit(K, D)
+    lp = PrivateLinUCBWishartParams(epsilon=eps, delta=delta, action_bound=1.0, reward_bound=1.0)
+
+    def record(t, action, feedback, info, learner_state, env_state):
+        return learner_state.release - learner_state.exact.reshape(-1)
+
+    out = testing.rollout(
+        policy, env, jp.SimParams(lp, _env_params()), jax.random.key(5), steps, record=record, seeds=300
+    )
+    err = np.asarray(out.records)[:, -1].astype(np.float64).reshape(-1, D + 1, D + 1) / 2.0  # / L̃², L̃² = 2
+    k = float(np.asarray(out.learner_state.dof)[0])
+    n = 4 * k  # four nodes: W_{d+1}(L̃² I, 4k)
+    np.testing.assert_allclose(err, np.swapaxes(err, 1, 2), rtol=0, atol=1e-3 * n)  # symmetric
+    diag = np.concatenate([err[:, i, i] for i in range(D + 1)])
+    critical = testing.ks_critical_value(diag.size)
+    assert testing.ks_one_sample(diag, stats.chi2(n).cdf) < critical  # the diagonal is L̃² χ²(4k), exactly
+    assert testing.ks_one_sample(diag, stats.chi2(0.64 * n).cdf) > critical  # 20% less noise (k' = 0.64 k)
+    off = np.concatenate([err[:, i, j] for i in range(D + 1) for j in range(i)]) / np.sqrt(n)  # Σ of 4k products
+    critical = testing.ks_critical_value(off.size)
+    assert testing.ks_one_sample(off, _normal_cdf(1.0)) < critical  # N(0, 1) to O(1/k) (kurtosis 6/n)
+    assert testing.ks_one_sample(off, _normal_cdf(0.8)) > critical  # 20% less noise: rejected
+
+
+WISHART_BAD = [
+    dict(epsilon=0.0, delta=1e-5),
+    dict(epsilon=1.0, delta=0.0),
+    dict(epsilon=1.0, delta=1.0),
+    dict(epsilon=np.inf, delta=1e-5),  # no noise, no regulariser
+    dict(epsilon=500.0, delta=1e-5),  # per-node ε₀ >= 1: outside Sheffet's Theorem 4.1
+    dict(epsilon=np.array([1.0, 500.0]), delta=1e-5),  # one refused grid point refuses the grid
+    dict(epsilon=1.0, delta=1e-5, alpha=0.0),
+]
+
+
+@pytest.mark.parametrize("fields", WISHART_BAD, ids=[str(b) for b in WISHART_BAD])
+def test_wishart_check_refuses_budgets_the_guarantee_does_not_cover(fields):
+    from jaxpriv.bandits.private_linucb import PrivateLinUCBWishartParams
+
+    policy, env = private_linucb(K, D, 64, noise="wishart"), envs.contextual_linear_bandit(K, D)
+    with pytest.raises(ValueError):
+        jp.run(policy, env, jp.SimParams(PrivateLinUCBWishartParams(**fields), _env_params()), 0, 64)
+    with pytest.raises(ValueError, match="PrivateLinUCBWishartParams"):
+        jp.run(policy, env, jp.SimParams(PrivateLinUCBParams(rho=1.0), _env_params()), 0, 64)
+    with pytest.raises(ValueError):
+        private_linucb(K, D, 64, noise="laplace")
+
+
+def test_wishart_composition_bound_is_checked_exactly_at_the_edge():
+    # ε/2 + m ε₀ (e^ε₀ - 1) <= ε, ε₀ = ε/sqrt(8 m ln(2/δ)): accepted just below the largest ε, refused just above.
+    from scipy.optimize import brentq
+
+    from jaxpriv.bandits.private_linucb import PrivateLinUCBWishartParams
+
+    horizon, delta = 64, 0.3
+    m = mechanisms.tree_depth(horizon)
+
+    def slack(eps):
+        e0 = eps / np.sqrt(8 * m * np.log(2 / delta))
+        return eps / 2 + m * e0 * np.expm1(e0) - eps
+
+    edge = brentq(slack, 0.1, np.sqrt(8 * m * np.log(2 / delta)) * 0.999)  # below the ε₀ < 1 limit here
+    policy = private_linucb(K, D, horizon, noise="wishart")
+    policy.check(PrivateLinUCBWishartParams(epsilon=0.99 * edge, delta=delta))
+    with pytest.raises(ValueError, match="composition"):
+        policy.check(PrivateLinUCBWishartParams(epsilon=1.01 * edge, delta=delta))
+
+
+def test_wishart_regret_without_noise_matches_gaussian_without_noise_and_noise_costs_regret():
+    from jaxpriv.bandits.private_linucb import PrivateLinUCBWishartParams
+
+    horizon, seeds = 500, 16
+    env = envs.contextual_linear_bandit(5, D)
+    ep = _env_params(stddev=0.2, noise=0.1)
+    key = jax.random.key(2)
+    g = jp.sweep(
+        private_linucb(5, D, horizon),
+        env,
+        jp.SimParams(PrivateLinUCBParams(rho=np.inf, regularization=1.0, noise_bound=0.1), ep),
+        key,
+        horizon=horizon,
+        seeds=seeds,
+    )
+    w = jp.sweep(
+        private_linucb(5, D, horizon, noise="wishart"),
+        env,
+        jp.SimParams(
+            PrivateLinUCBWishartParams(
+                epsilon=np.array([np.inf, 1.0], np.float32), delta=1e-5, regularization=1.0, noise_bound=0.1
+            ),
+            ep,
+        ),
+        key,
+        horizon=horizon,
+        seeds=seeds,
+    )
+    rg, rw = np.asarray(g.regret)[..., -1], np.asarray(w.regret)[..., -1]
+    np.testing.assert_allclose(rw[0], rg, rtol=1e-4, atol=1e-3)  # no noise: the same algorithm, the same decisions
+    diff_mean, diff_se = testing.mean_with_stderr((rw[1] - rw[0]).astype(np.float64))
+    assert diff_mean > 3 * diff_se  # the Wishart's regulariser (ρ_min ≈ L̃² k) costs regret
+
+
+def test_wishart_numpy_reference_takes_identical_decisions():
+    """Algorithm 1 with Wishart node noise, transcribed in NumPy (float64 constants), given the recorded releases."""
+    from jaxpriv.bandits.private_linucb import PrivateLinUCBWishartParams
+
+    horizon, steps, eps, delta, alpha, lam, lb, bb = 256, 200, 2.0, 1e-4, 0.1, 0.5, 1.5, 0.8
+    policy, env = private_linucb(K, D, horizon, noise="wishart"), envs.contextual_linear_bandit(K, D)
+    lp = PrivateLinUCBWishartParams(
+        epsilon=eps, delta=delta, alpha=alpha, regularization=lam, action_bound=lb, reward_bound=bb, noise_bound=0.5
+    )
+    out = jp.sim.rollout(policy, env, jp.SimParams(lp, _env_params()), 13, steps, record=_record_all)
+    actions, feedback, releases, exact = out.records
+    actions, releases = np.asarray(actions), np.asarray(releases, np.float64)
+    rewards, vectors = np.asarray(feedback.reward, np.float64), np.asarray(feedback.action_vector, np.float64)
+    nexts = np.asarray(feedback.next_actions, np.float64)
+    # The constants, from the paper's formulas in float64.
+    m = mechanisms.tree_depth(horizon)
+    k = np.ceil(D + 1 + 224 * m * np.log(8 * m / delta) * np.log(2 / delta) / eps**2)
+    lsq = lb**2 + bb**2
+    spread = np.sqrt(D) + np.sqrt(2 * np.log(8 * horizon / alpha))
+    rho_min = lsq * (np.sqrt(k) - spread) ** 2 + lam
+    rho_max = lsq * (np.sqrt(m * k) + spread) ** 2 + lam
+    gamma = np.sqrt(lsq) * (np.sqrt(D) + np.sqrt(2 * np.log(4 * horizon / alpha)))
+    state = out.learner_state
+    assert float(state.dof) == pytest.approx(k, rel=1e-5)
+    for name, value in (("rho_min", rho_min), ("rho_max", rho_max), ("gamma", gamma), ("shift", lam)):
+        assert float(getattr(state, name)) == pytest.approx(value, rel=1e-4), name
+
+    def clip(x):
+        return x / max(1.0, np.linalg.norm(x) / lb)
+
+    mexact = np.zeros((D + 1, D + 1))
+    checked = 0
+    for t in range(1, steps):
+        z = np.append(clip(vectors[t - 1]), np.clip(rewards[t - 1], -bb, bb))
+        mexact += np.outer(z, z)
+        np.testing.assert_allclose(np.asarray(exact[t - 1]), mexact, rtol=1e-4, atol=1e-4)
+        w = releases[t - 1].reshape(D + 1, D + 1)  # M_t + N_t, N_t ~ W(L̃² I, popcount(t) k)
+        noise = w - mexact
+        assert np.min(np.linalg.eigvalsh(0.5 * (noise + noise.T))) > 0  # a Wishart draw is PSD
+        gram = w[:D, :D] + lam * np.eye(D)  # H_t = N_t[:d,:d] + λ I: no shift
+        theta = np.linalg.solve(gram, w[:D, D])
+        beta = theory.private_linucb_radius(t, D, rho_min, rho_max, gamma, alpha, 1.0, 0.5, lb)
+        cands = np.stack([clip(x) for x in nexts[t - 1]])
+        inv = np.linalg.inv(gram)
+        scores = cands @ theta + beta * np.sqrt(np.einsum("kd,de,ke->k", cands, inv, cands))
+        best = int(np.argmax(scores))
+        gap = np.sort(scores)[-1] - np.sort(scores)[-2]
+        if gap > 1e-4 * (1.0 + abs(scores[best])):
+            assert actions[t] == best, (t, scores, actions[t])
+            checked += 1
+    assert checked >= 150
