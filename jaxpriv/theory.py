@@ -1215,3 +1215,65 @@ def private_linucb_regret_bound(
     )
     potential = dim * math.log1p(horizon * action_bound**2 / (dim * c["rho_min"]))
     return max(beta, theta_bound * action_bound) * math.sqrt(8.0 * horizon * potential)
+
+
+def private_linucb_wishart_constants(
+    horizon: int,
+    dim: int,
+    epsilon: float,
+    delta: float,
+    alpha: float = 0.05,
+    action_bound: float = 1.0,
+    reward_bound: float = 1.0,
+    regularization: float = 0.0,
+) -> dict[str, float]:
+    """``k``, ``ρ_min``, ``ρ_max``, ``γ``, shift ``λ`` of ``bandits.private_linucb(..., noise="wishart")`` (host).
+
+    ``k = ceil(d + 1 + 224 m ln(8m/δ) ln(2/δ)/ε²)``, ``m = ceil(log2 T) + 1`` (Shariff & Sheffet §4.1 with Sheffet
+    2015, Theorem 4.1); with ``Δ = sqrt(d) + sqrt(2 ln(8T/α))`` and ``L̃² = L² + B²``: ``ρ_min = L̃² (sqrt(k) - Δ)² + λ``,
+    ``ρ_max = L̃² (sqrt(m k) + Δ)² + λ``, ``γ = L̃ (sqrt(d) + sqrt(2 ln(4T/α)))`` (derivation in
+    ``bandits.private_linucb_wishart_regularizer``). No noise (``ε = inf``): ``k = inf``, ``(λ, λ, 0)``.
+    """
+    m = _accounting.tree_depth(int(horizon))
+    lam = float(regularization)
+    if math.isinf(float(epsilon)):
+        return {"dof": math.inf, "rho_min": lam, "rho_max": lam, "gamma": 0.0, "shift": lam}
+    k = math.ceil(dim + 1 + 224.0 * m * math.log(8.0 * m / delta) * math.log(2.0 / delta) / float(epsilon) ** 2)
+    lsq = float(action_bound) ** 2 + float(reward_bound) ** 2
+    spread = math.sqrt(dim) + math.sqrt(2.0 * math.log(8.0 * horizon / alpha))
+    return {
+        "dof": float(k),
+        "rho_min": lsq * max(math.sqrt(k) - spread, 0.0) ** 2 + lam,
+        "rho_max": lsq * (math.sqrt(m * k) + spread) ** 2 + lam,
+        "gamma": math.sqrt(lsq) * (math.sqrt(dim) + math.sqrt(2.0 * math.log(4.0 * horizon / alpha))),
+        "shift": lam,
+    }
+
+
+def private_linucb_wishart_regret_bound(
+    horizon: int,
+    dim: int,
+    epsilon: float,
+    delta: float,
+    alpha: float = 0.05,
+    theta_bound: float = 1.0,
+    noise_bound: float = 1.0,
+    action_bound: float = 1.0,
+    reward_bound: float = 1.0,
+    regularization: float = 0.0,
+) -> float:
+    """Theorem 5 of Shariff & Sheffet for the Wishart variant: ``max(β_T, S L) sqrt(8 T d log(1 + T L²/(d ρ_min)))``.
+
+    The same proof as ``private_linucb_regret_bound`` with ``ρ_min``, ``ρ_max``, ``γ`` of
+    ``private_linucb_wishart_constants`` (w.p. ``>= 1 - α``). With noise, ``ρ_max ≈ m k L̃²`` and
+    ``k = Θ(m log²(m/δ)/ε²)`` make ``S sqrt(ρ_max)`` dominate: vacuous (above ``2 S L T``) unless ``T`` is very
+    large, as the paper's corollary's ``n/log(n) >> k`` requires.
+    """
+    c = private_linucb_wishart_constants(
+        horizon, dim, epsilon, delta, alpha, action_bound, reward_bound, regularization
+    )
+    beta = private_linucb_radius(
+        horizon, dim, c["rho_min"], c["rho_max"], c["gamma"], alpha, theta_bound, noise_bound, action_bound
+    )
+    potential = dim * math.log1p(horizon * action_bound**2 / (dim * c["rho_min"]))
+    return max(beta, theta_bound * action_bound) * math.sqrt(8.0 * horizon * potential)

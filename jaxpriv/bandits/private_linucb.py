@@ -210,7 +210,9 @@ def private_linucb_regularizer(
     * ``‖N_t‖ <= ‖W_t‖ <= sqrt(D) s (2 sqrt(d+1) + sqrt(2 log(4T/α))) =: Υ`` w.p. ``>= 1 - α/(4T)``
       (``E‖G‖ <= 2 sqrt(k)`` for a ``k×k`` standard Gaussian ``G``, Gordon; ``‖·‖`` is 1-Lipschitz in the
       Frobenius norm, Gaussian concentration), so ``ρ_min I ≼ H_t ≼ ρ_max I`` with ``ρ_min = Υ + λ``,
-      ``ρ_max = 3Υ + λ``: the paper's ``ρ_min = Υ``, ``ρ_max = 3Υ`` at ``λ = 0``.
+      ``ρ_max = 3Υ + λ``: the paper's ``ρ_min = Υ``, ``ρ_max = 3Υ`` at ``λ = 0`` (the authors' code,
+      ``PrivateBandits.jl``, ``GaussianMechanism``: ``ρ_min = σ_max``, ``ρ_max = ρ_min + 2σ_max``, shift
+      ``ρ_min + σ_max``; an earlier LaTeX draft of theirs shifts by ``Υ + 1`` instead, ``ρ_min = 1``).
     * ``‖h_t‖ <= sqrt(D/2) s (sqrt(d) + sqrt(2 log(4T/α)))`` w.p. ``>= 1 - α/(4T)`` (same argument), so
       ``‖h_t‖_{H_t⁻¹} <= ‖h_t‖/sqrt(ρ_min) =: γ``.
 
@@ -539,6 +541,8 @@ def _private_linucb_wishart(num_actions: int, dim: int, horizon: int) -> Learner
         if eps is None or dlt is None:
             return
         eps, dlt = np.broadcast_arrays(np.asarray(eps, np.float64), np.asarray(dlt, np.float64))
+        if np.any(dlt / (2.0 * depth) >= 1.0 / math.e):  # Theorem 4.1's δ₀ < 1/e (only at m = 1: T = 1)
+            raise ValueError("private_linucb (wishart): the per-node δ₀ = δ/(2m) must be < 1/e (Sheffet 2015, Thm 4.1)")
         finite = np.isfinite(eps)
         eps0 = np.where(finite, eps, 0.0) / np.sqrt(8.0 * depth * np.log(2.0 / dlt))
         composed = np.where(finite, eps, 0.0) / 2.0 + depth * eps0 * np.expm1(eps0)
