@@ -196,18 +196,21 @@ def _report(res: Any) -> None:
 
 
 def window(args: argparse.Namespace) -> int:
-    """Window privacy: WDP-COCOP / WDP-COCOL regret against W and ln T, with PFTAL and non-private baselines."""
-    from jaxpriv.experiments import window as experiment
+    """The shipped study ``window_privacy`` (WDP-COCOP / WDP-COCOL against W and ln t), its options over the file's."""
+    from jaxpriv.experiments.study import run_study
 
-    out = Path(args.out) if args.out else Path("jaxpriv-out") / time.strftime("window-%Y%m%d-%H%M%S")
-    print(f"window sweep: T={args.horizon}, d={args.dim}, W={args.windows}, eps={args.epsilon}, noise={args.noise} ...")
-    t0 = time.perf_counter()
-    summary = experiment.run(
-        out, args.horizon, args.dim, tuple(args.windows), args.epsilon, args.noise, args.delta, args.seeds, args.seed
-    )
-    for name, row in summary.items():
-        print(f"  {name:>22}: regret at T {row['mean_final_regret']:9.2f} +- {row['stderr']:.2f}")
-    print(f"{time.perf_counter() - t0:.1f} s; wrote {out}/results.npz, {out}/settings.json, {out}/window.png")
+    def edit(raw: dict) -> dict:
+        for key in ("horizon", "seeds", "seed"):
+            if getattr(args, key) is not None:
+                raw[key] = getattr(args, key)
+        if args.epsilon is not None:
+            for table in raw["learners"]:
+                if "epsilon" in table.get("params", {}):
+                    table["params"]["epsilon"] = args.epsilon
+        return raw
+
+    out = args.out or str(Path("jaxpriv-out") / time.strftime("window-%Y%m%d-%H%M%S"))
+    _report(run_study("window_privacy", out, progress=not args.no_progress, smoke=args.smoke, edit=edit))
     return 0
 
 
@@ -296,17 +299,15 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.set_defaults(func=sweep)
     w = sub.add_parser(
-        "window", parents=[common], help="window privacy: WDP-COCOP / WDP-COCOL regret against the window W and ln T"
+        "window", parents=[common], help="window privacy against W and ln t (the shipped study 'window_privacy')"
     )
     w.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/window-<time>)")
-    w.add_argument("--horizon", type=int, default=2048)
-    w.add_argument("--dim", type=int, default=5)
-    w.add_argument("--windows", type=int, nargs="+", default=[2, 16, 128], help="powers of two")
-    w.add_argument("--epsilon", type=float, default=1.0)
-    w.add_argument("--noise", choices=["gamma", "gaussian"], default="gamma")
-    w.add_argument("--delta", type=float, default=1e-5)
-    w.add_argument("--seeds", type=int, default=16)
-    w.add_argument("--seed", type=int, default=0)
+    w.add_argument("--horizon", type=int, default=None, help="T (the file's: 2048)")
+    w.add_argument("--epsilon", type=float, default=None, help="every private learner's epsilon (the file's: 1)")
+    w.add_argument("--seeds", type=int, default=None, help="runs (the file's: 16)")
+    w.add_argument("--seed", type=int, default=None, help="the integer seed (the file's: 0)")
+    w.add_argument("--smoke", action="store_true", help="the file's [smoke] scale")
+    w.add_argument("--no-progress", action="store_true", help="no progress bar")
     w.set_defaults(func=window)
     a = sub.add_parser("audit", parents=[common], help="privacy audits: empirical lower bounds beside the claims")
     a.add_argument("--runs", type=int, default=20000, help="runs per side (neighbouring input) per component")

@@ -24,6 +24,10 @@ adds one more figure, named by its ``recipe``, into ``file`` (default ``<recipe>
     meets the non-private plateau ``A`` (the ``inf`` budget, else the largest): ``ε_knee = B/A``; with
     ``lower_bound = true`` on a Bernoulli bandit, [N22] Theorem 3's lower bound
     (``jaxpriv.theory.adap_lower_bound``) and its knee ``max kl/(6Δ)`` are drawn too. Table ``knee.csv``.
+``final_vs_static``
+    final regret against a learner's numeric static argument ``static`` (``"window"``): one line per registry name
+    over its learners that set it (``WDP-COCOP`` at ``W = 2, 16, 128``), the learners without it as dotted
+    lines at their value; ``learners``, ``logx``, ``logy``.
 ``regret_vs_horizon``
     (a file with ``horizons``) final regret against ``T`` per learner and grid point, log-log; beside it
     ``slopes.csv`` (always written for ``horizons``).
@@ -405,6 +409,41 @@ def _titled(fig: Any, options: dict[str, Any]) -> Any:
     return fig
 
 
+def _final_vs_static(study: Study, data: Data, options: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
+    name = options["static"]
+    shown = _shown(study, 6)
+    fig, axes = _figure(len(shown))
+    rows = []
+    for ax, g in zip(axes, shown, strict=True):
+        groups: dict[str, list[int]] = {}
+        flat: list[int] = []
+        for i in _pick(study, options):
+            value = study.learners[i].static.get(name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                groups.setdefault(study.learners[i].name, []).append(i)
+            else:
+                flat.append(i)
+        logs = {"logx": options.get("logx", True), "logy": options.get("logy", False)}
+        for idx in groups.values():
+            xs = np.asarray([study.learners[i].static[name] for i in idx], np.float64)
+            order = np.argsort(xs)
+            finals = np.stack([data.final[idx[k], g] for k in order])
+            label = study.learners[idx[0]].label.split(" ")[0] if len(idx) > 1 else study.learners[idx[0]].label
+            plot.final_vs_budget(xs[order], {label: finals}, ax=ax, xlabel=name, **logs)
+        for i in flat:
+            plot.final_vs_budget([np.inf], {study.labels[i]: data.final[i, g][None]}, ax=ax, xlabel=name, **logs)
+        ax.legend(fontsize=7)
+        ax.set_title(
+            label_of(study, int(g)) if study.grid else f"{study.name}: final regret against {name}", fontsize=9
+        )
+        for i in _pick(study, options):
+            m, se = mean_se(data.final[i, g])
+            row = {"learner": study.labels[i], name: study.learners[i].static.get(name, "")}
+            rows.append(row | {k: fmt(v[g]) for k, v in study.grid.items()} | {"mean": float(m), "se": float(se)})
+    fig.tight_layout()
+    return _titled(fig, options), rows
+
+
 #: recipe name -> ``(study, data, options) -> (Figure, table rows or None)`` (``regret_vs_horizon``: the runner's).
 RECIPES = {
     "regret_vs_t": _regret_vs_t,
@@ -412,6 +451,7 @@ RECIPES = {
     "paired_difference": _paired,
     "price_of_privacy": _price_of_privacy,
     "knee": _knee,
+    "final_vs_static": _final_vs_static,
 }
 
 

@@ -145,7 +145,7 @@ TOP_KEYS = (
 TABLES = ("set", "learner", "env", "smoke", "figures")
 #: What a ``[smoke]`` table may override (its tables ``grid``, ``env``, ``set`` are merged key by key).
 SMOKE_KEYS = ("horizon", "horizons", "seeds", "seed", "chunk", "segment", "grid_chunk", "checkpoints", "grid", "env",
-              "set")  # fmt: skip
+              "set", "learners")  # fmt: skip
 #: The simulators a learner may name: ``jaxpriv.sweep`` (every learner) or its exact episode-level one.
 SIMULATORS = ("steps", "episodes")
 #: The environments each episode simulator runs on (``Spec.fast_path.module`` -> env names).
@@ -415,7 +415,8 @@ def _apply_smoke(source: Path, raw: dict[str, Any], smoke: bool) -> dict[str, An
     """The file's contents with its ``[smoke]`` overrides merged in (when ``smoke``); the table is checked either way.
 
     A top-level key of ``[smoke]`` replaces the file's (``horizon`` replaces ``horizons`` and the reverse); its
-    tables ``grid``, ``env`` (and ``env.params``) and ``set`` replace the keys they name, leaving the others.
+    tables ``grid``, ``env`` (and ``env.params``) and ``set`` replace the keys they name, leaving the others;
+    ``learners = ["<label>", ...]`` keeps those of a comparison's learners only.
     """
     table = raw.get("smoke")
     if table is None:
@@ -430,10 +431,21 @@ def _apply_smoke(source: Path, raw: dict[str, Any], smoke: bool) -> dict[str, An
                         f"[smoke] may set {list(SMOKE_KEYS)}")  # fmt: skip
         if key in ("grid", "env", "set") and not isinstance(table[key], dict):
             raise _fail(source, f"smoke.{key}", f"must be a table (the keys of [{key}] it replaces)")
+        if key == "learners":
+            tables = raw.get("learners")
+            labels = [t.get("label", t.get("name")) for t in tables] if isinstance(tables, list) else []
+            keep = table[key]
+            if not isinstance(keep, list) or not keep or any(k not in labels for k in keep):
+                raise _fail(
+                    source, "smoke.learners", f"must be a list of labels of [[learners]] {labels}, got {keep!r}"
+                )
     if not smoke:
         return raw
     merged = {k: v for k, v in raw.items() if k != "smoke"}
     for key, value in table.items():
+        if key == "learners":  # the labels kept at the smoke scale
+            merged["learners"] = [t for t in raw["learners"] if t.get("label", t.get("name")) in value]
+            continue
         if key in ("horizon", "horizons"):
             merged.pop("horizons" if key == "horizon" else "horizon", None)
         merged[key] = _merge(merged.get(key), value) if isinstance(value, dict) else value
@@ -1052,6 +1064,7 @@ FIGURE_RECIPES: dict[str, tuple[str, ...]] = {
     "price_of_privacy": ("learners", "nonprivate", "axis", "title"),
     "knee": ("learner", "axis", "high_privacy", "lower_bound", "title"),
     "regret_vs_horizon": ("learners", "title"),
+    "final_vs_static": ("static", "learners", "logx", "logy", "title"),
 }
 
 
@@ -1115,6 +1128,10 @@ def _figures(source: Path, raw: dict[str, Any], study: Study) -> tuple[dict[str,
                 raise _fail(source, f"{where}.high_privacy", f"the axis needs a budget <= {small}, got {x.tolist()}")
         if recipe == "price_of_privacy" and "nonprivate" not in fig and not np.any(np.isinf(study.grid[fig["axis"]])):
             raise _fail(source, where, 'price_of_privacy needs nonprivate = "<label>" or an inf value on its axis')
+        if recipe == "final_vs_static" and not any(
+            isinstance(arm.static.get(fig.get("static")), (int, float)) for arm in study.learners
+        ):
+            raise _fail(source, f"{where}.static", "must name a numeric static argument of some learner (window = ...)")
         if recipe == "regret_vs_horizon" and not study.horizons:
             raise _fail(source, f"{where}.recipe", "regret_vs_horizon needs horizons = [...] in the file")
         out.append(fig)

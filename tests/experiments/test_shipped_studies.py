@@ -18,7 +18,7 @@ def test_every_shipped_file_parses_at_both_scales(name):
     path = study.shipped_studies()[name]
     full, smoke = load_study(path), load_study(path, smoke=True)
     assert smoke.smoke and (smoke.horizon, smoke.seeds) <= (full.horizon, full.seeds)
-    assert smoke.labels == full.labels
+    assert set(smoke.labels) <= set(full.labels)
 
 
 def test_dp_ftrl_vs_pftal_blt_beats_the_tree_on_shared_seeds(tmp_path):
@@ -61,3 +61,29 @@ def test_adap_klucb_against_epsilon_two_regimes_and_the_knee(tmp_path):
     assert knee["knee_index"] == pytest.approx(6 * knee["knee_lower_bound"])
     assert knee["knee_index"] / 2 < knee["knee_measured"] < 2 * knee["knee_index"], knee
     assert (tmp_path / "knee.png").exists() and (tmp_path / "knee.csv").exists()
+
+
+def test_window_privacy_costs_less_than_full_stream_privacy_and_the_noise_off_limits(tmp_path):
+    # jaxpriv window at T = 64, d = 5, W = 2, 3 runs, eps = 1: window privacy (tree depth k_W = 2) below PFTAL's
+    # full-stream tree on the same seed keys, by more than 3 paired SEs.
+    res = study.run_study("window_privacy", tmp_path / "eps1", progress=False, smoke=True)
+    final = {label: res.regret[i, 0, :, -1].astype(np.float64) for i, label in enumerate(res.study.labels)}
+    d = final["PFTAL (W=T)"] - final["WDP-COCOP W=2"]
+    assert d.mean() > 3 * d.std(ddof=1) / np.sqrt(d.size), d
+    rows = {r["learner"]: r for r in res.tables["window"]}
+    assert rows["WDP-COCOP W=2"]["window"] == 2 and rows["FTAL"]["window"] == ""
+
+    # With the noise off (eps = inf), on the same seeds: WDP-COCOP and PFTAL are FTAL (the clips are not active),
+    # WDP-COCOL is the Garber-Hazan online algorithm (a separate code path: exact sums, N = 0).
+    def noise_off(raw):
+        for table in raw["learners"]:
+            if "epsilon" in table.get("params", {}):
+                table["params"]["epsilon"] = float("inf")
+        return raw
+
+    res = study.run_study("window_privacy", tmp_path / "inf", progress=False, smoke=True, edit=noise_off)
+    regret = {label: res.regret[i, 0] for i, label in enumerate(res.study.labels)}
+    np.testing.assert_allclose(regret["WDP-COCOP W=2"], regret["FTAL"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(regret["PFTAL (W=T)"], regret["FTAL"], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(regret["WDP-COCOL W=2"], regret["Garber-Hazan"], rtol=1e-4, atol=1e-4)
+    assert not np.allclose(regret["Garber-Hazan"], regret["FTAL"], atol=1e-2)  # a different algorithm
