@@ -106,22 +106,8 @@ def bandits(args: argparse.Namespace) -> int:
 MOVED = {
     "epsilon": "adap_klucb_epsilon",
     "oco": "dp_ftrl_vs_pftal_quadratic and dp_ftrl_vs_pftal_logistic",
+    "gope": "adac_gope_vs_var",
 }
-
-
-def _baselines_other(args: argparse.Namespace, out: Path) -> int:
-    """``baselines --experiment epsilon | gope | oco``: run it and print its table."""
-    from jaxpriv.experiments import baselines_gope
-
-    run = {"gope": baselines_gope.compare_gope}[args.experiment]
-    t0 = time.perf_counter()
-    res = run(out, args.full_scale, args.seeds, args.seed, horizon=args.horizon, verbose=True)
-    cols = list(res.table[0])
-    print(" ".join(f"{c:>14}" for c in cols))
-    for row in res.table:
-        print(" ".join(f"{v:>14.4g}" if isinstance(v, float) else f"{v!s:>14}" for v in row.values()))
-    print(f"{time.perf_counter() - t0:.1f} s; wrote {', '.join(str(p) for p in res.files.values())}")
-    return 0
 
 
 def baselines(args: argparse.Namespace) -> int:
@@ -135,8 +121,6 @@ def baselines(args: argparse.Namespace) -> int:
         )
     out = Path(args.out) if args.out else Path("jaxpriv-out") / time.strftime("baselines-%Y%m%d-%H%M%S")
     print(f"baselines {args.experiment} ({'full' if args.full_scale else 'reduced'} scale) ...", flush=True)
-    if args.experiment != "pure-dp":
-        return _baselines_other(args, out)
     t0 = time.perf_counter()
     res = compare(out, args.full_scale, args.seeds, args.seed, horizon=args.horizon, verbose=True)
     print(f"{'algorithm':<24} {'T':>9} {'regret':>22} {'ratio to ' + res.table[0]['algorithm']:>22}")
@@ -282,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         "--experiment",
         choices=["pure-dp", "epsilon", "gope", "oco"],
         default="pure-dp",
-        help="pure-dp: Azize & Basu 2022, Fig. 2 (default); gope: AdaC-GOPE against AdaC-GOPE-Var; epsilon and oco "
-        "are shipped study files now (jaxpriv sweep adap_klucb_epsilon, jaxpriv sweep dp_ftrl_vs_pftal_quadratic)",
+        help="pure-dp: Azize & Basu 2022, Fig. 2 (default); epsilon, gope and oco are shipped study files now "
+        "(jaxpriv sweep adap_klucb_epsilon, adac_gope_vs_var, dp_ftrl_vs_pftal_quadratic; jaxpriv sweep --list)",
     )
     c.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/baselines-<time>)")
     c.add_argument("--full-scale", action="store_true", help="T = 1e7, 20 runs (DP-UCB / LDP-UCB capped at 1e6)")

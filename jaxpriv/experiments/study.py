@@ -231,7 +231,7 @@ def _run_sweep(study: Study, arm: StudyLearner, block: int, save: Path, progress
 
         r = bandits.simulate_episodes(
             arm.learner, params.learner, params.env, study.seed, study.horizon, study.seeds, study.checkpoints,
-            chunk=study.chunk,
+            chunk=study.chunk, **arm.simulator_options,
         )  # fmt: skip
         progress(study.seeds * study.horizon, study.seeds * study.horizon)
     else:
@@ -272,7 +272,7 @@ def _sweep_fingerprint(study: Study, arm: StudyLearner, block: int, code: tuple[
     if study.compare:
         fp["learner"] = arm.label
     if arm.simulator != "steps":
-        fp["simulator"] = arm.simulator
+        fp["simulator"] = {"name": arm.simulator, **arm.simulator_options}
     return fp
 
 

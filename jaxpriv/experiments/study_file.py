@@ -100,6 +100,7 @@ reads the file first (refusing a folder, a missing or unreadable file).
 from __future__ import annotations
 
 import difflib
+import importlib
 import inspect
 import os
 import sys
@@ -175,6 +176,8 @@ class StudyLearner(NamedTuple):
         in the single form).
       simulator: ``"steps"`` (``jaxpriv.sweep``) or ``"episodes"`` (its exact episode-level simulator,
         ``jaxpriv.bandits.simulate_episodes``: regret only, no loss or comparator).
+      simulator_options: the episode simulator's per-call options from the file
+        (``simulator = { name = "episodes", instance = "random" }``).
     """
 
     label: str
@@ -186,6 +189,7 @@ class StudyLearner(NamedTuple):
     swept: bool
     axes: dict[str, str]
     simulator: str = "steps"
+    simulator_options: dict[str, Any] = {}  # noqa: RUF012 (a NamedTuple default, never mutated)
 
 
 class Study(NamedTuple):
@@ -486,13 +490,13 @@ def _parse_raw(source: Path, raw: dict[str, Any]) -> Study:
         _params_at(learner.entry.params, l_fixed, grid.values, "learner.params."),
         _params_at(env.entry.params, e_fixed, grid.values, "env.params."),
     )
-    simulator = _simulator(source, "learner", raw["learner"], learner.component, env.name)
+    simulator, options = _simulator(source, "learner", raw["learner"], learner.component, env.name)
     if simulator == "steps":
         _check_values(source, learner.component, env.component, params, run.horizon)
     arm = StudyLearner(
         learner.name, learner.name, learner.component, learner.static, learner.entry.bound, params,
         bool(grid.values), {k: k[len("learner.params.") :] for k in grid.values if k.startswith("learner.params.")},
-        simulator,
+        simulator, options,
     )  # fmt: skip
     return Study(
         run.name, source, raw, run.horizon, run.seeds, run.seed, run.chunk, min(grid_chunk, grid.size),
@@ -545,11 +549,11 @@ def _parse_comparison(
             _params_at(built.entry.params, fixed, values, "learner.params."),
             _params_at(env.entry.params, e_fixed, env_values, "env.params."),
         )
-        simulator = _simulator(source, section, table, built.component, env.name)
+        simulator, options = _simulator(source, section, table, built.component, env.name)
         if simulator == "steps":
             _check_values(source, built.component, env.component, params, run.horizon, section)
         arms.append(StudyLearner(label, built.name, built.component, built.static, built.entry.bound, params,
-                                 is_swept, axes, simulator))  # fmt: skip
+                                 is_swept, axes, simulator, options))  # fmt: skip
     for key in shared:
         if key not in used:
             axis = key[len("grid.") :]
@@ -1036,14 +1040,27 @@ def _check_traces(source: Path, learner: Any, env: Any, params: Any, section: st
 # --- the simulator and the figures ---------------------------------------------------------------------------
 
 
-def _simulator(source: Path, section: str, table: dict[str, Any], learner: Any, env_name: str) -> str:
-    """A learner's ``simulator``: ``"steps"`` (default) or ``"episodes"`` (its exact episode-level simulator)."""
+#: The episode simulators' per-call options a file may not set (hooks and what the runner passes).
+_RUN_OPTIONS = ("chunk", "reward_sum", "reward_sums", "private")
+
+
+def _simulator(
+    source: Path, section: str, table: dict[str, Any], learner: Any, env_name: str
+) -> tuple[str, dict[str, Any]]:
+    """A learner's ``simulator``: ``"steps"`` (default) or ``"episodes"`` (its exact episode-level simulator), a
+    name or a table ``{ name = "episodes", <the simulator's per-call options> }``; with those options."""
     simulator = table.get("simulator", "steps")
     key = f"{section}.simulator"
+    options: dict[str, Any] = {}
+    if isinstance(simulator, dict):
+        options = {k: v for k, v in simulator.items() if k != "name"}
+        simulator = simulator.get("name")
     if simulator not in SIMULATORS:
         raise _fail(source, key, f"must be one of {list(SIMULATORS)}, got {simulator!r}")
     if simulator == "steps":
-        return simulator
+        if options:
+            raise _fail(source, key, "jaxpriv.sweep (simulator = 'steps') takes no simulator options")
+        return simulator, options
     fast_path = spec_of(learner).fast_path
     if fast_path is None:
         name = spec_of(learner).name or table.get("name")
@@ -1053,7 +1070,17 @@ def _simulator(source: Path, section: str, table: dict[str, Any], learner: Any, 
     if env_name not in envs_ok:
         raise _fail(source, key, f"the episode simulator of {spec_of(learner).name} runs on [env] name = "
                     f"{' or '.join(map(repr, envs_ok))}, not {env_name!r}")  # fmt: skip
-    return simulator
+    simulate = importlib.import_module(f"jaxpriv.bandits.episodic.{fast_path.module}").simulate
+    bound = {name for name, _ in fast_path.options}
+    allowed = sorted(
+        name for name, p in inspect.signature(simulate).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in bound and name not in _RUN_OPTIONS
+    )  # fmt: skip
+    for option in options:
+        if option not in allowed:
+            raise _fail(source, f"{key}.{option}", f"the episode simulator of {spec_of(learner).name} takes no "
+                        f"option {option!r}; it takes {allowed}")  # fmt: skip
+    return simulator, options
 
 
 #: The figure recipes a ``[[figures]]`` entry may name, and the options each takes (beside ``recipe`` and ``file``).

@@ -87,3 +87,29 @@ def test_window_privacy_costs_less_than_full_stream_privacy_and_the_noise_off_li
     np.testing.assert_allclose(regret["PFTAL (W=T)"], regret["FTAL"], rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(regret["WDP-COCOL W=2"], regret["Garber-Hazan"], rtol=1e-4, atol=1e-4)
     assert not np.allclose(regret["Garber-Hazan"], regret["FTAL"], atol=1e-2)  # a different algorithm
+
+
+def test_adac_gope_against_var_pairs_the_seeds(tmp_path):
+    # At rho = inf both are GOPE on the same seed keys: the paired difference is exactly 0, seed by seed (the same
+    # instance, the same reward sums). At rho = 1 the noise differs.
+    res = study.run_study("adac_gope_vs_var", tmp_path, progress=False, smoke=True)
+    base, var = res.regret[0], res.regret[1]  # [G, S, m]
+    np.testing.assert_array_equal(base[1], var[1])
+    assert not np.array_equal(base[0], var[0])
+    rows = {r["grid.rho"]: r for r in res.paired}
+    assert rows["inf"]["difference_mean"] == 0.0 and rows["inf"]["difference_se"] == 0.0
+    d = var[0, :, -1].astype(np.float64) - base[0, :, -1]
+    assert rows["1"]["difference_mean"] == pytest.approx(d.mean())
+    assert rows["1"]["difference_se"] == pytest.approx(d.std(ddof=1) / np.sqrt(6))
+
+
+def test_the_moved_experiments_name_their_study_files(tmp_path, capsys):
+    from jaxpriv import cli
+
+    for experiment, name in (
+        ("epsilon", "adap_klucb_epsilon"), ("oco", "dp_ftrl_vs_pftal_quadratic"), ("gope", "adac_gope_vs_var"),
+    ):  # fmt: skip
+        argv = ["baselines", "--experiment", experiment, "--out", str(tmp_path / experiment), "--no-compile-cache"]
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"jaxpriv baselines: error: --experiment {experiment} is the shipped study {name}" in err
