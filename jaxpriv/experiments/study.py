@@ -32,7 +32,8 @@ per learner; ``final_regret.png`` one line per learner against the first shared 
 with its theorem's bound dashed where one exists. With ``reference = "<label>"`` it also
 writes ``paired.csv`` (per learner and grid point: the mean of the per-seed differences of
 final regret against the reference, their standard error, ``difference_se``, and for
-comparison the unpaired ``sqrt(SE_a² + SE_ref²)``, ``unpaired_se``) and ``paired.png``
+comparison the unpaired ``sqrt(SE_a² + SE_ref²)``, ``unpaired_se``; the ratio of the means, ``ratio``, with its
+delta-method SE on the paired runs, ``ratio_se``) and ``paired.png``
 (``jaxpriv.plot.paired_difference`` against ``t``, paired-SE bands). The paired SE is the
 right one: the learners share seeds, so their regrets are correlated. A learner that
 depends on no swept value runs once and is repeated at every grid point.
@@ -529,6 +530,10 @@ def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None
         if i == r:
             continue
         diff, diff_se = stats.paired_difference(final[i], final[r], axis=-1)
+        base = np.asarray(final[r], np.float64).mean(axis=-1)  # [G]
+        ratio = np.asarray(final[i], np.float64).mean(axis=-1) / np.where(base > 0, base, np.nan)
+        # the ratio's SE by the delta method on the paired runs: SE of mean(x - R·base) over mean(base)
+        _, ratio_se = mean_se(np.asarray(final[i], np.float64) - ratio[:, None] * final[r], axis=-1)
         for g in range(study.size):
             row: dict[str, Any] = {"learner": label, "reference": study.reference, "grid_point": g}
             for key, values in study.grid.items():
@@ -536,6 +541,8 @@ def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None
             row["difference_mean"] = float(diff[g])
             row["difference_se"] = float(diff_se[g])
             row["unpaired_se"] = float(np.hypot(se[i, g], se[r, g]))
+            row["ratio"] = float(ratio[g])
+            row["ratio_se"] = float(ratio_se[g] / base[g]) if base[g] > 0 else float("nan")
             rows.append(row)
     return rows
 

@@ -113,3 +113,20 @@ def test_the_moved_experiments_name_their_study_files(tmp_path, capsys):
         assert cli.main(argv) == 2
         err = capsys.readouterr().err
         assert f"jaxpriv baselines: error: --experiment {experiment} is the shipped study {name}" in err
+
+
+def test_pure_dp_bandits_order_adap_below_dp_se_with_paired_ratios(tmp_path):
+    # [N22] Fig. 2 at T = 10^4, 20 runs: AdaP-KLUCB lowest of the eps-DP algorithms, then AdaP-UCB, DP-SE far above.
+    res = study.run_study("pure_dp_bandits", tmp_path, progress=False, smoke=True)
+    rows = {r["learner"]: r for r in res.paired}
+    summary = {r["learner"]: r for r in res.summary}
+    ucb, dp_se = rows["AdaP-UCB"], rows["DP-SE"]
+    assert ucb["difference_mean"] > 3 * ucb["difference_se"]
+    assert dp_se["ratio"] - 3 * dp_se["ratio_se"] > ucb["ratio"] + 3 * ucb["ratio_se"] > 1.0
+    assert ucb["ratio"] == pytest.approx(
+        summary["AdaP-UCB"]["final_regret_mean"] / summary["AdaP-KLUCB"]["final_regret_mean"]
+    )
+    for name in ("DP-UCB (tree)", "LDP-UCB"):  # the step-level ones, above AdaP-KLUCB too
+        assert rows[name]["difference_mean"] > 3 * rows[name]["difference_se"], rows[name]
+    # zCDP at the matched rho = eps^2/2 is a weaker guarantee: AdaC-UCB far below
+    assert rows["AdaC-UCB (rho=eps^2/2)"]["ratio"] + 3 * rows["AdaC-UCB (rho=eps^2/2)"]["ratio_se"] < 1.0
