@@ -56,6 +56,7 @@ from jaxpriv.bandits.oful import RSOFULParams, rs_oful
 from jaxpriv.bandits.private_linucb import (
     PrivateLinUCBParams,
     PrivateLinUCBState,
+    PrivateLinUCBWishartParams,
     private_linucb,
     private_linucb_radius,
     private_linucb_regularizer,
@@ -87,6 +88,7 @@ __all__ = [
     "OFULState",
     "PrivateLinUCBParams",
     "PrivateLinUCBState",
+    "PrivateLinUCBWishartParams",
     "RSOFULParams",
     "UCBParams",
     "adac_gope",
