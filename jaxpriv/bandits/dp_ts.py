@@ -148,6 +148,11 @@ def lazy_dp_ts(num_arms: int, horizon: int | None = None, *, private: bool = Tru
     Regret (Theorem 4): ``R_T = Σ_{Δ_j>0} O(log T / min{ε, Δ_j})``; the proof's constants are not available
     here, so no numeric bound is registered (``jaxpriv.experiments.registry``: ``bound=None``).
 
+    No exact episode simulator (``spec.fast_path`` is ``None``): every round draws a fresh posterior sample, and
+    between two releases the Beta parameters move with ``log t`` (the shift ``3 log t/(ε O_j)``), so the pulls
+    between releases are a time-varying categorical sequence, not a function of a few draws. Run it step by step
+    (``benchmarks/finite_optimal_t1e7.py``: ``T = 10⁷``, 20 runs in about 15 minutes on 2 CPU cores).
+
     Args:
       num_arms: ``K >= 2``.
       horizon: optional ``T``; only validated (``T >= 1``): the algorithm is anytime.
@@ -294,7 +299,8 @@ def dp_ts(num_arms: int, horizon: int | None = None, *, private: bool = True) ->
     ``update``; NaN / ±inf rewards count as 0 and are counted.
 
     Regret (Theorem 2): ``Σ_{Δ_j>0} O(max{log T/Δ_j, (log T/ε) log(log T/(ε Δ_j))})``; stated in ``O(·)``, so no
-    numeric bound is registered.
+    numeric bound is registered. No exact episode simulator, for Lazy-DP-TS's reason (a fresh posterior draw every
+    round) and because its release changes with every observation.
 
     Args:
       num_arms: ``K >= 2``.
