@@ -16,8 +16,14 @@ adds one more figure, named by its ``recipe``, into ``file`` (default ``<recipe>
 ``price_of_privacy``
     regret(private) − regret(non-private) against ``t``, paired SE: the non-private run is the learner
     ``nonprivate`` (a label) at the same grid point, or, without it, the same learner at the ``inf`` value of
-    ``axis``; one line per private grid point. Its table ``price_of_privacy.csv``: the final difference, its
-    paired SE.
+    ``axis``; one line per private grid point (``values``: those of ``axis`` only). ``relative = true`` draws
+    Azize & Basu's ``PoP(t) = (Reg_priv − Reg_nonpriv) / Reg_nonpriv`` (of the means) instead, ``until`` the last
+    ``t`` drawn. Its table ``<file stem>.csv``: the final difference, its paired SE, the relative price.
+``gap_vs_budget``
+    ``Reg(learner) − Reg(reference)`` at the checkpoints ``at`` (default ``T``; those past ``T`` left out) against the budget ``axis``, one
+    line per ``t``, a ``band`` (default 2) paired SEs wide: Azize & Basu's regret gap against ρ for several
+    horizons (anytime learners: one run gives every horizon). Table: per ``t`` and budget the gap, its paired SE and
+    the relative price.
 ``knee``
     one learner's final regret against the budget ``axis``, its bound, and the knee where the high-privacy
     asymptote ``B/ε`` (``B`` the median of ``ε·regret`` over the budgets ``<= high_privacy``, default 0.05)
@@ -286,6 +292,9 @@ def _price_of_privacy(study: Study, data: Data, options: dict[str, Any]) -> tupl
     rows = []
     nonprivate = options.get("nonprivate")
     axis = options.get("axis")
+    values = options.get("values")
+    relative = bool(options.get("relative", False))
+    cols = data.steps <= options.get("until", data.steps[-1])
     for i in _pick(study, options):
         label = study.labels[i]
         if label == nonprivate:
@@ -301,15 +310,60 @@ def _price_of_privacy(study: Study, data: Data, options: dict[str, Any]) -> tupl
                 if not same:
                     continue
                 j, h = i, same[0]
+            if values is not None and axis is not None and not np.any(np.isclose(study.grid[axis][g], values)):
+                continue
             name = f"{label}, {label_of(study, g)}" if study.grid else label
-            plot.price_of_privacy(data.steps, data.regret[i, g], data.regret[j, h], ax=ax, label=name,
-                                  logx=_loglog(data.steps))  # fmt: skip
+            if relative:
+                base = data.regret[j, h].mean(axis=0)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    pop = np.where(base > 0, (data.regret[i, g].mean(axis=0) - base) / base, np.nan)
+                ax.plot(data.steps[cols], pop[cols], label=name)
+                ax.set_xscale("log")
+            else:
+                plot.price_of_privacy(data.steps[cols], data.regret[i, g][:, cols], data.regret[j, h][:, cols],
+                                      ax=ax, label=name, logx=_loglog(data.steps))  # fmt: skip
             diff, se = stats.paired_difference(data.final[i, g], data.final[j, h], axis=-1)
             row = {"learner": label, "nonprivate": f"{study.labels[j]}" + (f" ({label_of(study, h)})" if axis else "")}
             row |= {k: fmt(v[g]) for k, v in study.grid.items()}
-            rows.append(row | {"price_mean": float(diff), "price_se": float(se)})
+            rel = float(diff) / float(data.final[j, h].mean()) if data.final[j, h].mean() > 0 else float("nan")
+            rows.append(row | {"price_mean": float(diff), "price_se": float(se), "price_relative": rel})
+    if relative:
+        ax.axhline(0.0, color="0.6", lw=0.8)
+        ax.set_xlabel("t")
+        ax.set_ylabel("PoP = (Reg_priv − Reg_nonpriv) / Reg_nonpriv", fontsize=8)
     ax.legend(fontsize=7)
     ax.set_title(f"{study.name}: price of privacy (paired SE, shared seeds)", fontsize=9)
+    fig.tight_layout()
+    return _titled(fig, options), rows
+
+
+def _gap_vs_budget(study: Study, data: Data, options: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
+    from jaxpriv import stats
+
+    i = study.labels.index(options.get("learner", study.labels[0]))
+    r = study.labels.index(options["reference"])
+    axis = options["axis"]
+    x = np.asarray(study.grid[axis], np.float64)
+    order = np.argsort(x, kind="stable")
+    steps = list(np.asarray(data.steps).tolist())
+    fig, (ax,) = _figure(1)
+    gaps, rows = {}, []
+    for t in options["at"]:
+        c = steps.index(t)
+        runs = data.regret[i, :, :, c].astype(np.float64) - data.regret[r, :, :, c]  # [G, S] per-seed gaps (paired)
+        gaps[f"T = {t:.0e}"] = runs[order]
+        diff, se = stats.paired_difference(data.regret[i, :, :, c], data.regret[r, :, :, c], axis=-1)
+        base = data.regret[r, :, :, c].astype(np.float64).mean(axis=-1)
+        for g in order:
+            row = {"t": int(t), axis.split(".")[-1]: float(x[g]), "gap_mean": float(diff[g]), "gap_se": float(se[g])}
+            rows.append(row | {"price_relative": float(diff[g] / base[g]) if base[g] > 0 else float("nan")})
+    name = axis.split(".")[-1]
+    logx = bool(np.all(x[np.isfinite(x)] > 0))
+    plot.final_vs_budget(x[order], gaps, ax=ax, band=float(options.get("band", 2.0)), xlabel=name, logx=logx,
+                         logy=False)  # fmt: skip
+    ax.axhline(0.0, color="0.6", lw=0.8)
+    ax.set_ylabel(f"Reg({study.labels[i]}) − Reg({study.labels[r]}) (±{options.get('band', 2.0):g} paired SE)")
+    ax.set_title(f"{study.name}: the regret gap against {name}", fontsize=9)
     fig.tight_layout()
     return _titled(fig, options), rows
 
@@ -452,6 +506,7 @@ RECIPES = {
     "price_of_privacy": _price_of_privacy,
     "knee": _knee,
     "final_vs_static": _final_vs_static,
+    "gap_vs_budget": _gap_vs_budget,
 }
 
 

@@ -1088,7 +1088,8 @@ FIGURE_RECIPES: dict[str, tuple[str, ...]] = {
     "regret_vs_t": ("learners", "grid_points", "logx", "logy", "title"),
     "final_vs_budget": ("learners", "axis", "bounds", "logx", "logy", "title"),
     "paired_difference": ("learners", "reference", "grid_points", "title"),
-    "price_of_privacy": ("learners", "nonprivate", "axis", "title"),
+    "price_of_privacy": ("learners", "nonprivate", "axis", "values", "relative", "until", "title"),
+    "gap_vs_budget": ("learner", "reference", "axis", "at", "band", "title"),
     "knee": ("learner", "axis", "high_privacy", "lower_bound", "title"),
     "regret_vs_horizon": ("learners", "title"),
     "final_vs_static": ("static", "learners", "logx", "logy", "title"),
@@ -1137,16 +1138,29 @@ def _figures(source: Path, raw: dict[str, Any], study: Study) -> tuple[dict[str,
                 chosen = [*chosen, fig[key]]
         if not isinstance(chosen, list) or any(c not in labels for c in chosen):
             raise _fail(source, f"{where}", f"names a learner that is no label of the study ({labels}): {chosen!r}")
+        if recipe == "gap_vs_budget":
+            if fig.setdefault("reference", study.reference) is None:
+                raise _fail(source, f"{where}.reference", "gap_vs_budget needs a reference label (or the study's)")
+            at = fig.setdefault("at", [study.checkpoints[-1]])
+            if isinstance(at, list):  # the steps past the horizon are left out (a [smoke] scale keeps the recipe)
+                at = fig["at"] = [t for t in at if not isinstance(t, int) or t <= study.horizon]
+            if not isinstance(at, list) or not at or any(t not in study.checkpoints for t in at):
+                raise _fail(source, f"{where}.at", f"must be a list of checkpoint steps (add them to checkpoints), "
+                            f"got {at!r}")  # fmt: skip
         if recipe == "paired_difference" and fig.setdefault("reference", study.reference) is None:
             raise _fail(source, f"{where}.reference", "paired_difference needs a reference label (or the study's)")
-        if "axis" in fig or recipe in ("final_vs_budget", "knee", "price_of_privacy"):
+        if "axis" in fig or recipe in ("final_vs_budget", "knee", "price_of_privacy", "gap_vs_budget"):
             scalar = [a[0] for a in study.axes if np.ndim(study.grid[a[0]]) == 1]
             default = scalar[0] if scalar else None
             try:
                 fig["axis"] = axis_key(study, fig["axis"]) if "axis" in fig else default
             except (KeyError, TypeError):
                 raise _fail(source, f"{where}.axis", f"is no swept axis; the axes: {list(study.grid)}") from None
-            if recipe in ("knee", "price_of_privacy") and fig["axis"] is None and "nonprivate" not in fig:
+            if (
+                recipe in ("knee", "price_of_privacy", "gap_vs_budget")
+                and fig["axis"] is None
+                and "nonprivate" not in fig
+            ):
                 raise _fail(source, where, f"{recipe} needs a swept budget axis")
         if recipe == "knee":
             small = fig.setdefault("high_privacy", 0.05)

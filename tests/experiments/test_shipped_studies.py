@@ -130,3 +130,50 @@ def test_pure_dp_bandits_order_adap_below_dp_se_with_paired_ratios(tmp_path):
         assert rows[name]["difference_mean"] > 3 * rows[name]["difference_se"], rows[name]
     # zCDP at the matched rho = eps^2/2 is a weaker guarantee: AdaC-UCB far below
     assert rows["AdaC-UCB (rho=eps^2/2)"]["ratio"] + 3 * rows["AdaC-UCB (rho=eps^2/2)"]["ratio_se"] < 1.0
+
+
+def test_zcdp_finite_adac_ucb_pays_a_price_at_small_rho_only(tmp_path):
+    # Azize & Basu Sec. VII, finite-armed, T up to 10^6, 20 runs: AdaC-UCB at rho = 0.01 pays a clearly positive
+    # price at T = 10^6 (> 4 paired SEs); UCB's regret grows with t; the relative price falls as rho grows.
+    res = study.run_study("zcdp_bandits_finite", tmp_path, progress=False, smoke=True)
+    gaps = {(r["t"], r["rho"]): r for r in res.tables["regret_gap"]}
+    assert {t for t, _ in gaps} == {10**4, 10**5, 10**6}
+    low = gaps[(10**6, 0.01)]
+    assert low["gap_mean"] > 4 * low["gap_se"], low
+    assert abs(gaps[(10**6, 1000.0)]["gap_mean"]) < low["gap_mean"] / 4
+    ucb = res.regret[1, 0]  # [S, m]
+    assert np.all(np.diff(ucb, axis=-1) >= 0) and ucb[:, -1].mean() > ucb[:, 6].mean() > 0
+    pop = {r["grid.rho"]: r["price_relative"] for r in res.tables["price_of_privacy"]}
+    assert set(pop) == {"0.1", "0.5", "1"} and pop["0.1"] > pop["1"]
+
+
+def test_zcdp_linear_gap_carries_the_paired_se(tmp_path):
+    # Azize & Basu Sec. VII, linear, to T = 10^6, 30 runs, a fresh instance per run on shared seed keys: the gap's SE
+    # is that of the per-run gaps, far below the unpaired one (the regret's spread across instances); at rho = 1000
+    # AdaC-GOPE plays GOPE's phases (the gaps vanish exactly); at rho = 0.01 the price is clear.
+    res = study.run_study("zcdp_bandits_linear", tmp_path, progress=False, smoke=True)
+    rhos = [float(r) for r in res.study.grid["grid.rho"]]
+    steps = list(res.study.checkpoints)
+    for t in (10**4, 10**5, 10**6):
+        j = steps.index(t)
+        priv, base = res.regret[0, :, :, j].astype(np.float64), res.regret[1, 0, :, j].astype(np.float64)
+        diff = priv - base[None]
+        unpaired = np.sqrt(priv.var(1, ddof=1) / priv.shape[1] + base.var(ddof=1) / base.size)
+        rows = {r["rho"]: r for r in res.tables["regret_gap"] if r["t"] == t}
+        for g, rho in enumerate(rhos):
+            assert rows[rho]["gap_mean"] == pytest.approx(diff[g].mean(), rel=1e-9, abs=1e-9)
+            assert rows[rho]["gap_se"] == pytest.approx(diff[g].std(ddof=1) / np.sqrt(diff.shape[1]), rel=1e-9)
+        assert rows[1000.0]["gap_se"] <= 1e-3 * unpaired[rhos.index(1000.0)]
+        assert rows[0.1]["gap_se"] < unpaired[rhos.index(0.1)] / 3
+    low = next(r for r in res.tables["regret_gap"] if r["t"] == 10**6 and r["rho"] == 0.01)
+    assert low["gap_mean"] > 3 * low["gap_se"], low
+
+
+def test_zcdp_contextual_price_falls_with_rho(tmp_path):
+    # Azize & Basu Sec. VII, contextual, T = 10^3, 20 runs, step by step: AdaC-OFUL pays at rho = 0.1 (> 4 paired
+    # SEs) and the gap at rho = 1000 is within 2 paired SEs of zero (the derived self-normalized radius).
+    res = study.run_study("zcdp_bandits_contextual", tmp_path, progress=False, smoke=True)
+    rows = {r["rho"]: r for r in res.tables["regret_gap"] if r["t"] == 1000}
+    assert rows[0.1]["gap_mean"] > 4 * rows[0.1]["gap_se"]
+    assert abs(rows[1000.0]["gap_mean"]) < 2 * rows[1000.0]["gap_se"] + 1e-9
+    assert rows[0.1]["price_relative"] > rows[1.0]["price_relative"] > rows[1000.0]["price_relative"]
