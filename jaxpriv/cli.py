@@ -94,11 +94,31 @@ def demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def bandits(args: argparse.Namespace) -> int:
-    """The zCDP bandit experiments of Azize & Basu (Section VII): figures and raw results per setting."""
-    from jaxpriv.experiments.zcdp_bandits import reproduce_settings
+#: ``jaxpriv bandits --setting X``: the shipped study of each setting of Azize & Basu's Section VII.
+BANDIT_SETTINGS = {
+    "finite": "zcdp_bandits_finite",
+    "linear": "zcdp_bandits_linear",
+    "contextual": "zcdp_bandits_contextual",
+}
 
-    reproduce_settings(args.setting, args.out, full_scale=args.full_scale, seeds=args.seeds, key=args.seed)
+
+def bandits(args: argparse.Namespace) -> int:
+    """The zCDP bandit experiments of Azize & Basu (Section VII): the shipped study of each setting."""
+    from jaxpriv.experiments.study import run_study
+
+    def edit(raw: dict) -> dict:
+        for key in ("seeds", "seed"):
+            if getattr(args, key) is not None:
+                raw[key] = getattr(args, key)
+        return raw
+
+    out = Path(args.out) if args.out else Path("jaxpriv-out") / time.strftime("bandits-%Y%m%d-%H%M%S")
+    names = sorted(BANDIT_SETTINGS) if args.setting == "all" else [args.setting]
+    for name in names:
+        print(f"setting {name!r}: jaxpriv sweep {BANDIT_SETTINGS[name]}{'' if args.full_scale else ' --smoke'}")
+        res = run_study(BANDIT_SETTINGS[name], out / name, progress=not args.no_progress, smoke=not args.full_scale,
+                        edit=edit)  # fmt: skip
+        _report(res)
     return 0
 
 
@@ -244,18 +264,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--smoke", action="store_true", help="the file's [smoke] scale")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=demo)
-    from jaxpriv.experiments import zcdp_bandits
-
     b = sub.add_parser(
         "bandits",
         parents=[common],
         help="zCDP bandits (Azize & Basu, Section VII): regret gap vs rho, price of privacy",
     )
-    b.add_argument("--setting", choices=[*sorted(zcdp_bandits.SETTINGS), "all"], default="all")
-    b.add_argument("--full-scale", action="store_true", help="the paper's scale: 100 runs, T up to 1e7")
+    b.add_argument("--setting", choices=[*sorted(BANDIT_SETTINGS), "all"], default="all")
+    b.add_argument(
+        "--full-scale", action="store_true", help="the paper's scale (the study files'); default their [smoke] scale"
+    )
     b.add_argument("--seeds", type=int, default=None, help="override the number of runs")
-    b.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/bandits-<time>)")
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/bandits-<time>/<setting>)")
+    b.add_argument("--seed", type=int, default=None, help="the integer seed (the files': 0)")
+    b.add_argument("--no-progress", action="store_true", help="no progress bar")
     b.set_defaults(func=bandits)
     c = sub.add_parser(
         "baselines",

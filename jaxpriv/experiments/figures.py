@@ -20,7 +20,8 @@ adds one more figure, named by its ``recipe``, into ``file`` (default ``<recipe>
     Azize & Basu's ``PoP(t) = (Reg_priv − Reg_nonpriv) / Reg_nonpriv`` (of the means) instead, ``until`` the last
     ``t`` drawn. Its table ``<file stem>.csv``: the final difference, its paired SE, the relative price.
 ``gap_vs_budget``
-    ``Reg(learner) − Reg(reference)`` at the checkpoints ``at`` (default ``T``; those past ``T`` left out) against the budget ``axis``, one
+    ``Reg(learner) − Reg(reference)`` (a panel per learner of ``learners``, default ``learner``) at the
+    checkpoints ``at`` (default ``T``; those past ``T`` left out) against the budget ``axis``, one
     line per ``t``, a ``band`` (default 2) paired SEs wide: Azize & Basu's regret gap against ρ for several
     horizons (anytime learners: one run gives every horizon). Table: per ``t`` and budget the gap, its paired SE and
     the relative price.
@@ -340,30 +341,37 @@ def _price_of_privacy(study: Study, data: Data, options: dict[str, Any]) -> tupl
 def _gap_vs_budget(study: Study, data: Data, options: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
     from jaxpriv import stats
 
-    i = study.labels.index(options.get("learner", study.labels[0]))
     r = study.labels.index(options["reference"])
+    if "learners" in options:
+        picks = [study.labels.index(label) for label in options["learners"]]
+    else:
+        picks = [study.labels.index(options.get("learner", study.labels[0 if r else 1]))]
     axis = options["axis"]
+    name = axis.split(".")[-1]
     x = np.asarray(study.grid[axis], np.float64)
     order = np.argsort(x, kind="stable")
     steps = list(np.asarray(data.steps).tolist())
-    fig, (ax,) = _figure(1)
-    gaps, rows = {}, []
-    for t in options["at"]:
-        c = steps.index(t)
-        runs = data.regret[i, :, :, c].astype(np.float64) - data.regret[r, :, :, c]  # [G, S] per-seed gaps (paired)
-        gaps[f"T = {t:.0e}"] = runs[order]
-        diff, se = stats.paired_difference(data.regret[i, :, :, c], data.regret[r, :, :, c], axis=-1)
-        base = data.regret[r, :, :, c].astype(np.float64).mean(axis=-1)
-        for g in order:
-            row = {"t": int(t), axis.split(".")[-1]: float(x[g]), "gap_mean": float(diff[g]), "gap_se": float(se[g])}
-            rows.append(row | {"price_relative": float(diff[g] / base[g]) if base[g] > 0 else float("nan")})
-    name = axis.split(".")[-1]
-    logx = bool(np.all(x[np.isfinite(x)] > 0))
-    plot.final_vs_budget(x[order], gaps, ax=ax, band=float(options.get("band", 2.0)), xlabel=name, logx=logx,
-                         logy=False)  # fmt: skip
-    ax.axhline(0.0, color="0.6", lw=0.8)
-    ax.set_ylabel(f"Reg({study.labels[i]}) − Reg({study.labels[r]}) (±{options.get('band', 2.0):g} paired SE)")
-    ax.set_title(f"{study.name}: the regret gap against {name}", fontsize=9)
+    band = float(options.get("band", 2.0))
+    fig, axes = _figure(len(picks))
+    rows = []
+    for ax, i in zip(axes, picks, strict=True):
+        gaps = {}
+        for t in options["at"]:
+            c = steps.index(t)
+            priv, ref = data.regret[i, :, :, c].astype(np.float64), data.regret[r, :, :, c].astype(np.float64)
+            gaps[f"T = {t:.0e}"] = (priv - ref)[order]  # [G, S] per-seed gaps (paired)
+            diff, se = stats.paired_difference(priv, ref, axis=-1)
+            base = ref.mean(axis=-1)
+            for g in order:
+                row = {"learner": study.labels[i], "t": int(t), name: float(x[g])}
+                row |= {"gap_mean": float(diff[g]), "gap_se": float(se[g])}
+                rows.append(row | {"price_relative": float(diff[g] / base[g]) if base[g] > 0 else float("nan")})
+        logx = bool(np.all(x[np.isfinite(x)] > 0))
+        plot.final_vs_budget(x[order], gaps, ax=ax, band=band, xlabel=name, logx=logx, logy=False)
+        ax.axhline(0.0, color="0.6", lw=0.8)
+        ax.set_ylabel(f"Reg − Reg({study.labels[r]}) (±{band:g} paired SE)", fontsize=8)
+        ax.set_title(f"{study.labels[i]} − {study.labels[r]}", fontsize=9)
+    fig.suptitle(f"{study.name}: the regret gap against {name}", fontsize=10)
     fig.tight_layout()
     return _titled(fig, options), rows
 

@@ -405,7 +405,7 @@ def parse_study(
     if study.horizons:  # every horizon's components and values are checked now, before anything compiles
         for horizon in study.horizons[:-1]:
             at_horizon(study, horizon)
-    return study._replace(smoke=smoke, figures=_figures(source, raw, study))
+    return study._replace(smoke=smoke, figures=_figures(source, raw, study, smoke))
 
 
 def at_horizon(study: Study, horizon: int) -> Study:
@@ -1089,7 +1089,7 @@ FIGURE_RECIPES: dict[str, tuple[str, ...]] = {
     "final_vs_budget": ("learners", "axis", "bounds", "logx", "logy", "title"),
     "paired_difference": ("learners", "reference", "grid_points", "title"),
     "price_of_privacy": ("learners", "nonprivate", "axis", "values", "relative", "until", "title"),
-    "gap_vs_budget": ("learner", "reference", "axis", "at", "band", "title"),
+    "gap_vs_budget": ("learner", "learners", "reference", "axis", "at", "band", "title"),
     "knee": ("learner", "axis", "high_privacy", "lower_bound", "title"),
     "regret_vs_horizon": ("learners", "title"),
     "final_vs_static": ("static", "learners", "logx", "logy", "title"),
@@ -1106,8 +1106,12 @@ def axis_key(study: Study, name: str) -> str:
     return matches[0]
 
 
-def _figures(source: Path, raw: dict[str, Any], study: Study) -> tuple[dict[str, Any], ...]:
-    """The ``[[figures]]`` entries, checked against the study: recipe, options, labels, axes, file names."""
+def _figures(source: Path, raw: dict[str, Any], study: Study, smoke: bool = False) -> tuple[dict[str, Any], ...]:
+    """The ``[[figures]]`` entries, checked against the study: recipe, options, labels, axes, file names.
+
+    At a ``[smoke]`` scale that keeps some learners only, a figure's ``learners`` keeps those, and a figure naming a
+    learner left out (``learner``, ``reference``, ``nonprivate``, or none of its ``learners`` left) is left out.
+    """
     entries = raw.get("figures", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise _fail(source, "figures", "must be an array of tables ([[figures]] entries with a recipe)")
@@ -1125,6 +1129,12 @@ def _figures(source: Path, raw: dict[str, Any], study: Study) -> tuple[dict[str,
             if key not in allowed:
                 raise _fail(source, f"{where}.{key}", f"{recipe} takes no option {key!r}; it takes {list(allowed)}")
         fig = dict(entry)
+        if smoke and isinstance(raw.get("smoke"), dict) and "learners" in raw["smoke"]:
+            if isinstance(fig.get("learners"), list):
+                fig["learners"] = [label for label in fig["learners"] if label in labels]
+            named = [fig[k] for k in ("learner", "reference", "nonprivate") if k in fig]
+            if fig.get("learners") == [] or any(label not in labels for label in named):
+                continue
         fig.setdefault("file", f"{recipe}.png")
         name = fig["file"]
         if not isinstance(name, str) or "/" in name or "\\" in name or not name.endswith(".png") or name in files:

@@ -11,7 +11,7 @@ import numpy as np
 
 import jaxpriv
 from jaxpriv import cli
-from jaxpriv.experiments import zcdp_bandits
+from jaxpriv.experiments import study
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,7 @@ def test_library_never_imports_the_experiment_layer():
 def test_the_reproductions_live_in_the_experiments_only():
     for name in ("reproduce", "experiment", "experiment_linear"):  # the old names, removed in issue 37
         assert not hasattr(jaxpriv.bandits, name)
-    assert {"finite", "linear", "contextual"} <= set(zcdp_bandits.SETTINGS)
+    assert {"zcdp_bandits_finite", "zcdp_bandits_linear", "zcdp_bandits_contextual"} <= set(study.shipped_studies())
 
 
 def test_demo_runs_the_shipped_study_with_its_options(tmp_path, capsys):

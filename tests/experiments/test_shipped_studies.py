@@ -177,3 +177,26 @@ def test_zcdp_contextual_price_falls_with_rho(tmp_path):
     assert rows[0.1]["gap_mean"] > 4 * rows[0.1]["gap_se"]
     assert abs(rows[1000.0]["gap_mean"]) < 2 * rows[1000.0]["gap_se"] + 1e-9
     assert rows[0.1]["price_relative"] > rows[1.0]["price_relative"] > rows[1000.0]["price_relative"]
+
+
+def test_zcdp_fidelity_the_derived_choices_make_privacy_free_at_large_rho(tmp_path):
+    # python -m jaxpriv.experiments.zcdp_fidelity: at rho = 1000 the paper's choices (robust radius, eq. (5.6) phase
+    # lengths) still pay (their enlargement vanishes as 1/sqrt(rho)), the derived defaults do not (as 1/rho).
+    ctx = study.run_study("zcdp_fidelity_contextual", tmp_path / "ctx", progress=False, smoke=True)
+    rows = {(r["learner"], r["rho"]): r for r in ctx.tables["gaps"]}
+    robust, derived = rows[("robust/both", 1000.0)], rows[("self_normalized/both", 1000.0)]
+    assert robust["gap_mean"] > 3 * robust["gap_se"], robust
+    assert abs(derived["gap_mean"]) < 2 * derived["gap_se"], derived
+    assert rows[("self_normalized/both", 0.1)]["gap_mean"] > 4 * rows[("self_normalized/both", 0.1)]["gap_se"]
+    lin = study.run_study("zcdp_fidelity_linear", tmp_path / "lin", progress=False, smoke=True)
+    rows = {(r["learner"], r["rho"]): r for r in lin.tables["gaps"]}
+    paper = rows[("paper/both", 1000.0)]
+    assert paper["gap_mean"] > 2 * paper["gap_se"] + 1.0, paper
+    assert rows[("joint/both", 1000.0)]["gap_mean"] == 0.0 and rows[("joint/noise", 1000.0)]["gap_se"] == 0.0
+    # at rho = 0.01 the joint rule's price is the longer phases': the noise alone (GOPE's phases) costs nothing
+    joint, noise = rows[("joint/both", 0.01)], rows[("joint/noise", 0.01)]
+    assert joint["gap_mean"] > 2 * joint["gap_se"] and abs(noise["gap_mean"]) < 2 * noise["gap_se"]
+    # the gap's SE is that of the per-run gaps (shared instances and seeds)
+    i, r = lin.study.labels.index("paper/both"), lin.study.labels.index("GOPE")
+    d = lin.regret[i, 0, :, -1].astype(np.float64) - lin.regret[r, 0, :, -1]
+    assert rows[("paper/both", 0.01)]["gap_se"] == pytest.approx(d.std(ddof=1) / np.sqrt(d.size), rel=1e-9)

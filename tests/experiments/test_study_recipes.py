@@ -34,8 +34,10 @@ def test_smoke_overrides_apply_only_when_asked():
     np.testing.assert_allclose(small.params.env.means, [0.9, 0.5, 0.1])
     np.testing.assert_allclose(full.params.env.means, [0.7, 0.5, 0.3])
     assert small.smoke and not full.smoke
-    with pytest.raises(ValueError, match=r"\[smoke.learners\] cannot be overridden"):
-        parse_study(BANDIT + "[smoke]\nlearners = 1\n", "s.toml")
+    with pytest.raises(ValueError, match=r"\[smoke.reference\] cannot be overridden"):
+        parse_study(BANDIT + '[smoke]\nreference = "x"\n', "s.toml")
+    with pytest.raises(ValueError, match=r"\[smoke.learners\] must be a list of labels"):
+        parse_study(BANDIT + '[smoke]\nlearners = ["adap_klucb"]\n', "s.toml")  # a single [learner]: none
     with pytest.raises(ValueError, match=r"\[smoke\] the file has no \[smoke\] table"):
         parse_study(BANDIT, "s.toml", smoke=True)
 

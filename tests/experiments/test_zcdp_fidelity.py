@@ -21,7 +21,7 @@ from jaxpriv.envs.linear_bandits import ContextualBanditParams, contextual_linea
 from jaxpriv.testing import rollout
 
 K, D = 10, 3
-BOUND = 2.5  # the contextual setting's public action bound (experiments.zcdp_bandits_linear)
+BOUND = 2.5  # the contextual setting's public action bound (the shipped study zcdp_bandits_contextual)
 
 
 def paired_gap(private, base):
