@@ -107,13 +107,11 @@ def shipped_studies() -> dict[str, Path]:
 
 def describe_shipped(path: Path) -> str:
     """A shipped file's one-line description: its ``description`` key, else its first comment line."""
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
+    lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    for line in lines:
         if line.startswith("description"):
             return line.split("=", 1)[1].strip().strip('"')
-        if line.startswith("#"):
-            return line.lstrip("# ").strip()
-    return ""
+    return next((line.lstrip("# ").strip() for line in lines if line.startswith("#")), "")
 
 
 def resolve_study(name: str | Path) -> Path:
