@@ -59,14 +59,16 @@ class Component(NamedTuple):
     Attributes:
       factory: builds the learner or environment from the static keyword arguments in the file
         (``horizon`` and ``constraint`` are supplied from the file's ``horizon`` and ``[set]``).
-      params: the params NamedTuple class whose fields ``[learner.params]`` / ``[env.params]`` set.
+      params: the params NamedTuple class whose fields ``[learner.params]`` / ``[env.params]`` set; ``None``:
+        the built component's ``Spec.params`` (a component registered with one call, ``register_learner(name,
+        factory)``).
       bound: the regret bound (see ``Bound``) or ``None``.
       mechanism_dim: for a learner taking a prefix-sum mechanism (a ``mechanism`` argument), the
         dimension to build it for (see ``MechanismDim``); ``None``: the learner takes none.
     """
 
     factory: Callable[..., Any]
-    params: type
+    params: type | None
     bound: Bound | None = None
     mechanism_dim: MechanismDim | None = None
 
@@ -294,13 +296,13 @@ def _check_name(table: dict[str, Any], what: str, name: str, replace: bool) -> N
 
 
 def _component(
-    what: str, name: str, factory: Callable[..., Any], params: type, bound: Bound | None,
+    what: str, name: str, factory: Callable[..., Any], params: type | None, bound: Bound | None,
     mechanism_dim: MechanismDim | None = None,
 ) -> Component:  # fmt: skip
     if not callable(factory):
         raise ValueError(f"{what} {name!r}: factory must be callable, got {factory!r}")
-    if not (isinstance(params, type) and hasattr(params, "_fields")):
-        raise ValueError(f"{what} {name!r}: params must be a NamedTuple class, got {params!r}")
+    if params is not None and not (isinstance(params, type) and hasattr(params, "_fields")):
+        raise ValueError(f"{what} {name!r}: params must be a NamedTuple class or None (its spec's), got {params!r}")
     if bound is not None and not callable(bound):
         raise ValueError(f"{what} {name!r}: bound must be callable or None, got {bound!r}")
     if mechanism_dim is not None and not callable(mechanism_dim):
@@ -311,7 +313,7 @@ def _component(
 def register_learner(
     name: str,
     factory: Callable[..., Any],
-    params: type,
+    params: type | None = None,
     bound: Bound | None = None,
     replace: bool = False,
     mechanism_dim: MechanismDim | None = None,
@@ -321,7 +323,8 @@ def register_learner(
     Args:
       name: the name in the study file.
       factory: the learner's factory (its keyword arguments are the table's static keys).
-      params: its params NamedTuple class (the fields of ``[learner.params]``).
+      params: its params NamedTuple class (the fields of ``[learner.params]``); ``None`` (default): the class
+        the built learner's own ``Spec`` names (``jaxpriv.Spec.params``), read when a study file builds it.
       bound: its regret bound (see ``Bound``), written beside the measured regret; or ``None``.
       replace: replace a learner already registered under ``name``.
       mechanism_dim: for a factory with a ``mechanism`` argument, the dimension of the prefix-sum
@@ -339,13 +342,15 @@ def register_learner(
     return LEARNERS[name]
 
 
-def register_env(name: str, factory: Callable[..., Any], params: type, replace: bool = False) -> Component:
+def register_env(
+    name: str, factory: Callable[..., Any], params: type | None = None, replace: bool = False
+) -> Component:
     """Let study files name an environment: ``[env] name = <name>``.
 
     Args:
       name: the name in the study file.
       factory: the environment's factory.
-      params: its params NamedTuple class (the fields of ``[env.params]``).
+      params: its params NamedTuple class (the fields of ``[env.params]``); ``None`` (default): its ``Spec``'s.
       replace: replace an environment already registered under ``name``.
 
     Returns:

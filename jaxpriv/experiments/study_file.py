@@ -801,6 +801,12 @@ def _build(
         component = entry.factory(**kwargs)
     except (ValueError, TypeError) as err:
         raise _fail(source, section, f"{name}: {err}") from None
+    if entry.params is None:  # registered without a params class: the component's own Spec names it
+        params = spec_of(component).params
+        if not (isinstance(params, type) and hasattr(params, "_fields")):
+            raise _fail(source, f"{section}.name", f"{name}: its spec names no params class (Spec.params is "
+                        f"{params!r}): register it with params=<its NamedTuple class>")  # fmt: skip
+        entry = entry._replace(params=params)
     return _Built(component, name, static, entry)
 
 

@@ -99,3 +99,27 @@ def test_the_shipped_files_are_listed_and_run_by_name(capsys):
     assert "demo" in study.shipped_studies()
     assert main(["sweep", "dem", "--no-compile-cache"]) == 2
     assert "did you mean 'demo'" in capsys.readouterr().err
+
+
+def test_one_call_registration_takes_the_params_class_from_the_components_spec(monkeypatch):
+    from jaxpriv import oco
+    from jaxpriv.experiments import registry
+
+    monkeypatch.setattr(registry, "LEARNERS", dict(registry.LEARNERS))
+    entry = registry.register_learner("my_pftal", oco.pftal)  # one call: no params class
+    assert entry.params is None
+    text = (
+        'horizon = 64\nseeds = 2\n[set]\nkind = "l2_ball"\ndim = 2\n[learner]\nname = "my_pftal"\n'
+        '[learner.params]\nepsilon = [1.0, inf]\n[env]\nname = "quadratic_stream"\n[env.params]\ncenter = [0.3, 0.3]\n'
+    )
+    s = parse_study(text, "s.toml")
+    assert type(s.params.learner) is oco.PFTALParams and s.size == 2
+    with pytest.raises(ValueError, match=r"\[learner.params.epsilom\] PFTALParams has no field 'epsilom'"):
+        parse_study(text.replace("epsilon =", "epsilom ="), "s.toml")
+
+    def no_spec(horizon, constraint):  # a factory whose component's spec names no params class
+        return oco.pftal(horizon, constraint)._replace(spec=None)
+
+    registry.register_learner("no_spec", no_spec)
+    with pytest.raises(ValueError, match=r"\[learner.name\] no_spec: its spec names no params class"):
+        parse_study(text.replace('"my_pftal"', '"no_spec"'), "s.toml")
