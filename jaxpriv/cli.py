@@ -179,6 +179,7 @@ def _report(res: Any) -> None:
     for row in res.summary:
         label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row.items() if "." in k) or res.study.learner_name
         label = f"{row['learner']}: {label}" if "learner" in row else label
+        label = f"T={row['horizon']} {label}" if "horizon" in row else label  # a file with horizons
         bound = f"{row['bound']:.4g}" if row["bound"] != "" else ""
         print(f"{label:<40} {row['final_regret_mean']:>12.4g} +- {row['final_regret_se']:<8.2g} {bound:>12}")
     for row in res.paired or []:  # a comparison's paired differences against its reference (shared seeds)
