@@ -93,6 +93,13 @@ set both by an ``axes`` entry and in ``[learners.params]``; two axes onto one fi
 ``axes`` entry naming no axis of ``[grid]`` or no field; an axis of ``[grid]`` that no learner
 takes; a missing, empty or repeated label; a ``reference`` that is no label.
 
+**Reproductions.** ``[smoke]`` holds overrides for a reduced scale (``parse_study(..., smoke=True)``,
+``jaxpriv sweep FILE --smoke``; ``SMOKE_KEYS``, and ``learners = [labels]`` to keep some of a comparison's);
+``horizons = [...]`` instead of ``horizon`` runs one study per horizon (``at_horizon``); a learner's
+``simulator = "episodes"`` (or ``{ name = "episodes", <options> }``) runs it by its exact episode-level
+simulator (``Spec.fast_path``); ``[[figures]]`` entries name recipes over ``jaxpriv.plot``
+(``FIGURE_RECIPES``, drawn by ``jaxpriv.experiments.figures``).
+
 ``parse_study(text, source)`` builds a ``Study`` from TOML text; ``load_study(path)``
 reads the file first (refusing a folder, a missing or unreadable file).
 """
