@@ -200,3 +200,19 @@ def test_zcdp_fidelity_the_derived_choices_make_privacy_free_at_large_rho(tmp_pa
     i, r = lin.study.labels.index("paper/both"), lin.study.labels.index("GOPE")
     d = lin.regret[i, 0, :, -1].astype(np.float64) - lin.regret[r, 0, :, -1]
     assert rows[("paper/both", 0.01)]["gap_se"] == pytest.approx(d.std(ddof=1) / np.sqrt(d.size), rel=1e-9)
+
+
+def test_pftal_rates_are_sublinear_in_t_and_ordered_by_epsilon(tmp_path):
+    # Smith & Thakurta Thm 4 at T = 256 and 2048, 8 runs, one sweep per horizon on the same keys: PFTAL's regret grows
+    # far slower than T (log-log slope well below 1) and faster at eps = 1 than at eps = 10 (paired over horizons).
+    res = study.run_study("pftal_rates", tmp_path, progress=False, smoke=True)
+    assert sorted(res.horizons) == [256, 2048] and (tmp_path / "T2048" / "summary.csv").exists()
+    rows = {(r["learner"], r["grid.epsilon"]): r for r in res.tables["slopes"]}
+    for eps in ("1", "10"):
+        pftal = rows[("PFTAL", eps)]
+        assert 0 < pftal["slope_loglog"] < 0.6 and pftal["slope_loglog_se"] > 0, pftal
+    assert (
+        rows[("PFTAL", "1")]["slope_lnT"]
+        > rows[("PFTAL", "10")]["slope_lnT"] + 3 * rows[("PFTAL", "1")]["slope_lnT_se"]
+    )
+    assert (tmp_path / "regret_vs_horizon.png").exists() and (tmp_path / "slopes.csv").exists()
