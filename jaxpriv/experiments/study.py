@@ -121,11 +121,13 @@ def resolve_study(name: str | Path) -> Path:
       ValueError: neither a file nor a shipped name (naming the shipped ones and the closest).
     """
     path = Path(name)
-    if path.exists() or path.suffix == ".toml" or len(path.parts) > 1:
+    if path.is_file() or path.suffix == ".toml" or len(path.parts) > 1:
         return path
     shipped = shipped_studies()
-    if str(name) in shipped:
+    if str(name) in shipped:  # a shipped name wins over a folder of that name in the working directory
         return shipped[str(name)]
+    if path.exists():
+        return path  # a folder: load_study refuses it, naming it
     import difflib
 
     close = difflib.get_close_matches(str(name), list(shipped), n=1)
