@@ -157,7 +157,12 @@ SMOKE_KEYS = ("horizon", "horizons", "seeds", "seed", "chunk", "segment", "grid_
 #: The simulators a learner may name: ``jaxpriv.sweep`` (every learner) or its exact episode-level one.
 SIMULATORS = ("steps", "episodes")
 #: The environments each episode simulator runs on (``Spec.fast_path.module`` -> env names).
-EPISODE_ENVS = {"ucb": ("bernoulli_bandit",), "dp_se": ("bernoulli_bandit",), "gope": ("linear_bandit",)}
+EPISODE_ENVS = {
+    "ucb": ("bernoulli_bandit",),
+    "dp_se": ("bernoulli_bandit",),
+    "gope": ("linear_bandit",),
+    "lazy": ("bernoulli_bandit",),
+}
 # The keys of a comparison study: the learners, the shared axes, the reference learner's label.
 COMPARE_KEYS = ("learners", "grid", "reference")
 
