@@ -14,6 +14,7 @@ from jaxpriv.bandits.adac_gope import AdaCGOPEParams
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams
 from jaxpriv.bandits.adap_klucb import AdaPKLUCBParams
 from jaxpriv.bandits.adap_ucb import AdaPUCBParams
+from jaxpriv.bandits.anytime_lazy_ucb import AnytimeLazyUCBParams, anytime_lazy_ucb
 from jaxpriv.bandits.dp_se import DPSEParams
 from jaxpriv.bandits.dp_ucb import DPUCBParams
 from jaxpriv.bandits.ldp_ucb import LDPUCBParams
@@ -76,6 +77,18 @@ def _table() -> tuple[_Row, ...]:
         _row(A.audit_bandit_release, 95, "ldp_ucb", LDPUCBParams(epsilon=1.0), horizon=4),
         _row(A.audit_bandit_release, 96, "dp_ucb", DPUCBParams(epsilon=1.0), horizon=4),
         _row(A.audit_bandit_release, 97, "adac_gope_var", AdaCGOPEParams(actions=gope_actions, rho=0.5), horizon=4),
+        # Anytime-Lazy-UCB from its actions: two arms, three rounds, round 1's reward 0 against 1; each arm's first
+        # batch is released as r + Lap(1/eps) and round 3 plays the larger release
+        _row(
+            A.audit_learner,
+            100,
+            anytime_lazy_ucb(2, tie_break="first"),
+            AnytimeLazyUCBParams(epsilon=1.0),
+            tables=np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], np.float32),
+            kind="epsilon",
+            claim=1.0,
+            name="anytime_lazy_ucb[2 arms, T=3, actions]",
+        ),
         # DP-FTRL, as PFTAL
         _row(A.audit_dp_ftrl, 98, DPFTRLParams(**_EPS, lipschitz=1.0, regularization=1.0), horizon=8, noise="gamma"),
         _row(A.audit_dp_ftrl, 99, DPFTRLParams(**_RHO, lipschitz=1.0, regularization=1.0), horizon=8, noise="gaussian"),
@@ -137,7 +150,8 @@ def audit_rows(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[au
     AdaC-UCB (a canary in an ``n = 1`` episode and, through the Interactive-DP adversary's
     schedule, in an ``n = 2`` one: the noise's scaling with ``n``), the baselines (AdaP-UCB and AdaP-KLUCB
     on the same two schedules; DP-SE, LDP-UCB, DP-UCB (Laplace tree) and AdaC-GOPE-Var (standard-basis
-    actions, phase 1) on their released statistics; DP-FTRL, two families, as PFTAL), Honaker's tree (three
+    actions, phase 1) on their released statistics; Anytime-Lazy-UCB from its actions (two arms, three
+    rounds); DP-FTRL, two families, as PFTAL), Honaker's tree (three
     families), the square-root factorization and BLT (held-out Fisher statistic), the window
     tree (Gamma; Gaussian with both calibrations) and the private OCO learners
     (``audit.audit_oco``'s adversaries; window learners with Gamma noise: their Gaussian rows
