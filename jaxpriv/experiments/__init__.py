@@ -1,4 +1,4 @@
-"""What a user runs: the demo, the papers' reproductions, window privacy and TOML studies.
+"""What a user runs: TOML studies and the shipped study files (the demo, the papers' reproductions), the audit table.
 
 The CLI and the notebooks call these modules; the library (mechanisms, learners,
 environments, the engine) never imports them.

@@ -1,12 +1,12 @@
 """Issue 35 ("Trust II"), items 4 and 5 and the deep failures: seeds, save metadata, horizons, empty params.
 
-* Item 4: a seed of ``2**32`` or more is not seed 0 outside ``sweep`` either (the study runner,
-  ``run_demo``): every integer becomes a key through ``jaxpriv._base.as_key``, the numbers ``sweep``
-  gives for the same integer; a negative seed is refused (the CLI: exit code 2, one line).
+* Item 4: a seed of ``2**32`` or more is not seed 0 outside ``sweep`` either (the study runner, the
+  shipped ``demo`` study): every integer becomes a key through ``jaxpriv._base.as_key``, the numbers
+  ``sweep`` gives for the same integer; a negative seed is refused (the CLI: exit code 2, one line).
 * Item 5: the checksum of a save file covers its metadata: an edited ``segment``, ``chunk`` or
   ``done`` is the same "delete it to start over" error as a flipped byte (a study's chunk too).
 * A horizon of ``2**31 - 1`` or more is refused when a component is built (every factory that
-  takes one), by the engine, ``run_demo``, the CLI and a study file; an empty params array is a
+  takes one), by the engine, the ``demo`` study, the CLI and a study file; an empty params array is a
   ``ValueError`` naming the field, before compiling; a comparison mixing a bandit policy with a
   full-information stream is refused when the study file is read, before any chunk compiles.
 * The save-file guide lists every field the fingerprint holds.
@@ -26,7 +26,7 @@ import pytest
 import jaxpriv as jp
 from jaxpriv import bandits, cli, envs, mechanisms, oco, sets, sim
 from jaxpriv._base import as_key
-from jaxpriv.experiments import demo, study
+from jaxpriv.experiments import study
 
 ROOT = Path(jp.__file__).resolve().parents[1]
 T = 16
@@ -98,35 +98,40 @@ def test_a_study_seed_outside_the_64_bit_range_is_refused(tmp_path):
             study.load_study(_study_file(tmp_path, seed))
 
 
-class _Stop(Exception):
-    pass
+def _demo(**keys):
+    """An ``edit`` of the shipped ``demo`` study: d = 2, PFTAL at epsilon = 1 only, ``keys`` over the file's."""
+
+    def edit(raw: dict) -> dict:
+        raw["set"] = raw["set"] | {"dim": 2}
+        raw["env"]["params"] = raw["env"]["params"] | {"center": [0.3, 0.2]}
+        raw["grid"] = {"epsilon": [1.0]}
+        return raw | keys
+
+    return edit
 
 
-def _demo_key(monkeypatch, tmp_path, seed):
-    """The key ``run_demo`` hands to ``jaxpriv.sweep`` for ``seed`` (nothing runs)."""
-    seen = []
-
-    def capture(learners, stream, key, *args):
-        seen.append(key)
-        raise _Stop
-
-    monkeypatch.setattr(demo, "_sweep_learners", capture)
-    with pytest.raises(_Stop):
-        demo.run_demo(tmp_path / "demo", horizon=8, seeds=2, dim=2, epsilons=(1.0,), seed=seed)
-    return seen[0]
-
-
-def test_the_demo_seed_uses_all_64_bits_as_sweep_does(monkeypatch, tmp_path):
-    big = _demo_key(monkeypatch, tmp_path, BIG)
-    np.testing.assert_array_equal(_key_data(big), _key_data(as_key(BIG)))  # sweep(key=2**32)'s key
-    assert not np.array_equal(_key_data(big), _key_data(_demo_key(monkeypatch, tmp_path, 0)))
-    assert not np.array_equal(_key_data(_demo_key(monkeypatch, tmp_path, 2**32 - 1)), _key_data(big))
+def test_the_demo_seed_uses_all_64_bits_as_sweep_does(tmp_path):
+    # The demo study's numbers at seed 2**32 are jaxpriv.sweep's with the key as_key(2**32), and those are neither
+    # seed 0's nor seed 2**32 - 1's (a seed cut to its low 32 bits would give one of them).
+    res = study.run_study("demo", tmp_path, progress=False, edit=_demo(horizon=8, seeds=2, seed=BIG))
+    s = res.study
+    assert s.seed == BIG
+    for i, arm in enumerate(s.learners):
+        ref = jp.sweep(arm.learner, s.env, arm.params, as_key(BIG), s.horizon, s.seeds, s.checkpoints, s.chunk,
+                       segment=s.segment)  # fmt: skip
+        np.testing.assert_array_equal(res.regret[i], np.asarray(ref.regret).reshape(res.regret[i].shape))
+    pftal = s.learners[0]
+    assert pftal.label == "PFTAL"
+    for other in (0, 2**32 - 1):
+        ref = jp.sweep(pftal.learner, s.env, pftal.params, as_key(other), s.horizon, s.seeds, s.checkpoints, s.chunk,
+                       segment=s.segment)  # fmt: skip
+        assert not np.array_equal(res.regret[0], np.asarray(ref.regret).reshape(res.regret[0].shape))
 
 
 def test_a_negative_demo_seed_is_refused(tmp_path, capsys):
     for seed in (-1, 2**64):
         with pytest.raises(ValueError, match="seed"):
-            demo.run_demo(tmp_path / "demo", horizon=8, seeds=2, dim=2, epsilons=(1.0,), seed=seed)
+            study.run_study("demo", tmp_path / "demo", progress=False, edit=_demo(horizon=8, seeds=2, seed=seed))
     assert not (tmp_path / "demo").exists()
     for seed in ("-1", str(2**64)):
         code, err = _cli(["demo", "--out", str(tmp_path / "cli"), "--horizon", "8", "--seed", seed], capsys)
@@ -288,8 +293,9 @@ def test_the_engine_refuses_a_horizon_past_int32_before_compiling():
 
 
 def test_the_demo_and_a_study_file_refuse_a_horizon_past_int32(tmp_path, capsys):
-    with pytest.raises(ValueError, match="horizon"):
-        demo.run_demo(tmp_path / "demo", horizon=2**31, seeds=2)
+    with pytest.raises(ValueError, match=r"\[horizon\] must be < 2\*\*31 - 1"):
+        study.run_study("demo", tmp_path / "demo", progress=False, edit=_demo(horizon=2**31, seeds=2))
+    assert not (tmp_path / "demo").exists()
     code, err = _cli(["demo", "--out", str(tmp_path / "cli"), "--horizon", str(2**31)], capsys)
     _one_line_error(code, err, "--horizon")
     path = _study_file(tmp_path, horizon=2**31)

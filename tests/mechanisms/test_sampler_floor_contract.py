@@ -1,6 +1,6 @@
 """The samplers' δ floor as a contract (issue 35): every tree component refuses, in its ``check`` and before
 compiling, a finite budget whose floor exceeds ``SAMPLER_DELTA_MAX``; it accepts the others and every infinite
-budget; studies and the demo record the floor per learner and grid point in ``settings.json``."""
+budget; studies (the shipped demo among them) record the floor per learner and grid point in ``settings.json``."""
 
 import json
 import re
@@ -15,7 +15,6 @@ import jaxpriv as jp
 from jaxpriv import bandits, envs, oco, sets, sim
 from jaxpriv import mechanisms as M
 from jaxpriv.experiments import study
-from jaxpriv.experiments.demo import FTAL, OGD, PFTAL, run_demo
 from jaxpriv.mechanisms import _accounting
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -294,15 +293,31 @@ def test_a_study_file_with_a_refused_budget_is_refused_when_read(tmp_path):
     assert sim.compile_count() == before
 
 
+def _demo(epsilons):
+    """An ``edit`` of the shipped ``demo`` study: T = 64, 2 seeds, d = 2, PFTAL's grid ``epsilons``."""
+
+    def edit(raw: dict) -> dict:
+        raw["set"] = raw["set"] | {"dim": 2}
+        raw["env"]["params"] = raw["env"]["params"] | {"center": [0.3, 0.3]}
+        return raw | {"horizon": 64, "seeds": 2, "grid": {"epsilon": list(epsilons)}}
+
+    return edit
+
+
 def test_the_demos_settings_record_the_floor_per_budget(tmp_path, capsys):
     eps = (1.0, 10.0, np.inf)
-    run_demo(tmp_path / "demo", horizon=64, seeds=2, dim=2, epsilons=eps)
+    res = study.run_study("demo", tmp_path / "demo", progress=False, edit=_demo(eps))
     settings = json.loads((tmp_path / "demo" / "settings.json").read_text())
-    floors = settings["sampler_delta_floor"]
-    assert set(floors) == {OGD, FTAL, PFTAL} and floors[OGD] is None and floors[FTAL] is None
+    floors = dict(zip(settings["learner"], settings["sampler_delta_floor"], strict=True))
+    assert set(floors) == {"PFTAL", "FTAL", "OGD (eta=1/(Ht))"} == set(res.study.labels)
+    assert floors["FTAL"] is None and floors["OGD (eta=1/(Ht))"] is None
+    assert [e["sampler_delta_floor"] for e in settings["learners"]] == settings["sampler_delta_floor"]
     expected = M.sampler_delta_floor("gamma", np.float32(eps), M.tree_depth(64), 2)
-    np.testing.assert_array_equal(floors[PFTAL]["floor"], expected)
+    np.testing.assert_array_equal(floors["PFTAL"]["floor"], expected)
+    assert floors["PFTAL"]["noise"] == "gamma" and floors["PFTAL"]["dim"] == 2
     assert settings["sampler_delta_max"] == 1e-5 and settings["sampler_support"] == _support()
+    before = sim.compile_count()
     with pytest.raises(ValueError, match=r"pftal: epsilon=1000 \(grid point 1\) is refused"):
-        run_demo(tmp_path / "refused", horizon=64, seeds=2, dim=2, epsilons=(1.0, 1000.0))
+        study.run_study("demo", tmp_path / "refused", progress=False, edit=_demo((1.0, 1000.0)))
+    assert sim.compile_count() == before and not (tmp_path / "refused").exists()
     capsys.readouterr()
