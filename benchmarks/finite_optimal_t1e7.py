@@ -3,11 +3,12 @@
 Azize & Basu cite Hu & Hegde 2022 (Lazy-DP-TS, "matches the lower bound") and Hu, Huang & Mehta 2021
 (Anytime-Lazy-UCB, "optimal") as the finite-armed ε-DP algorithms of optimal order. This script runs them on
 the AdaP paper's instance (Bernoulli ``μ = (0.75, 0.625, 0.5, 0.375, 0.25)``, ``ε = 1``) beside the reference
-rows of ``jaxpriv.experiments.baselines`` (AdaP-KLUCB, ``α = 3.1``, and AdaC-UCB at ``ρ = ε²/2``, ``β = 1``,
-taken from its ``ALGORITHMS``), all on the same base key and seed count (seed ``i`` uses
+rows of the shipped study ``pure_dp_bandits`` (AdaP-KLUCB, ``α = 3.1``, and AdaC-UCB at ``ρ = ε²/2``, ``β = 1``:
+the instance, ``ε``, the reference and both learners read from ``jaxpriv/experiments/studies/pure_dp_bandits.toml``
+by the study parser), all on the same base key and seed count (seed ``i`` uses
 ``split(key, seeds)[i]``), and prints a markdown table: regret at ``T`` (mean ± SE), and the ratio and the
 difference to AdaP-KLUCB with their paired standard errors (the ratio's by the delta method on the paired
-runs, as ``baselines`` does), with each algorithm's wall time (compilation included).
+runs, as the study's ``paired.csv`` does), with each algorithm's wall time (compilation included).
 
 Simulators:
 
@@ -55,19 +56,28 @@ import numpy as np
 
 import jaxpriv as jp
 from jaxpriv import bandits, envs
-from jaxpriv.experiments.baselines import ALGORITHMS, EPSILON, MEANS, REFERENCE
+from jaxpriv.experiments.study import shipped_studies
+from jaxpriv.experiments.study_file import load_study
 from jaxpriv.stats import paired_difference
 from jaxpriv.testing import mean_with_stderr
 
+#: The shipped study whose instance, budget, reference and reference learners this script reuses.
+STUDY = load_study(shipped_studies()["pure_dp_bandits"])
+MEANS = tuple(float(m) for m in STUDY.raw["env"]["params"]["means"])
+REFERENCE = STUDY.reference
+EPSILON = float(next(a for a in STUDY.learners if a.label == REFERENCE).params.learner.epsilon)
 K = len(MEANS)
 ADAC = "AdaC-UCB (rho=eps^2/2)"
 
 
-def _baseline(name: str):
-    algorithm = next(a for a in ALGORITHMS if a.name == name)
+def _baseline(label: str):
+    arm = next(a for a in STUDY.learners if a.label == label)
+    assert arm.simulator == "episodes", arm.simulator
 
     def run(key, horizon, seeds):
-        return np.asarray(algorithm.run(key, horizon, seeds, (horizon,)))[:, -1]
+        params = arm.params
+        res = bandits.simulate_episodes(arm.learner, params.learner, params.env, key, horizon, seeds, (horizon,))
+        return np.asarray(res.regret)[:, -1]
 
     return "episode (exact)", run
 

@@ -2,7 +2,8 @@
 
 Also ``python -m jaxpriv ...``.
 
-Argument parsing only: every command calls a function of ``jaxpriv.experiments``.
+Argument parsing only: every command runs a shipped study file (``jaxpriv.experiments.study.run_study``,
+its options over the file's keys) or the audit table (``jaxpriv.experiments.audit_table``).
 Every command turns on JAX's persistent compilation cache (``--no-compile-cache``
 turns it off), so a second run of the same command reuses the compiled code, and
 makes one JAX CPU device per core (``--cpu-devices``; ``jaxpriv.use_cpu_cores``), so
@@ -131,25 +132,30 @@ MOVED = {
 
 
 def baselines(args: argparse.Namespace) -> int:
-    """The private baselines: Azize & Basu 2022 Fig. 2 (default), Fig. 3, AdaC-GOPE-Var, DP-FTRL vs PFTAL."""
-    from jaxpriv.experiments.baselines import compare
+    """The pure-DP bandit baselines ([N22] Fig. 2): the shipped study ``pure_dp_bandits``, its options over the file's.
+
+    ``[smoke]`` scale (``T = 10⁴``, 20 runs) unless ``--full-scale`` (``T = 10⁷``, 20 runs); ``--seeds``,
+    ``--horizon`` and ``--seed`` override the file's keys. DP-UCB with Honaker's estimator is in
+    ``pure_dp_bandits_1e6`` (``jaxpriv sweep pure_dp_bandits_1e6``).
+    """
+    from jaxpriv.experiments.study import run_study
 
     if args.experiment in MOVED:
         raise ValueError(
             f"--experiment {args.experiment} is the shipped study {MOVED[args.experiment]}: jaxpriv sweep NAME "
             "[--smoke] (jaxpriv sweep --list)"
         )
-    out = Path(args.out) if args.out else Path("jaxpriv-out") / time.strftime("baselines-%Y%m%d-%H%M%S")
-    print(f"baselines {args.experiment} ({'full' if args.full_scale else 'reduced'} scale) ...", flush=True)
-    t0 = time.perf_counter()
-    res = compare(out, args.full_scale, args.seeds, args.seed, horizon=args.horizon, verbose=True)
-    print(f"{'algorithm':<24} {'T':>9} {'regret':>22} {'ratio to ' + res.table[0]['algorithm']:>22}")
-    for row in res.table:
-        print(
-            f"{row['algorithm']:<24} {row['T']:>9} {row['mean']:>12.1f} +- {row['se']:<7.1f}"
-            f" {row['ratio']:>12.2f} +- {row['ratio_se']:.2f}"
-        )
-    print(f"{time.perf_counter() - t0:.1f} s; wrote {', '.join(str(p) for p in res.files.values())}")
+
+    def edit(raw: dict) -> dict:
+        for key in ("horizon", "seeds", "seed"):
+            if getattr(args, key) is not None:
+                raw[key] = getattr(args, key)
+        return raw
+
+    out = args.out or str(Path("jaxpriv-out") / time.strftime("baselines-%Y%m%d-%H%M%S"))
+    print(f"jaxpriv sweep pure_dp_bandits{'' if args.full_scale else ' --smoke'}", flush=True)
+    res = run_study("pure_dp_bandits", out, progress=not args.no_progress, smoke=not args.full_scale, edit=edit)
+    _report(res)
     return 0
 
 
@@ -282,20 +288,28 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser(
         "baselines",
         parents=[common],
-        help="pure-DP bandit baselines (Azize & Basu 2022, Fig. 2): AdaP-(KL)UCB, DP-UCB, DP-SE, LDP-UCB, AdaC-UCB",
+        help="pure-DP bandit baselines (Azize & Basu 2022, Fig. 2; the shipped study 'pure_dp_bandits'): AdaP-(KL)UCB, "
+        "DP-UCB, DP-SE, LDP-UCB, AdaC-UCB",
     )
     c.add_argument(
         "--experiment",
         choices=["pure-dp", "epsilon", "gope", "oco"],
         default="pure-dp",
-        help="pure-dp: Azize & Basu 2022, Fig. 2 (default); epsilon, gope and oco are shipped study files now "
+        help="pure-dp: Azize & Basu 2022, Fig. 2, the study pure_dp_bandits (default); epsilon, gope and oco are "
+        "shipped study files now "
         "(jaxpriv sweep adap_klucb_epsilon, adac_gope_vs_var, dp_ftrl_vs_pftal_quadratic; jaxpriv sweep --list)",
     )
     c.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/baselines-<time>)")
-    c.add_argument("--full-scale", action="store_true", help="T = 1e7, 20 runs (DP-UCB / LDP-UCB capped at 1e6)")
-    c.add_argument("--seeds", type=int, default=None, help="override the number of runs")
+    c.add_argument(
+        "--full-scale",
+        action="store_true",
+        help="the file's scale, T = 1e7, 20 runs (DP-UCB with Honaker's estimator: jaxpriv sweep pure_dp_bandits_1e6); "
+        "default its [smoke] scale, T = 1e4",
+    )
+    c.add_argument("--seeds", type=int, default=None, help="override the number of runs (the file's: 20)")
     c.add_argument("--horizon", type=int, default=None, help="override T")
-    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--seed", type=int, default=None, help="the integer seed (the file's: 0)")
+    c.add_argument("--no-progress", action="store_true", help="no progress bar")
     c.set_defaults(func=baselines)
     s = sub.add_parser("sweep", parents=[common], help="run the sweep a TOML study file describes (resumable)")
     s.add_argument("study", nargs="?", default=None, help="a study file, or a shipped study's name (--list)")

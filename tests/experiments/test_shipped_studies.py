@@ -1,6 +1,9 @@
 """Every shipped study file at its [smoke] scale, checked for the conclusions its reproduction draws (orderings,
 slopes, paired differences with their SEs): the files that replaced the hand-written reproduction scripts."""
 
+import csv
+import json
+
 import numpy as np
 import pytest
 
@@ -130,6 +133,64 @@ def test_pure_dp_bandits_order_adap_below_dp_se_with_paired_ratios(tmp_path):
         assert rows[name]["difference_mean"] > 3 * rows[name]["difference_se"], rows[name]
     # zCDP at the matched rho = eps^2/2 is a weaker guarantee: AdaC-UCB far below
     assert rows["AdaC-UCB (rho=eps^2/2)"]["ratio"] + 3 * rows["AdaC-UCB (rho=eps^2/2)"]["ratio_se"] < 1.0
+    # AdaP-UCB < DP-SE by more than 3 of their SEs; every learner runs to T on the same 20 seed keys (DP-SE and
+    # DP-UCB, which are not anytime, too: each is built for the file's T, nothing is read off a longer run)
+    assert dp_se["difference_mean"] - ucb["difference_mean"] > 3 * (
+        summary["DP-SE"]["final_regret_se"] + summary["AdaP-UCB"]["final_regret_se"]
+    )
+    assert "AdaP-KLUCB" not in rows and {r["reference"] for r in res.paired} == {"AdaP-KLUCB"}
+    for path in res.files.values():
+        assert path.exists() and path.stat().st_size > 0, path
+    settings = json.loads(res.files["json"].read_text())
+    assert (settings["horizon"], settings["seeds"], settings["seed"]) == (10**4, 20, 0) and "versions" in settings
+    assert settings["reference"] == "AdaP-KLUCB"
+    labels = ["AdaP-KLUCB", "AdaP-UCB", "AdaC-UCB (rho=eps^2/2)", "DP-SE", "DP-UCB (tree)", "LDP-UCB"]
+    with np.load(res.files["npz"]) as data:
+        assert list(data["learners"]) == labels and data["steps"][-1] == 10**4
+        assert data["regret"].shape == (len(labels), 1, 20, data["steps"].size)
+        assert np.isfinite(data["regret"]).all()
+    with res.files["paired_csv"].open() as f:
+        header = next(csv.reader(f))
+    assert {"learner", "reference", "difference_mean", "difference_se", "ratio", "ratio_se"} <= set(header)
+
+
+def test_baselines_runs_pure_dp_bandits_with_its_options_over_the_files_keys(tmp_path, capsys, monkeypatch):
+    # jaxpriv baselines is the shipped study pure_dp_bandits: [smoke] scale unless --full-scale, and --seeds,
+    # --horizon, --seed over the file's keys. The wiring, not the algorithms (the test above runs them all): the
+    # study is cut to its two episode-level learners, which compile fast.
+    from jaxpriv import cli
+
+    calls = []
+    real = study.run_study
+
+    def two_learners(path, out=None, progress=True, smoke=False, edit=None):
+        calls.append((path, smoke))
+
+        def cut(raw):
+            raw = edit(raw) if edit is not None else raw
+            return raw | {"learners": raw["learners"][:2]}
+
+        return real(path, out, progress=progress, smoke=smoke, edit=cut)
+
+    monkeypatch.setattr(study, "run_study", two_learners)
+    out = tmp_path / "cli"
+    argv = ["baselines", "--out", str(out), "--seeds", "2", "--horizon", "200", "--seed", "7", "--no-progress"]
+    assert cli.main([*argv, "--no-compile-cache"]) == 0
+    assert calls == [("pure_dp_bandits", True)]
+    printed = capsys.readouterr().out
+    assert "AdaP-UCB - AdaP-KLUCB" in printed and "(paired SE)" in printed
+    settings = json.loads((out / "settings.json").read_text())
+    assert (settings["horizon"], settings["seeds"], settings["seed"]) == (200, 2, 7)
+    assert settings["learner"] == ["AdaP-KLUCB", "AdaP-UCB"]
+    for name in ("results.npz", "summary.csv", "paired.csv", "regret.png", "paired.png"):
+        assert (out / name).exists(), name
+    full = ["baselines", "--out", str(tmp_path / "full"), "--full-scale", "--seeds", "2", "--horizon", "200"]
+    assert cli.main([*full, "--no-compile-cache", "--no-progress"]) == 0
+    assert calls[-1] == ("pure_dp_bandits", False)  # the file's full scale, its horizon overridden
+    assert json.loads((tmp_path / "full" / "settings.json").read_text())["horizon"] == 200
+    # a bad option is one line, exit code 2, before anything runs
+    assert cli.main(["baselines", "--out", str(out), "--seeds", "1", "--no-compile-cache"]) == 2
+    assert "[seeds] must be an integer >= 2" in capsys.readouterr().err
 
 
 def test_zcdp_finite_adac_ucb_pays_a_price_at_small_rho_only(tmp_path):
@@ -180,7 +241,7 @@ def test_zcdp_contextual_price_falls_with_rho(tmp_path):
 
 
 def test_zcdp_fidelity_the_derived_choices_make_privacy_free_at_large_rho(tmp_path):
-    # python -m jaxpriv.experiments.zcdp_fidelity: at rho = 1000 the paper's choices (robust radius, eq. (5.6) phase
+    # the removed zcdp_fidelity script's check: at rho = 1000 the paper's choices (robust radius, eq. (5.6) phase
     # lengths) still pay (their enlargement vanishes as 1/sqrt(rho)), the derived defaults do not (as 1/rho).
     ctx = study.run_study("zcdp_fidelity_contextual", tmp_path / "ctx", progress=False, smoke=True)
     rows = {(r["learner"], r["rho"]): r for r in ctx.tables["gaps"]}
