@@ -1,7 +1,7 @@
 """Azize & Basu's contextual claim: AdaC-OFUL (ρ-zCDP) against Shariff & Sheffet's joint-DP LinUCB, paired on seeds.
 
 Azize & Basu (SaTML 2024, §VII; thesis §5.5.2) place AdaC-OFUL above Shariff & Sheffet 2018 (NeurIPS). Here both
-run on the paper's contextual instance (``jaxpriv/experiments/zcdp_bandits_linear.py``, setting ``"contextual"``):
+run on the paper's contextual instance (the shipped study ``jaxpriv/experiments/studies/zcdp_bandits_contextual.toml``):
 ``K = 10`` fresh actions per round ``~ N((1/√3)·1, 0.1·I_3)``, θ* uniform on the unit sphere of ``R^3`` per run,
 ``N(0, 1)`` reward noise, over the paper's ρ grid, with RS-OFUL (non-private) as the reference. All three learners run
 on the same seed keys (``jaxpriv.sweep`` with one key: the same θ*, action sets and reward noise per seed), so the
@@ -55,7 +55,7 @@ from jaxpriv.bandits.private_linucb import PrivateLinUCBWishartParams
 from jaxpriv.testing import mean_with_stderr
 
 NUM_ACTIONS, DIM = 10, 3
-ACTION_BOUND = 2.5  # jaxpriv.experiments.zcdp_bandits_linear.CONTEXT_ACTION_BOUND (not imported: kept read-only)
+ACTION_BOUND = 2.5  # the shipped study zcdp_bandits_contextual's action_bound
 CONFIDENCE = 0.001  # the paper's δ for AdaC-OFUL; private LinUCB's α
 WISHART_DELTA = 1e-5  # the δ at which ρ-zCDP is converted to (ε, δ) for the Wishart variant
 

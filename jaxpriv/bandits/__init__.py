@@ -1,8 +1,8 @@
 """Stochastic, linear and contextual bandit policies (private and non-private).
 
-The Section VII reproductions live in ``jaxpriv.experiments.zcdp_bandits`` (``reproduce``) and
-``jaxpriv.experiments.zcdp_bandits_linear`` (``run_setting``): the library never imports the experiment
-layer.
+The Section VII reproductions are the shipped study files ``zcdp_bandits_finite``, ``zcdp_bandits_linear`` and
+``zcdp_bandits_contextual`` (``jaxpriv sweep NAME``, ``jaxpriv.experiments.study.run_study``): the library never
+imports the experiment layer.
 """
 
 from jaxpriv.bandits import design

@@ -105,7 +105,7 @@ def adac_gope(
         lengths; still private, the ``"safe"`` noise being calibrated to the realised design) or
         ``"exploration"`` (AdaC-GOPE's longer phases without the noise: **not private**, it needs
         ``private=False`` at a finite ``rho``); they decompose the price of privacy
-        (``jaxpriv.experiments.zcdp_fidelity``).
+        (the shipped study ``zcdp_fidelity_linear``: ``jaxpriv sweep zcdp_fidelity_linear``).
       private: ``False`` declares the policy not private; required for an opt-out above at a finite ``rho``.
 
     Returns:

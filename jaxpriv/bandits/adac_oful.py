@@ -90,7 +90,7 @@ def adac_oful(
     (still private: the radius is post-processing); ``"radius"`` uses the chosen radius
     without adding the noise (**not private**: it needs ``private=False`` at a finite
     ``rho``). They decompose AdaC-OFUL's price of privacy
-    (``jaxpriv.experiments.zcdp_fidelity``).
+    (the shipped study ``zcdp_fidelity_contextual``: ``jaxpriv sweep zcdp_fidelity_contextual``).
 
     Privacy: ρ-Interactive zCDP (thesis Def. 3.5) w.r.t. the rewards, for
     neighbouring reward tables differing in one round's reward; the contexts
