@@ -183,8 +183,11 @@ def _report(res: Any) -> None:
     print(f"{res.study.name}: {learners}{res.study.size} grid points x {res.study.seeds} seeds x T={res.study.horizon}")
     print(f"{'grid point':<40} {'final regret':>24} {'bound':>12}")
     for row in res.summary:
-        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row.items() if "." in k) or res.study.learner_name
-        label = f"{row['learner']}: {label}" if "learner" in row else label
+        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row.items() if "." in k)
+        if "learner" in row:  # a comparison: the learner's label, then its swept values if any
+            label = f"{row['learner']}: {label}" if label else str(row["learner"])
+        else:
+            label = label or res.study.learner_name
         label = f"T={row['horizon']} {label}" if "horizon" in row else label  # a file with horizons
         bound = f"{row['bound']:.4g}" if row["bound"] != "" else ""
         print(f"{label:<40} {row['final_regret_mean']:>12.4g} +- {row['final_regret_se']:<8.2g} {bound:>12}")

@@ -1,10 +1,11 @@
 """Issue 38's comparisons as shipped study files, at their [smoke] scale: the conclusions the benchmarks draw at
 full scale (benchmarks/finite_optimal_t1e7.py, benchmarks/azize_contextual_vs_shariff.py), with paired SEs."""
 
+from jaxpriv import cli
 from jaxpriv.experiments import study
 
 
-def test_finite_optimal_lazy_dp_ts_below_adap_klucb_and_the_event_simulator_runs(tmp_path):
+def test_finite_optimal_lazy_dp_ts_below_adap_klucb_and_the_event_simulator_runs(tmp_path, capsys):
     # T = 10^4, 20 runs on [N22]'s instance: Lazy-DP-TS about 0.7x AdaP-KLUCB's regret (0.51x at T = 10^7),
     # Anytime-Lazy-UCB by its exact event simulator within its derived bound, AdaC-UCB's weaker zCDP far below.
     res = study.run_study("finite_optimal", tmp_path, progress=False, smoke=True)
@@ -16,6 +17,13 @@ def test_finite_optimal_lazy_dp_ts_below_adap_klucb_and_the_event_simulator_runs
     assert 0 < summary["Anytime-Lazy-UCB"]["final_regret_mean"] < summary["Anytime-Lazy-UCB"]["bound"]
     assert abs(lazy_ucb["ratio"] - 1.0) < 0.5, lazy_ucb  # the same order as AdaP-KLUCB (1.17x at T = 10^7)
     assert rows["AdaC-UCB (rho=eps^2/2)"]["ratio"] + 3 * rows["AdaC-UCB (rho=eps^2/2)"]["ratio_se"] < 0.5
+    # the command's table names each learner of a comparison without a grid by its own label (it printed the
+    # first learner's factory name on every row)
+    cli._report(res)
+    lines = capsys.readouterr().out.splitlines()
+    for label in summary:
+        assert any(line.split("  ")[0] == label for line in lines), (label, lines)
+    assert not any("adap_klucb" in line for line in lines[:6]), lines
 
 
 def test_azize_contextual_adac_oful_below_private_linucb_on_shared_seeds(tmp_path):
