@@ -224,6 +224,24 @@ def _to_order(onehot: jax.Array, v: jax.Array) -> jax.Array:
     return jnp.sum(jnp.where(onehot, v[..., :, None], 0.0), axis=-2)
 
 
+def _prefix_sums(x: jax.Array) -> jax.Array:
+    """``sum_{j <= p} x_j`` at each ``p`` of the last axis, as ``jnp.cumsum`` adds them, without a ``reduce-window``.
+
+    A masked sum unrolled over ``j``: ``s += where(p >= j, x_j, 0)`` for ``j = 1, ..., d - 1`` on the
+    whole row, from ``s = x_0``. Each slot adds its ``x_j`` left to right as ``jnp.cumsum`` does, and
+    zeros after (exact; an infinite entry is never multiplied by the mask): the numbers of XLA's CPU
+    ``reduce-window`` bit for bit up to ``d = 17`` (measured; beyond, XLA rewrites it into another
+    order). Elementwise work on the row, each step read by the next only: one fusion (see
+    ``_project_simplex``). ``O(d²)``: for short rows.
+    """
+    d = x.shape[-1]
+    p = jnp.arange(d)
+    s = jnp.broadcast_to(x[..., :1], x.shape)
+    for j in range(1, d):  # static, over coordinates
+        s = s + jnp.where(p >= j, x[..., j : j + 1], 0.0)
+    return s
+
+
 def _project_simplex(v: jax.Array, total: float) -> jax.Array:
     """Exact projection of ``v`` (last axis) onto ``{w >= 0, sum w = total}``, sort-based.
 
@@ -238,9 +256,10 @@ def _project_simplex(v: jax.Array, total: float) -> jax.Array:
     overflows near ``3.4e38``.
 
     The output is formed in the sorted order, ``max(u - θ, 0)``, and moved back to ``v``'s
-    order (a gather at each entry's rank; a scatter through the sort's permutation beyond
-    ``RANK_SORT_MAX``), rather than as ``max(v - shift - θ, 0)`` from ``v`` again: XLA may
-    recompute a fused ``v`` in each consumer and contract the multiply that made it into
+    order (through the rank sort's one-hot matrix: slot ``i`` gets the value at its rank; a
+    scatter through the sort's permutation beyond ``RANK_SORT_MAX``), rather than as
+    ``max(v - shift - θ, 0)`` from ``v`` again: XLA may recompute a fused ``v`` in each
+    consumer and contract the multiply that made it into
     ``v - shift`` (one rounding instead of two), while the sort read the rounded product; the
     output was then off by up to an ulp of ``|v|``, more than ``total`` once ``|v| >~ 1e7·total``
     (PFTAL at ε = 1e-8 played ``[0, 228.6, 0, 0]``; issue 35). Every number is now computed once
@@ -248,6 +267,24 @@ def _project_simplex(v: jax.Array, total: float) -> jax.Array:
     rounded ``v``, so the result equals it bit for bit wherever ``v`` was rounded. Measured on
     one CPU core (PFTAL and WDP-COCOP sweeps, T = 1024, 256 seeds): 2-6% slower at d = 5-10,
     about 20% at d = 40 (the scatter).
+
+    No gather and no cumulative sum up to ``RANK_SORT_MAX`` (issue 36): the partial sums
+    ``sum_{j<=k} u_j`` are a masked sum over the lower triangle, unrolled over ``j`` in
+    ``jnp.cumsum``'s order (``_prefix_sums``), the sum at the support's end ``k`` a one-hot select
+    summed over the axis, and the move back the one-hot matrix above, its sum over ranks unrolled
+    likewise (adding zeros: exact): elementwise work on the row, which XLA fuses.
+    ``jnp.cumsum`` is a ``reduce-window`` and ``take_along_axis`` a ``gather``; on an NVIDIA H200
+    (jax 0.11.2, 2026-11-27), WDP-COCOP on ``simplex(10)``, which had both, ran at 2.4e8
+    seed-steps/s up to 1e5 seeds but about 4x slower from 3e5 seeds on, with 47-55 s of compile
+    (7.5 s below), where learners without them showed no such cliff: the suspects are gone from
+    the step (whether they caused the cliff is to be measured). The numbers are those of
+    ``jnp.cumsum`` and the gathers bit for bit up to ``d = 17`` (measured on the CPU); beyond,
+    XLA's ``reduce-window`` added in another order, and the outputs differ in up to 0.6% of rows,
+    by at most an eighth of an ulp of ``total`` (measured, d = 18-32). On the CPU (WDP-COCOP sweep,
+    T = 1024, 256 seeds, 2 shared cores): the same time per step, fewer bytes per seed-step. (The
+    sums as ``jnp.sum`` over a ``d × d`` select, also free of both, cost 5-7% more CPU time: XLA's
+    CPU backend writes a float select out before it reduces; log-step shifted adds cost 1-2% and
+    add in other orders.) Longer rows keep ``jnp.cumsum``, the gather and the scatter.
     A NaN entry of ``v`` stays NaN in the output; ``_onto_simplex`` is a last guard.
     """
     d = v.shape[-1]
@@ -255,13 +292,16 @@ def _project_simplex(v: jax.Array, total: float) -> jax.Array:
     # rather than NaN, which the prefix condition below excludes alike (the output keeps v's NaN).
     neg = -v
     key = jnp.where(jnp.isnan(neg), jnp.inf, neg)
-    if 2 <= d <= RANK_SORT_MAX:  # _sort_ascending's rank sort; each entry's rank moves the output back
+    ranked = 2 <= d <= RANK_SORT_MAX
+    if ranked:  # _sort_ascending's rank sort; its one-hot matrix moves the output back
         onehot = _rank_onehot(key)
         u = -_to_order(onehot, key)
-        rank = jnp.sum(jnp.where(onehot, jnp.arange(d), 0), axis=-1)
 
-        def unsort(x: jax.Array) -> jax.Array:
-            return jnp.take_along_axis(x, rank, axis=-1)
+        def unsort(x: jax.Array) -> jax.Array:  # slot i gets the value at its rank: onehot[i, p] x[p]
+            out = jnp.where(onehot[..., 0], x[..., :1], 0.0)
+            for p in range(1, d):  # static; adding zeros: exact
+                out = out + jnp.where(onehot[..., p], x[..., p : p + 1], 0.0)
+            return out
 
     elif d < 2:
         u = -key
@@ -280,14 +320,21 @@ def _project_simplex(v: jax.Array, total: float) -> jax.Array:
     top = u[..., :1]
     shift = jnp.where(jnp.abs(top) <= total, jnp.zeros_like(top), top)  # the sort order is unchanged
     u = u - shift
-    css = jnp.cumsum(u, axis=-1) - total
+    if ranked:  # the partial sums as jnp.cumsum adds them, elementwise work fused with the rest
+        css = _prefix_sums(u) - total
+    else:
+        css = jnp.cumsum(u, axis=-1) - total
     ks = jnp.arange(1, d + 1, dtype=v.dtype)
     # cond is true exactly on a prefix; a partial sum that overflowed to -inf (entries near -3.4e38
     # after the shift) would make u - css/k = +inf there, outside the prefix: such entries are never
     # in the support.
     cond = (u - css / ks > 0) & jnp.isfinite(css)
-    k = jnp.sum(cond, axis=-1, keepdims=True)
-    theta = jnp.take_along_axis(css, jnp.maximum(k, 1) - 1, axis=-1) / jnp.maximum(k, 1).astype(v.dtype)
+    k = jnp.maximum(jnp.sum(cond, axis=-1, keepdims=True), 1)
+    if ranked:  # css[k - 1] by a one-hot select (adding zeros: exact)
+        css_k = jnp.sum(jnp.where(jnp.arange(d) == k - 1, css, 0.0), axis=-1, keepdims=True)
+    else:
+        css_k = jnp.take_along_axis(css, k - 1, axis=-1)
+    theta = css_k / k.astype(v.dtype)
     w = jnp.where(jnp.isnan(v), v, unsort(jnp.maximum(u - theta, 0.0)))
     return _onto_simplex(w, v, total)
 
@@ -321,7 +368,8 @@ def simplex(dim: int, total: float = 1.0) -> ConstraintSet:
     """The simplex ``{w >= 0 : sum_i w_i = total}`` (``total = 1``: the experts' set ``Δ_p``).
 
     Projection: the exact sort-based algorithm, ``O(d log d)`` (for ``d <= 32`` the sort is by
-    pairwise ranks, which XLA vectorises over seeds; the same numbers). Linear oracle:
+    pairwise ranks and the partial sums are unrolled masked sums, which XLA vectorises over seeds;
+    the same numbers: ``_project_simplex``). Linear oracle:
     the vertex ``total·e_i`` at ``i = argmin_i g_i``. Local linear oracle: Garber &
     Hazan's simplex construction, ``ρ = sqrt(d)`` (``simplex_local_oracle``).
     """
@@ -376,7 +424,8 @@ def l1_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
     def linear_oracle(g: jax.Array) -> jax.Array:
         i = jnp.argmax(jnp.abs(g), axis=-1)
         e = jax.nn.one_hot(i, dim, dtype=g.dtype)
-        sign = jnp.where(jnp.take_along_axis(g, i[..., None], axis=-1) > 0, -1.0, 1.0).astype(g.dtype)
+        g_i = jnp.sum(jnp.where(e > 0, g, 0.0), -1, keepdims=True)  # g at i by a one-hot select, not a gather
+        sign = jnp.where(g_i > 0, -1.0, 1.0).astype(g.dtype)
         return r * sign * e
 
     # Inner ball: the largest Euclidean ball inside the cross-polytope, centre 0, radius R/sqrt(d).
@@ -438,7 +487,9 @@ def _move_mass(z: jax.Array, c: jax.Array, mass: jax.Array) -> jax.Array:
 
     Moves ``mass`` (at most ``sum z``) from the coordinates with the largest ``c`` (in
     decreasing order, each emptied before the next) onto the coordinate with the smallest
-    ``c``: the vertex direction the linear oracle returns. One sort of ``c``.
+    ``c``: the vertex direction the linear oracle returns. One sort of ``c``; up to
+    ``RANK_SORT_MAX`` coordinates by pairwise ranks, with the partial sums as unrolled masked sums
+    (no gather, no cumulative sum: see ``_project_simplex``).
     """
     d = z.shape[-1]
     if d > RANK_SORT_MAX:
@@ -455,7 +506,7 @@ def _move_mass(z: jax.Array, c: jax.Array, mass: jax.Array) -> jax.Array:
         def unsort(v: jax.Array) -> jax.Array:
             return jnp.sum(jnp.where(onehot, v[None, :], 0.0), axis=1)
 
-    before = jnp.cumsum(zs) - zs
+    before = (jnp.cumsum(zs) if d > RANK_SORT_MAX else _prefix_sums(zs)) - zs
     take = jnp.clip(mass - before, 0.0, zs)
     removed = unsort(take)
     gain = mass * jax.nn.one_hot(jnp.argmin(c), d, dtype=z.dtype)

@@ -1,5 +1,6 @@
 """Constraint sets: exact projections (idempotent, feasible, variational inequality) and linear oracles."""
 
+import collections
 import itertools
 
 import jax
@@ -179,3 +180,84 @@ def test_rank_sort_equals_sort_and_projection_keeps_its_numbers(n):
     np.testing.assert_allclose(ours, ref, rtol=2e-6, atol=1e-6 * np.abs(x[np.isfinite(x)]).max())
     assert np.array_equal(np.isnan(ours), np.isnan(ref))
     assert (n <= RANK_SORT_MAX) == (n < 33)
+
+
+# --- no gather, no cumulative sum in a step on the simplex (issue 36) ---------------------------------------
+
+
+def _lowered_step_ops(name: str, dim: int) -> collections.Counter:
+    """Opcodes in the scan body of ``name``'s sweep (``learner_examples(64, dim)``, 8 seeds), lowered as
+    ``step_cost`` compiles it: the program XLA receives from JAX, before its own passes, on any backend."""
+    from jaxpriv import sim
+    from jaxpriv.testing import _called, _opcode, _reachable, learner_examples
+
+    learner, env, params = learner_examples(64, dim)[name]
+    ckpts = sim.normalize_checkpoints(64, "log")
+    params = sim._prepare(learner, env, params, allow_grid=False, horizon=64)[0]
+
+    def one(key, p):
+        carry = sim._init_carry(learner, env, ckpts, key, p)
+        return sim._outputs(learner, env, sim._advance(learner, env, ckpts, 64, carry, np.int32(0)))
+
+    keys = jax.random.split(jax.random.key(0), 8)
+    hlo = jax.jit(jax.vmap(one, in_axes=(0, None))).lower(keys, params).as_text(dialect="hlo")
+    comps: dict[str, list[str]] = {}  # the lowered text's headers read "name {" or "ENTRY name {"
+    current = None
+    for line in hlo.splitlines():
+        if not line.startswith((" ", "}")) and line.rstrip().endswith("{"):
+            current = line.removeprefix("ENTRY ").split()[0].lstrip("%")
+            comps[current] = []
+        elif line.startswith("}"):
+            current = None
+        elif current is not None and "=" in line:
+            comps[current].append(line.strip())
+    bodies = [
+        n
+        for lines in comps.values()
+        for ins in lines
+        if _opcode(ins) == "while"
+        for n in _called(ins)
+        if ins.split("body=", 1)[1].lstrip("%").startswith(n)
+    ]
+    body = max(bodies, key=lambda n: len(_reachable(comps, n)))  # the scan over the horizon: the largest
+    return collections.Counter(_opcode(ins) for n in _reachable(comps, body) for ins in comps[n])
+
+
+@pytest.mark.parametrize("name", ["wdp_cocop", "wdp_cocol", "garber_hazan", "online_frank_wolfe"])
+@pytest.mark.parametrize("dim", [10, 32])
+def test_a_step_on_the_simplex_has_no_gather_and_no_cumulative_sum(name, dim):
+    # Measured on an NVIDIA H200 (jax 0.11.2, 2026-11-27): WDP-COCOP on simplex(10), W = 16, ran at
+    # 2.4e8 seed-steps/s up to 1e5 seeds but at 6.7e7-7.5e7 from 3e5 seeds on, with 47-55 s of compile
+    # (7.5 s below); PFTAL, OGD and AdaC-UCB showed no such cliff. What WDP-COCOP had and they lacked: the
+    # simplex projection's and the local oracle's jnp.cumsum (a reduce-window) and take_along_axis (a
+    # gather), suspected of the cliff. Up to RANK_SORT_MAX coordinates these are now unrolled masked sums
+    # and one-hot selects (elementwise work and reductions over the last axis, which XLA fuses). The
+    # environment's comparator projects onto the simplex too (Frank-Wolfe's step has no projection).
+    from jaxpriv.sets import RANK_SORT_MAX
+
+    assert dim <= RANK_SORT_MAX
+    ops = _lowered_step_ops(name, dim)
+    assert ops["reduce-window"] == 0 and ops["gather"] == 0, ops
+    assert ops["scatter"] == 0 and ops["sort"] == 0, ops
+    assert ops["select"] > 0 and ops["add"] > 0, ops  # the body was found (the control below: d = 33)
+
+
+def test_beyond_the_rank_sort_a_step_on_the_simplex_still_sorts():
+    # The control of the test above: at d > RANK_SORT_MAX the projection keeps jnp.sort, cumsum and a
+    # scatter, and the counter finds them in the same scan body.
+    ops = _lowered_step_ops("wdp_cocop", 33)
+    assert ops["sort"] > 0 and ops["reduce-window"] > 0 and ops["scatter"] > 0, ops
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 17])
+def test_the_unrolled_partial_sums_are_cumsums_bit_for_bit(n):
+    # _prefix_sums adds left to right as XLA's CPU reduce-window (jnp.cumsum) does for d <= 17 (beyond,
+    # XLA rewrites the reduce-window into another order); infinite entries stay out of the masked slots.
+    from jaxpriv.sets import _prefix_sums
+
+    rng = np.random.default_rng(n)
+    x = (rng.normal(size=(4000, n)) * rng.choice([1e-3, 1.0, 1e8], size=(4000, 1))).astype(np.float32)
+    x[::7, -1] = -np.inf
+    ours = np.asarray(jax.jit(_prefix_sums)(jnp.asarray(x)))
+    np.testing.assert_array_equal(ours, np.asarray(jax.jit(lambda v: jnp.cumsum(v, axis=-1))(jnp.asarray(x))))
+    assert np.isfinite(ours[::7, :-1]).all()
