@@ -13,18 +13,20 @@ convex learners (PFTAL and its regularised / experts / bandit versions, FTAL, OG
 DP-FTRL, FKM, MI-bandit-OGD, online Frank–Wolfe, Garber–Hazan), the window-private learners
 (WDP-COCOP, WDP-COCOL), and the stochastic, linear and contextual bandit policies.
 
-Baselines and other experiments extend the registry with ``register_learner``,
-``register_env`` and ``register_set``; a name registered twice is refused unless
-``replace=True``::
+The tables are read-only views: a component enters them only through one call of
+``register_learner``, ``register_env``, ``register_set`` or ``register_mechanism``, which checks
+it first (the params class, when not given, is the built component's own ``Spec.params``); a
+name registered twice is refused unless ``replace=True``::
 
     from jaxpriv.experiments import registry
 
-    registry.register_learner("my_baseline", my_baseline, MyBaselineParams)
+    registry.register_learner("my_baseline", my_baseline)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -220,7 +222,7 @@ def _arm_dim(static: dict[str, Any], constraint: Any) -> int:
 
 # --- the registry ---------------------------------------------------------------------------------------------
 
-LEARNERS: dict[str, Component] = {
+_LEARNERS: dict[str, Component] = {
     "pftal": Component(oco.pftal, oco.PFTALParams, _pftal_bound, _set_dim),
     "regularized_pftal": Component(
         oco.regularized_pftal, oco.RegularizedPFTALParams, _regularized_pftal_bound, _set_dim
@@ -258,7 +260,7 @@ LEARNERS: dict[str, Component] = {
     "anytime_lazy_ucb": Component(bandits.anytime_lazy_ucb, bandits.AnytimeLazyUCBParams, _anytime_lazy_ucb_bound),
 }
 
-ENVS: dict[str, Component] = {
+_ENVS: dict[str, Component] = {
     "quadratic_stream": Component(envs.quadratic_stream, envs.QuadraticParams),
     "adaptive_quadratic": Component(envs.adaptive_quadratic, envs.AdaptiveParams),
     "experts_stream": Component(envs.experts_stream, envs.ExpertsParams),
@@ -268,7 +270,7 @@ ENVS: dict[str, Component] = {
     "contextual_linear_bandit": Component(envs.contextual_linear_bandit, envs.ContextualBanditParams),
 }
 
-SETS: dict[str, Callable[..., Any]] = {
+_SETS: dict[str, Callable[..., Any]] = {
     "l2_ball": sets.l2_ball,
     "box": sets.box,
     "simplex": sets.simplex,
@@ -280,7 +282,7 @@ SETS: dict[str, Callable[..., Any]] = {
 #: says otherwise (the learners refuse any other relation). The window tree is not among them: the window
 #: learners (``wdp_cocop``, ``wdp_cocol``) build their own from ``window``, and the full-stream learners'
 #: params carry no ``delta`` for it.
-MECHANISMS: dict[str, Callable[..., Any]] = {
+_MECHANISMS: dict[str, Callable[..., Any]] = {
     "binary_tree": mechanisms.binary_tree,
     "honaker_tree": mechanisms.honaker_tree,
     "sqrt_factorization": mechanisms.sqrt_factorization,
@@ -288,7 +290,15 @@ MECHANISMS: dict[str, Callable[..., Any]] = {
 }
 
 
-def _check_name(table: dict[str, Any], what: str, name: str, replace: bool) -> None:
+# The tables study files read: read-only views (MappingProxyType). A component enters them only through
+# ``register_learner`` / ``register_env`` / ``register_set`` / ``register_mechanism``, which check it first.
+LEARNERS: Mapping[str, Component] = MappingProxyType(_LEARNERS)
+ENVS: Mapping[str, Component] = MappingProxyType(_ENVS)
+SETS: Mapping[str, Callable[..., Any]] = MappingProxyType(_SETS)
+MECHANISMS: Mapping[str, Callable[..., Any]] = MappingProxyType(_MECHANISMS)
+
+
+def _check_name(table: Mapping[str, Any], what: str, name: str, replace: bool) -> None:
     if not isinstance(name, str) or not name:
         raise ValueError(f"a {what} name must be a non-empty string, got {name!r}")
     if name in table and not replace:
@@ -337,9 +347,9 @@ def register_learner(
     Raises:
       ValueError: ``name`` is taken (and ``replace`` is false), or an argument has the wrong kind.
     """
-    _check_name(LEARNERS, "learner", name, replace)
-    LEARNERS[name] = _component("learner", name, factory, params, bound, mechanism_dim)
-    return LEARNERS[name]
+    _check_name(_LEARNERS, "learner", name, replace)
+    _LEARNERS[name] = _component("learner", name, factory, params, bound, mechanism_dim)
+    return _LEARNERS[name]
 
 
 def register_env(
@@ -359,9 +369,9 @@ def register_env(
     Raises:
       ValueError: ``name`` is taken (and ``replace`` is false), or an argument has the wrong kind.
     """
-    _check_name(ENVS, "env", name, replace)
-    ENVS[name] = _component("env", name, factory, params, None)
-    return ENVS[name]
+    _check_name(_ENVS, "env", name, replace)
+    _ENVS[name] = _component("env", name, factory, params, None)
+    return _ENVS[name]
 
 
 def register_set(name: str, factory: Callable[..., Any], replace: bool = False) -> Callable[..., Any]:
@@ -378,10 +388,10 @@ def register_set(name: str, factory: Callable[..., Any], replace: bool = False) 
     Raises:
       ValueError: ``name`` is taken (and ``replace`` is false), or ``factory`` is not callable.
     """
-    _check_name(SETS, "set", name, replace)
+    _check_name(_SETS, "set", name, replace)
     if not callable(factory):
         raise ValueError(f"set {name!r}: factory must be callable, got {factory!r}")
-    SETS[name] = factory
+    _SETS[name] = factory
     return factory
 
 
@@ -400,8 +410,8 @@ def register_mechanism(name: str, factory: Callable[..., Any], replace: bool = F
     Raises:
       ValueError: ``name`` is taken (and ``replace`` is false), or ``factory`` is not callable.
     """
-    _check_name(MECHANISMS, "mechanism", name, replace)
+    _check_name(_MECHANISMS, "mechanism", name, replace)
     if not callable(factory):
         raise ValueError(f"mechanism {name!r}: factory must be callable, got {factory!r}")
-    MECHANISMS[name] = factory
+    _MECHANISMS[name] = factory
     return factory

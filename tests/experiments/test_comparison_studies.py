@@ -37,3 +37,22 @@ def test_azize_contextual_adac_oful_below_private_linucb_on_shared_seeds(tmp_pat
     # the non-private floor: RS-OFUL's regret does not depend on rho (it takes no budget)
     floor = {r["final_regret_mean"] for r in res.summary if r["learner"] == "RS-OFUL"}
     assert len(floor) == 1, floor
+
+
+def test_the_registry_is_read_only_and_grows_by_one_call():
+    import pytest
+
+    from jaxpriv import bandits
+    from jaxpriv.experiments import registry
+
+    for table in (registry.LEARNERS, registry.ENVS, registry.SETS, registry.MECHANISMS):
+        with pytest.raises(TypeError):
+            table["anything"] = None  # type: ignore[index]
+    assert "my_ucb" not in registry.LEARNERS
+    try:
+        component = registry.register_learner("my_ucb", bandits.ucb)  # the params class from its spec, when built
+        assert registry.LEARNERS["my_ucb"] is component and component.params is None
+        with pytest.raises(ValueError, match="already registered"):
+            registry.register_learner("my_ucb", bandits.ucb)
+    finally:
+        registry._LEARNERS.pop("my_ucb", None)

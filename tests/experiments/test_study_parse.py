@@ -5,6 +5,7 @@ extension points; the one writer of experiment outputs (``jaxpriv.experiments._o
 import csv
 import json
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -171,7 +172,8 @@ def test_build_grid_is_pure_numpy_and_checks_the_zip():
 
 
 def test_the_registry_is_extended_by_name(monkeypatch):
-    monkeypatch.setattr(registry, "LEARNERS", dict(registry.LEARNERS))
+    monkeypatch.setattr(registry, "_LEARNERS", dict(registry._LEARNERS))  # a scratch table and its view
+    monkeypatch.setattr(registry, "LEARNERS", MappingProxyType(registry._LEARNERS))
     entry = registry.register_learner("my_pftal", oco.pftal, oco.PFTALParams)
     assert entry == registry.Component(oco.pftal, oco.PFTALParams, None)
     s = parse_study(_text("", ('name = "pftal"', 'name = "my_pftal"')))
@@ -182,7 +184,8 @@ def test_the_registry_is_extended_by_name(monkeypatch):
         registry.register_learner("other", oco.ftal, dict, replace=True)
     registry.register_learner("my_pftal", oco.ftal, oco.FTALParams, replace=True)
     assert registry.LEARNERS["my_pftal"].factory is oco.ftal
-    monkeypatch.setattr(registry, "SETS", dict(registry.SETS))
+    monkeypatch.setattr(registry, "_SETS", dict(registry._SETS))  # a scratch table and its view
+    monkeypatch.setattr(registry, "SETS", MappingProxyType(registry._SETS))
     with pytest.raises(ValueError, match="already registered"):
         registry.register_set("l2_ball", jp.sets.l2_ball)
 

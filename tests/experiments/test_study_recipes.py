@@ -1,6 +1,8 @@
 """The study-file format's reproduction features: [smoke], horizons (slopes), simulator = "episodes", [[figures]]
 recipes, and the shipped files by name (jaxpriv sweep --list / NAME)."""
 
+from types import MappingProxyType
+
 import numpy as np
 import pytest
 
@@ -105,7 +107,8 @@ def test_one_call_registration_takes_the_params_class_from_the_components_spec(m
     from jaxpriv import oco
     from jaxpriv.experiments import registry
 
-    monkeypatch.setattr(registry, "LEARNERS", dict(registry.LEARNERS))
+    monkeypatch.setattr(registry, "_LEARNERS", dict(registry._LEARNERS))  # a scratch table and its view
+    monkeypatch.setattr(registry, "LEARNERS", MappingProxyType(registry._LEARNERS))
     entry = registry.register_learner("my_pftal", oco.pftal)  # one call: no params class
     assert entry.params is None
     text = (

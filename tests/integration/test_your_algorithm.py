@@ -27,7 +27,7 @@ def page(tmp_path_factory):
     yield namespace
     from jaxpriv.experiments import registry
 
-    registry.LEARNERS.pop("private_etc", None)
+    registry._LEARNERS.pop("private_etc", None)  # the read-only LEARNERS is a view of it
 
 
 def test_the_page_has_its_six_blocks():
