@@ -1183,6 +1183,18 @@ def private_linucb_radius(
     return noise_bound * math.sqrt(inner) + theta_bound * math.sqrt(rho_max) + gamma
 
 
+def _linucb_theorem5(
+    c: dict[str, float], horizon: int, dim: int, alpha: float, theta_bound: float, noise_bound: float,
+    action_bound: float,
+) -> float:  # fmt: skip
+    """Theorem 5's ``max(β_T, S L) sqrt(8 T d log(1 + T L²/(d ρ_min)))`` at the constants ``c`` of either variant."""
+    beta = private_linucb_radius(
+        horizon, dim, c["rho_min"], c["rho_max"], c["gamma"], alpha, theta_bound, noise_bound, action_bound
+    )
+    potential = dim * math.log1p(horizon * action_bound**2 / (dim * c["rho_min"]))
+    return max(beta, theta_bound * action_bound) * math.sqrt(8.0 * horizon * potential)
+
+
 def private_linucb_regret_bound(
     horizon: int,
     dim: int,
@@ -1210,11 +1222,7 @@ def private_linucb_regret_bound(
     ``S sqrt(ρ_max) + γ`` dominates ``β_T`` unless ``ρ`` is large: vacuous (above ``2 S L T``) for small ``T``.
     """
     c = private_linucb_constants(horizon, dim, rho, alpha, action_bound, reward_bound, regularization)
-    beta = private_linucb_radius(
-        horizon, dim, c["rho_min"], c["rho_max"], c["gamma"], alpha, theta_bound, noise_bound, action_bound
-    )
-    potential = dim * math.log1p(horizon * action_bound**2 / (dim * c["rho_min"]))
-    return max(beta, theta_bound * action_bound) * math.sqrt(8.0 * horizon * potential)
+    return _linucb_theorem5(c, horizon, dim, alpha, theta_bound, noise_bound, action_bound)
 
 
 def private_linucb_wishart_constants(
@@ -1272,8 +1280,4 @@ def private_linucb_wishart_regret_bound(
     c = private_linucb_wishart_constants(
         horizon, dim, epsilon, delta, alpha, action_bound, reward_bound, regularization
     )
-    beta = private_linucb_radius(
-        horizon, dim, c["rho_min"], c["rho_max"], c["gamma"], alpha, theta_bound, noise_bound, action_bound
-    )
-    potential = dim * math.log1p(horizon * action_bound**2 / (dim * c["rho_min"]))
-    return max(beta, theta_bound * action_bound) * math.sqrt(8.0 * horizon * potential)
+    return _linucb_theorem5(c, horizon, dim, alpha, theta_bound, noise_bound, action_bound)

@@ -301,6 +301,85 @@ def _finite_or_zero(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     return jnp.where(bad, jnp.zeros_like(x), x), bad
 
 
+def _initial_state(
+    params: Any, num_actions: int, dim: int, tree: TreeState, constants: tuple, dof: jax.Array
+) -> PrivateLinUCBState:
+    """Both variants' state before round 1 (``constants``: ``(shift, rho_min, rho_max, gamma)``)."""
+    f32 = jnp.float32
+    width = dim + 1
+    shift, rho_min, rho_max, gamma = constants
+    return PrivateLinUCBState(
+        actions=jnp.zeros((num_actions, dim), f32),
+        exact=jnp.zeros((width, width), f32),
+        release=jnp.zeros((width * width,), f32),
+        theta=jnp.zeros((dim,), f32),
+        gram_inv=jnp.eye(dim, dtype=f32),
+        radius=jnp.zeros((), f32),
+        shift=shift,
+        rho_min=rho_min,
+        rho_max=rho_max,
+        gamma=gamma,
+        alpha=jnp.asarray(params.alpha, f32),
+        theta_bound=jnp.asarray(params.theta_bound, f32),
+        noise_bound=jnp.asarray(params.noise_bound, f32),
+        action_bound=jnp.asarray(params.action_bound, f32),
+        reward_bound=jnp.asarray(params.reward_bound, f32),
+        tree=tree,
+        dof=dof,
+        nonfinite=jnp.zeros((), jnp.int32),
+    )
+
+
+def _solve(state: PrivateLinUCBState, release: jax.Array, m: jax.Array, gram: jax.Array, t: jax.Array):
+    """Step 2: ``θ̃ = H⁻¹ (noisy Σ x y)`` from the release's symmetric ``m`` and the shifted ``gram``, round ``t + 1``'s
+    radius."""
+    dim = gram.shape[0]
+    inv = _spd_inverse(gram)
+    inv = 0.5 * (inv + inv.T)
+    radius = private_linucb_radius(
+        t,
+        dim,
+        state.rho_min,
+        state.rho_max,
+        state.gamma,
+        state.alpha,
+        state.theta_bound,
+        state.noise_bound,
+        state.action_bound,
+    )
+    return state._replace(release=release, theta=inv @ m[:dim, dim], gram_inv=inv, radius=radius)
+
+
+def _play(key: PRNGKey, state: PrivateLinUCBState, t: jax.Array, num_actions: int, horizon: int) -> jax.Array:
+    """Step 3: the optimistic action; round 1 is played blind (``A_1`` is not seen yet)."""
+    x = state.actions
+    width_k = jnp.sqrt(jnp.maximum(jnp.einsum("kd,de,ke->k", x, state.gram_inv, x), 0.0))
+    scores = x @ state.theta + state.radius * width_k
+    u = _rng.uniform(key, (), jnp.float32)  # the unrolled hash: no loop in the step
+    blind = jnp.minimum((u * num_actions).astype(jnp.int32), num_actions - 1)
+    arm = jnp.where(t == 1, blind, jnp.argmax(scores).astype(jnp.int32))
+    return poison_past_horizon(arm, t, horizon)
+
+
+def _observe(state: PrivateLinUCBState, feedback: Any) -> tuple[PrivateLinUCBState, jax.Array]:
+    """The round's ``z = (x, y)`` clipped to ``‖x‖ <= L``, ``|y| <= B`` (the calibration's, Sheffet's row bound
+    ``‖z‖² <= L̃²``), non-finite inputs zeroed and counted; returns the state with the next actions and the exact sum,
+    and ``z zᵀ``."""
+    x, bad_x = _finite_or_zero(jnp.asarray(feedback.action_vector, jnp.float32))
+    y, bad_y = _finite_or_zero(jnp.asarray(feedback.reward, jnp.float32))
+    nxt, bad_n = _finite_or_zero(jnp.asarray(feedback.next_actions, jnp.float32))
+    x = _clip_norm(x, state.action_bound)
+    y = jnp.clip(y, -state.reward_bound, state.reward_bound)
+    z = jnp.concatenate([x, y[None]])
+    outer = jnp.outer(z, z)
+    state = state._replace(
+        actions=_clip_norm(nxt, state.action_bound),
+        exact=state.exact + outer,
+        nonfinite=state.nonfinite + (bad_x | bad_y | bad_n).astype(jnp.int32),
+    )
+    return state, outer
+
+
 def private_linucb(num_actions: int, dim: int, horizon: int, noise: str = "gaussian") -> Learner:
     """Joint-DP LinUCB (Shariff & Sheffet 2018, Algorithm 1 with the tree of §4, Gaussian or Wishart noise).
 
@@ -417,12 +496,7 @@ def private_linucb(num_actions: int, dim: int, horizon: int, noise: str = "gauss
 
     def check(params: PrivateLinUCBParams) -> None:
         _validate.budget_value("rho", params.rho)
-        _validate.in_open_interval("alpha", params.alpha, 0.0, 1.0)
-        _validate.positive("theta_bound", params.theta_bound, allow_inf=False)
-        _validate.nonnegative("noise_bound", params.noise_bound)
-        _validate.positive("action_bound", params.action_bound, allow_inf=False)
-        _validate.positive("reward_bound", params.reward_bound, allow_inf=False)
-        _validate.nonnegative("regularization", params.regularization)
+        _check_common(params)
         rho, lam = _validate._concrete(params.rho), _validate._concrete(params.regularization)
         if rho is not None and lam is not None and np.any(np.isinf(rho) & (lam <= 0)):  # broadcast over a grid
             raise ValueError("private_linucb: rho=inf (no noise) leaves no regulariser: give regularization > 0")
@@ -433,76 +507,22 @@ def private_linucb(num_actions: int, dim: int, horizon: int, noise: str = "gauss
         """Steps 1–2: the symmetrised release, the shifted noisy Gram matrix, ``θ̃`` and round ``t + 1``'s radius."""
         w = release.reshape(width, width)
         m = 0.5 * (w + w.T)  # the paper's symmetric noise
-        gram = m[:dim, :dim] + state.shift * eye
-        inv = _spd_inverse(gram)
-        inv = 0.5 * (inv + inv.T)
-        radius = private_linucb_radius(
-            t,
-            dim,
-            state.rho_min,
-            state.rho_max,
-            state.gamma,
-            state.alpha,
-            state.theta_bound,
-            state.noise_bound,
-            state.action_bound,
-        )
-        return state._replace(release=release, theta=inv @ m[:dim, dim], gram_inv=inv, radius=radius)
+        return _solve(state, release, m, m[:dim, :dim] + state.shift * eye, t)
 
     def init_fn(key: PRNGKey, params: PrivateLinUCBParams) -> PrivateLinUCBState:
         tree_state = tree.init(key, tree_params(params))
-        shift, rho_min, rho_max, gamma = private_linucb_regularizer(
-            tree_state.scale, dim, horizon, params.alpha, params.regularization
-        )
-        f32 = jnp.float32
-        state = PrivateLinUCBState(
-            actions=jnp.zeros((num_actions, dim), f32),
-            exact=jnp.zeros((width, width), f32),
-            release=jnp.zeros((width * width,), f32),
-            theta=jnp.zeros((dim,), f32),
-            gram_inv=eye,
-            radius=jnp.zeros((), f32),
-            shift=shift,
-            rho_min=rho_min,
-            rho_max=rho_max,
-            gamma=gamma,
-            alpha=jnp.asarray(params.alpha, f32),
-            theta_bound=jnp.asarray(params.theta_bound, f32),
-            noise_bound=jnp.asarray(params.noise_bound, f32),
-            action_bound=jnp.asarray(params.action_bound, f32),
-            reward_bound=jnp.asarray(params.reward_bound, f32),
-            tree=tree_state,
-            dof=jnp.zeros((), f32),
-            nonfinite=jnp.zeros((), jnp.int32),
-        )
+        constants = private_linucb_regularizer(tree_state.scale, dim, horizon, params.alpha, params.regularization)
+        state = _initial_state(params, num_actions, dim, tree_state, constants, jnp.zeros((), jnp.float32))
         return _fit(state, state.release, jnp.zeros((), jnp.int32))  # round 1's (unused: played blind)
 
     def act_fn(key: PRNGKey, state: PrivateLinUCBState, t: jax.Array) -> jax.Array:
-        x = state.actions
-        width_k = jnp.sqrt(jnp.maximum(jnp.einsum("kd,de,ke->k", x, state.gram_inv, x), 0.0))
-        scores = x @ state.theta + state.radius * width_k
-        u = _rng.uniform(key, (), jnp.float32)  # the unrolled hash: no loop in the step
-        blind = jnp.minimum((u * num_actions).astype(jnp.int32), num_actions - 1)  # round 1: A_1 not seen yet
-        arm = jnp.where(t == 1, blind, jnp.argmax(scores).astype(jnp.int32))
-        return poison_past_horizon(arm, t, horizon)
+        return _play(key, state, t, num_actions, horizon)
 
     def update_fn(key: PRNGKey, state: PrivateLinUCBState, action: jax.Array, feedback: Any, t: jax.Array):
         del action
-        x, bad_x = _finite_or_zero(jnp.asarray(feedback.action_vector, jnp.float32))
-        y, bad_y = _finite_or_zero(jnp.asarray(feedback.reward, jnp.float32))
-        nxt, bad_n = _finite_or_zero(jnp.asarray(feedback.next_actions, jnp.float32))
-        x = _clip_norm(x, state.action_bound)  # the calibration's ‖x‖ <= L
-        y = jnp.clip(y, -state.reward_bound, state.reward_bound)  # and |y| <= B
-        z = jnp.concatenate([x, y[None]])
-        outer = jnp.outer(z, z)
+        state, outer = _observe(state, feedback)
         tree_state, release = tree.step(key, state.tree, outer.reshape(-1), t)
-        state = state._replace(
-            actions=_clip_norm(nxt, state.action_bound),
-            exact=state.exact + outer,
-            tree=tree_state,
-            nonfinite=state.nonfinite + (bad_x | bad_y | bad_n).astype(jnp.int32),
-        )
-        return _fit(state, release, t)
+        return _fit(state._replace(tree=tree_state), release, t)
 
     static = static_args(num_actions=num_actions, dim=dim, horizon=horizon)
     spec = Spec(
@@ -566,20 +586,7 @@ def _private_linucb_wishart(num_actions: int, dim: int, horizon: int) -> Learner
     def _fit(state: PrivateLinUCBState, release: jax.Array, t: jax.Array) -> PrivateLinUCBState:
         m = release.reshape(width, width)  # symmetric already (a Wishart draw)
         gram = m[:dim, :dim] + state.shift * eye + jnp.where(t == 0, 1.0, 0.0) * eye  # t = 0: no data, no noise yet
-        inv = _spd_inverse(gram)
-        inv = 0.5 * (inv + inv.T)
-        radius = private_linucb_radius(
-            t,
-            dim,
-            state.rho_min,
-            state.rho_max,
-            state.gamma,
-            state.alpha,
-            state.theta_bound,
-            state.noise_bound,
-            state.action_bound,
-        )
-        return state._replace(release=release, theta=inv @ m[:dim, dim], gram_inv=inv, radius=radius)
+        return _solve(state, release, m, gram, t)
 
     def init_fn(key: PRNGKey, params: PrivateLinUCBWishartParams) -> PrivateLinUCBState:
         del key
@@ -597,57 +604,22 @@ def _private_linucb_wishart(num_actions: int, dim: int, horizon: int) -> Learner
             sensitivity=lsq,
             nonfinite=jnp.zeros((), jnp.int32),
         )
-        state = PrivateLinUCBState(
-            actions=jnp.zeros((num_actions, dim), f32),
-            exact=jnp.zeros((width, width), f32),
-            release=jnp.zeros((width * width,), f32),
-            theta=jnp.zeros((dim,), f32),
-            gram_inv=eye,
-            radius=jnp.zeros((), f32),
-            shift=shift,
-            rho_min=rho_min,
-            rho_max=rho_max,
-            gamma=gamma,
-            alpha=jnp.asarray(params.alpha, f32),
-            theta_bound=jnp.asarray(params.theta_bound, f32),
-            noise_bound=jnp.asarray(params.noise_bound, f32),
-            action_bound=jnp.asarray(params.action_bound, f32),
-            reward_bound=jnp.asarray(params.reward_bound, f32),
-            tree=tree_state,
-            dof=jnp.where(noisy, dof, 0.0),
-            nonfinite=jnp.zeros((), jnp.int32),
+        state = _initial_state(
+            params, num_actions, dim, tree_state, (shift, rho_min, rho_max, gamma), jnp.where(noisy, dof, 0.0)
         )
         return _fit(state, state.release, jnp.zeros((), jnp.int32))  # round 1's (unused: played blind)
 
     def act_fn(key: PRNGKey, state: PrivateLinUCBState, t: jax.Array) -> jax.Array:
-        x = state.actions
-        width_k = jnp.sqrt(jnp.maximum(jnp.einsum("kd,de,ke->k", x, state.gram_inv, x), 0.0))
-        scores = x @ state.theta + state.radius * width_k
-        u = _rng.uniform(key, (), jnp.float32)
-        blind = jnp.minimum((u * num_actions).astype(jnp.int32), num_actions - 1)  # round 1: A_1 not seen yet
-        arm = jnp.where(t == 1, blind, jnp.argmax(scores).astype(jnp.int32))
-        return poison_past_horizon(arm, t, horizon)
+        return _play(key, state, t, num_actions, horizon)
 
     def update_fn(key: PRNGKey, state: PrivateLinUCBState, action: jax.Array, feedback: Any, t: jax.Array):
         del action
-        x, bad_x = _finite_or_zero(jnp.asarray(feedback.action_vector, jnp.float32))
-        y, bad_y = _finite_or_zero(jnp.asarray(feedback.reward, jnp.float32))
-        nxt, bad_n = _finite_or_zero(jnp.asarray(feedback.next_actions, jnp.float32))
-        x = _clip_norm(x, state.action_bound)  # ‖x‖ <= L
-        y = jnp.clip(y, -state.reward_bound, state.reward_bound)  # |y| <= B: ‖z‖² <= L̃², Sheffet's row bound
-        z = jnp.concatenate([x, y[None]])
-        outer = jnp.outer(z, z)
+        state, outer = _observe(state, feedback)
         # the node closing at t gets a fresh W_{d+1}(L̃² I, k) (k >= d + 2 keeps the Bartlett shapes >= 1)
         draw = state.tree.scale * wishart(key, jnp.maximum(state.dof, width + 1.0), width)
         sums, release = dyadic_step(state.tree.sums, outer.reshape(-1), t, draw.reshape(-1))
         release = poison_past_horizon(release, t, horizon)
-        state = state._replace(
-            actions=_clip_norm(nxt, state.action_bound),
-            exact=state.exact + outer,
-            tree=state.tree._replace(sums=sums),
-            nonfinite=state.nonfinite + (bad_x | bad_y | bad_n).astype(jnp.int32),
-        )
-        return _fit(state, release, t)
+        return _fit(state._replace(tree=state.tree._replace(sums=sums)), release, t)
 
     static = static_args(num_actions=num_actions, dim=dim, horizon=horizon, noise="wishart")
     spec = Spec(
