@@ -63,7 +63,7 @@ from jaxpriv.sim._scan import (
     Rollout,
     StepRecord,
     _advance,
-    _branch_free_comparator,
+    _checkpoint_form,
     _init_carry,
     _outputs,
     _reports_gap,

@@ -14,7 +14,7 @@ import collections
 import functools
 from collections.abc import Callable
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -178,28 +178,40 @@ def _init_carry(learner: Learner, env: Env, checkpoints: tuple[int, ...], key: P
     return Carry(env_state, agent, sums, rows, jnp.zeros((), jnp.int32), k_steps)
 
 
-#: Below this many seeds × grid points in one compiled call, an accelerator evaluates an exact comparator at
-#: every step; from it on, under the sweep's one conditional at the checkpoints (``_branch_free_comparator``).
+#: Below this many seeds × grid points in one compiled call, an accelerator computes and writes the checkpoint
+#: row at every step, branch-free; from it on, under the sweep's one conditional (``_checkpoint_form``).
 BRANCH_FREE_MAX_BATCH = 2**15
 
+#: The three forms of a step's checkpoint bookkeeping (``_checkpoint_form``).
+CheckpointForm = Literal["branch_free", "row_under_cond", "comparator_under_cond"]
 
-def _branch_free_comparator(batch: int, backend: str | None = None) -> bool:
-    """Whether the step evaluates an exact comparator at every step rather than under a conditional.
 
-    A conditional costs a fixed amount per step (on a GPU a launch and a read of its predicate); the
-    comparator evaluated at every step costs an amount per seed-step. Measured on one H200
-    (2026-11-27, d = 10, OGD on the quadratic stream): the conditional's fixed cost about 4.4 µs per
-    step (19.7 against 15.3 µs per step at one seed), the per-step comparator about 0.13 ns per
-    seed-step (OGD 0.77x as fast as with the conditional at 10⁶ seeds). They break even near
-    3·10⁴ seeds: below ``BRANCH_FREE_MAX_BATCH`` seeds × grid points an accelerator runs the
-    comparator branch-free, from it on under the conditional. (The crossing is inferred from two
-    batch sizes, 1 and 10⁶; the GPU has not yet timed this rule itself.) On a CPU a conditional is a
-    plain branch, and evaluating the quadratic stream's comparator at every step made OGD's step 1.3x
-    slower (CPU time, one core, 1024 seeds, T = 2048), so the CPU always keeps the conditional. Read at
+def _checkpoint_form(batch: int, backend: str | None = None) -> CheckpointForm:
+    """How a step computes and writes its checkpoint row (the comparator with it, if any).
+
+    - ``"branch_free"`` (an accelerator, fewer than ``BRANCH_FREE_MAX_BATCH`` seeds × grid points): the
+      row is computed at every step and written in place to the slot of the next checkpoint. No
+      conditional: on a GPU a conditional is a launch and a read of its predicate per step.
+    - ``"row_under_cond"`` (an accelerator, a larger batch): the row is computed and written under the
+      step's one conditional, at the checkpoints only: there the work per seed-step dominates.
+    - ``"comparator_under_cond"`` (a CPU, any batch): only the comparator is under the conditional;
+      the row is written at every step.
+
+    Measured on one H200 (jax 0.11.2, d = 10, T = 1024, 2026-11-27). The conditional's fixed cost is
+    about 4.4 µs per step (OGD 19.7 against 15.3 µs per step at one seed). OGD's throughput with the
+    comparator under the conditional against branch-free: 0.91x at 10⁴ seeds, 0.99x at 3·10⁴, 1.03x at
+    10⁵: the crossing is near 3·10⁴ seeds. At 10⁶ seeds, moving the row's write under the conditional
+    too (``"row_under_cond"`` against ``"comparator_under_cond"``) gave OGD 1.17x and AdaC-UCB 1.16x
+    (1.49e9 against 1.27e9, 3.41e9 against 2.93e9 seed-steps/s). On a CPU the write under the
+    conditional was slower (OGD 1.07x, AdaC-UCB 1.04x the time; one core, 512 seeds, T = 2048), and a
+    comparator at every step slower still (OGD 1.3x), so the CPU keeps ``"comparator_under_cond"``. A
+    solver comparator (an environment not ``exact``) is under the conditional in every form. Read at
     trace time; ``batch`` is the number of seeds × grid points the compiled call advances together.
     """
     backend = jax.default_backend() if backend is None else backend
-    return backend != "cpu" and batch < BRANCH_FREE_MAX_BATCH
+    if backend == "cpu":
+        return "comparator_under_cond"
+    return "branch_free" if batch < BRANCH_FREE_MAX_BATCH else "row_under_cond"
 
 
 def _step(
@@ -222,28 +234,36 @@ def _step(
     step_vals = jax.tree.map(lambda v: jnp.where(finite, v, 0.0), step_vals)  # a bad step leaves every sum
     bad_steps = bad_steps + (~finite).astype(jnp.int32)
     sums = tuple(kahan_add(sums, step_vals))
-    # The checkpoint row: written at every step, branch-free and in place, to the slot of the next
-    # checkpoint (its last write is at the checkpoint itself; after the last checkpoint, to the scratch
-    # row m). The comparator runs under the step's one conditional, at the checkpoints only, except
-    # that on an accelerator a small batch evaluates an exact (closed-form) comparator at every step
-    # instead: a few vector operations, where a conditional is a launch and a predicate read per step.
-    loss, regret, stats = sums[0]
+    # The checkpoint row, in one of three forms (_checkpoint_form): all at every step and branch-free,
+    # all under the step's one conditional at the checkpoints, or (a CPU) only the comparator under it.
+    # At every step, the row goes in place to the slot of the next checkpoint (its last write is at the
+    # checkpoint itself; after the last checkpoint, to the scratch row m).
+    form = _checkpoint_form(batch)
     zero = jnp.zeros((), jnp.float32)
-    best, gap = zero, zero
-    if env.comparator is not None:
 
-        def compare() -> tuple[jax.Array, jax.Array]:
-            best, gap = env.comparator(env_state, stats, t)  # always the pair (ComparatorFn)
-            return jnp.asarray(best, jnp.float32), jnp.asarray(gap, jnp.float32)
+    def compare() -> tuple[jax.Array, jax.Array]:
+        best, gap = env.comparator(env_state, sums[0][2], t)  # always the pair (ComparatorFn)
+        return jnp.asarray(best, jnp.float32), jnp.asarray(gap, jnp.float32)
 
-        if env.exact and _branch_free_comparator(batch):
-            best, gap = compare()
-        else:
-            best, gap = jax.lax.cond(ckpts[slot] == t, compare, lambda: (zero, zero))
-        # relative: both relative to the env's reference point (no cancellation)
-        regret = regret - best if env.relative else loss - best
-    row = jnp.stack([jnp.asarray(v, jnp.float32) for v in (regret, loss, loss - regret, gap)])
-    rows = set_row(rows, row, jnp.where(t <= ckpts[slot], slot, m))
+    def record(best_gap: tuple[jax.Array, jax.Array] | None) -> jax.Array:
+        loss, regret, _ = sums[0]
+        gap = zero
+        if env.comparator is not None:
+            best, gap = compare() if best_gap is None else best_gap
+            # relative: both relative to the env's reference point (no cancellation)
+            regret = regret - best if env.relative else loss - best
+        return jnp.stack([jnp.asarray(v, jnp.float32) for v in (regret, loss, loss - regret, gap)])
+
+    at_checkpoint = ckpts[slot] == t
+    every_step = jnp.where(t <= ckpts[slot], slot, m)
+    solver = env.comparator is not None and not env.exact
+    if form == "row_under_cond" or (form == "branch_free" and solver):
+        rows = jax.lax.cond(at_checkpoint, lambda r: set_row(r, record(None), slot), lambda r: r, rows)
+    elif form == "branch_free" or env.comparator is None:
+        rows = set_row(rows, record(None), every_step)
+    else:  # comparator_under_cond
+        best_gap = jax.lax.cond(at_checkpoint, compare, lambda: (zero, zero))
+        rows = set_row(rows, record(best_gap), every_step)
     return Carry(env_state, agent, sums, rows, bad_steps, k_steps)
 
 
@@ -258,7 +278,7 @@ def _advance(
 ) -> Carry:
     """Steps ``start + 1 .. start + length``: one ``lax.scan`` (``start`` is traced: one compile per length).
 
-    ``batch``: the seeds × grid points this call is batched over (``_branch_free_comparator``).
+    ``batch``: the seeds × grid points this call is batched over (``_checkpoint_form``).
     """
 
     k_steps = carry.k_steps  # closed over, not carried: the loop's state is what changes

@@ -38,7 +38,7 @@ from jaxpriv.stats import Stats, SweepStats, finalize
 @partial(engine_jit, static_argnums=(0, 1, 2, 3, 4, 5))
 @counts_compiles("sweep")
 def _sweep_jit(learner, env, horizon, checkpoints, axes, chunk, keys, params):
-    # The seeds x grid points one step is batched over (the comparator's form: _scan._branch_free_comparator).
+    # The seeds x grid points one step is batched over (the comparator's form: _scan._checkpoint_form).
     batch = min(chunk or keys.shape[0], keys.shape[0]) * _grid_size(axes, params)
     run = partial(_run, learner, env, horizon, checkpoints, batch=batch)
     return map_seeds_and_grid(run, axes, chunk, keys, params)

@@ -1,6 +1,7 @@
 """Constraint sets: exact projections (idempotent, feasible, variational inequality) and linear oracles."""
 
 import collections
+import re
 import itertools
 
 import jax
@@ -188,6 +189,13 @@ def test_rank_sort_equals_sort_and_projection_keeps_its_numbers(n):
 def _lowered_step_ops(name: str, dim: int) -> collections.Counter:
     """Opcodes in the scan body of ``name``'s sweep (``learner_examples(64, dim)``, 8 seeds), lowered as
     ``step_cost`` compiles it: the program XLA receives from JAX, before its own passes, on any backend."""
+    from jaxpriv.testing import _opcode
+
+    return collections.Counter(_opcode(ins) for ins in _lowered_step_body(name, dim))
+
+
+def _lowered_step_body(name: str, dim: int) -> list[str]:
+    """The instructions of ``_lowered_step_ops``'s scan body (with the computations it calls)."""
     from jaxpriv import sim
     from jaxpriv.testing import _called, _opcode, _reachable, learner_examples
 
@@ -220,7 +228,7 @@ def _lowered_step_ops(name: str, dim: int) -> collections.Counter:
         if ins.split("body=", 1)[1].lstrip("%").startswith(n)
     ]
     body = max(bodies, key=lambda n: len(_reachable(comps, n)))  # the scan over the horizon: the largest
-    return collections.Counter(_opcode(ins) for n in _reachable(comps, body) for ins in comps[n])
+    return [ins for n in _reachable(comps, body) for ins in comps[n]]
 
 
 @pytest.mark.parametrize("name", ["wdp_cocop", "wdp_cocol", "garber_hazan", "online_frank_wolfe"])
@@ -240,6 +248,19 @@ def test_a_step_on_the_simplex_has_no_gather_and_no_cumulative_sum(name, dim):
     assert ops["reduce-window"] == 0 and ops["gather"] == 0, ops
     assert ops["scatter"] == 0 and ops["sort"] == 0, ops
     assert ops["select"] > 0 and ops["add"] > 0, ops  # the body was found (the control below: d = 33)
+
+
+@pytest.mark.parametrize("name", ["wdp_cocop", "garber_hazan", "online_frank_wolfe"])
+def test_the_rank_sort_reduces_no_pairwise_matrix(name):
+    # Measured on an NVIDIA H200 (jax 0.11.2, 2026-11-27): WDP-COCOP's sweep at 1e6 seeds took 44 s to
+    # compile (2 s on a CPU). Its time went to one fusion: the rank count, a sum over the last axis of the
+    # [seeds, d, d] pairwise comparison, which XLA emitted as a Triton kernel tiled 1024 x 10 x 10 that
+    # spilled 35 KB of registers; ptxas took ~20 s on it, once to autotune and once to build it. The
+    # counts and the moves through the one-hot matrix are now unrolled over coordinates: no reduction in
+    # the step yields a value per seed and coordinate ([8, 10]: a sum over the pairwise [8, 10, 10]).
+    reduces = [ins for ins in _lowered_step_body(name, 10) if " reduce(" in ins]
+    per_coordinate = [ins for ins in reduces if re.search(r"= \(?[a-z0-9]+\[8,10\]", ins)]
+    assert reduces and not per_coordinate, per_coordinate
 
 
 def test_beyond_the_rank_sort_a_step_on_the_simplex_still_sorts():

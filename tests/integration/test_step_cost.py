@@ -43,10 +43,14 @@ def test_no_learner_branches_in_its_step(name, monkeypatch):
     # On a CPU the one conditional of a sweep is the engine's comparator at the checkpoints.
     cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals <= 1 and (cost.loops == 0 or name in NESTED_LOOPS), cost
-    # On an accelerator the exact comparators (quadratic, experts, bandits) run branch-free: none at all.
-    monkeypatch.setattr(_scan, "_branch_free_comparator", lambda batch: True)  # where the step reads it
+    # On an accelerator a small batch runs the exact comparators (quadratic, experts, bandits) branch-free:
+    # none at all; a large batch puts the whole checkpoint row under the one conditional.
+    monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch: "branch_free")  # where the step reads it
     cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals == 0, cost
+    monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch: "row_under_cond")
+    cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
+    assert cost.conditionals == 1 and cost.body_conditionals == 1, cost
 
 
 def test_a_solver_comparator_is_the_one_conditional_and_runs_at_checkpoints_only():
@@ -55,17 +59,18 @@ def test_a_solver_comparator_is_the_one_conditional_and_runs_at_checkpoints_only
     params = SimParams(oco.PFTALParams(epsilon=1.0, lipschitz=2.0), envs.ClassificationParams(np.ones(3, np.float32)))
     cost = step_cost(oco.pftal(64, ball), env, params, horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals == 1 and cost.body_conditionals == 1, cost
-    assert sim._branch_free_comparator(8) is False  # the CPU: exact comparators are under the conditional too
+    assert sim._checkpoint_form(8) == "comparator_under_cond"  # the CPU: exact comparators are under it too
 
 
-def test_an_accelerator_runs_the_comparator_branch_free_only_for_small_batches(monkeypatch):
-    # The rule: a conditional's fixed cost per step against the per-step comparator's cost per seed-step.
-    assert _scan._branch_free_comparator(1, "gpu") and _scan._branch_free_comparator(10**4, "gpu")
-    assert not _scan._branch_free_comparator(_scan.BRANCH_FREE_MAX_BATCH, "gpu")
-    assert not _scan._branch_free_comparator(10**6, "tpu") and not _scan._branch_free_comparator(1, "cpu")
+def test_an_accelerator_computes_the_checkpoint_row_branch_free_only_for_small_batches(monkeypatch):
+    # The rule: a conditional's fixed cost per step against the per-step row's cost per seed-step.
+    assert _scan._checkpoint_form(1, "gpu") == _scan._checkpoint_form(10**4, "gpu") == "branch_free"
+    assert _scan._checkpoint_form(_scan.BRANCH_FREE_MAX_BATCH, "gpu") == "row_under_cond"
+    assert _scan._checkpoint_form(10**6, "tpu") == "row_under_cond"
+    assert _scan._checkpoint_form(1, "cpu") == _scan._checkpoint_form(10**6, "cpu") == "comparator_under_cond"
     # The engine tells the step the batch it compiles: seeds x grid points of one call (here a chunk).
     seen = []
-    monkeypatch.setattr(_scan, "_branch_free_comparator", lambda batch: seen.append(batch) or False)
+    monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch: seen.append(batch) or "comparator_under_cond")
     learner, env, params = learner_examples(16, 3)["ogd"]
     grid = params._replace(learner=params.learner._replace(strong_convexity=np.array([0.5, 1.0], np.float32)))
     jp.sweep(learner, env, grid, jax.random.key(0), 16, seeds=6, chunk=3)
@@ -95,3 +100,25 @@ def test_the_window_tree_step_has_no_nested_loop(name):
     # prefix node, and the rows are updated in place: no loop, no branch of the learner's.
     cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8)
     assert cost.loops == 0 and cost.conditionals <= 1, cost  # the one conditional: the engine's comparator
+
+
+@pytest.mark.parametrize("name", ["ogd", "adac_ucb", "solver"])
+def test_the_three_checkpoint_forms_give_the_same_numbers(name, monkeypatch):
+    # An exact comparator (OGD's quadratic stream), none (a bandit), a solver (the classification stream):
+    # the checkpoint rows do not depend on where the row is computed and written.
+    if name == "solver":
+        ball = sets.l2_ball(3)
+        env = envs.classification_stream(ball, 32)
+        params = SimParams(oco.OGDParams(1.0, 2.0), envs.ClassificationParams(np.ones(3, np.float32)))
+        learner = oco.ogd(ball)
+    else:
+        learner, env, params = learner_examples(32, 3)[name]
+    results = []
+    for form in ("comparator_under_cond", "row_under_cond", "branch_free"):
+        monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch, form=form: form)
+        r = jp.sweep(learner, env, params, jax.random.key(3), 32, seeds=4, checkpoints=[1, 5, 17, 32])
+        results.append(r)
+    for r in results[1:]:
+        for field in ("regret", "loss", "best", "gap"):
+            a, b = getattr(results[0], field), getattr(r, field)
+            assert (a is None and b is None) or np.array_equal(np.asarray(a), np.asarray(b)), (name, field)
