@@ -1,8 +1,8 @@
 """Constraint sets: exact projections (idempotent, feasible, variational inequality) and linear oracles."""
 
 import collections
-import re
 import itertools
+import re
 
 import jax
 import jax.numpy as jnp
