@@ -177,10 +177,14 @@ def _anytime_lazy_ucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: i
 
 
 def _private_linucb_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
-    """Shariff & Sheffet's Theorem 5 at the policy's constants (``theory.private_linucb_regret_bound``, w.p. 1 - α)."""
+    """Shariff & Sheffet's Theorem 5 at the policy's constants, w.p. 1 - α: ``theory.private_linucb_regret_bound``,
+    or ``theory.private_linucb_wishart_regret_bound`` for ``noise = "wishart"`` (the fields follow the params class).
+    """
     del ep, constraint
     values = [float(np.asarray(v)) for v in lp]
-    return float(theory.private_linucb_regret_bound(horizon, int(static["dim"]), *values))
+    wishart = static.get("noise", "gaussian") == "wishart"
+    bound = theory.private_linucb_wishart_regret_bound if wishart else theory.private_linucb_regret_bound
+    return float(bound(horizon, int(static["dim"]), *values))
 
 
 def _pocp_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
@@ -241,7 +245,8 @@ _LEARNERS: dict[str, Component] = {
     "adac_gope": Component(bandits.adac_gope, bandits.AdaCGOPEParams),
     "rs_oful": Component(bandits.rs_oful, bandits.RSOFULParams),
     "adac_oful": Component(bandits.adac_oful, bandits.AdaCOFULParams),
-    "private_linucb": Component(bandits.private_linucb, bandits.PrivateLinUCBParams, _private_linucb_bound),
+    # params from the built learner's Spec: PrivateLinUCBParams, or PrivateLinUCBWishartParams with noise = "wishart"
+    "private_linucb": Component(bandits.private_linucb, None, _private_linucb_bound),
     "dp_ftrl": Component(oco.dp_ftrl, oco.DPFTRLParams, _dp_ftrl_bound, _set_dim),
     "adap_ucb": Component(bandits.adap_ucb, bandits.AdaPUCBParams, _adap_ucb_bound),
     "adap_klucb": Component(bandits.adap_klucb, bandits.AdaPKLUCBParams),

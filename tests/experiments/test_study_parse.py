@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jaxpriv as jp
-from jaxpriv import oco, sim
+from jaxpriv import oco, sim, theory
 from jaxpriv.experiments import _outputs, registry, study, study_file
 from jaxpriv.experiments.study_file import build_grid, load_study, parse_study
 
@@ -215,3 +215,36 @@ def test_the_writer_adds_versions_and_writes_mean_se_tables(tmp_path):
     assert float(read[0]["mean"]) == float(mean[0]) and read[1]["bound"] == "3"  # full precision, not rounded
     with pytest.raises(ValueError, match="at least one row"):
         _outputs.write_table(tmp_path, "empty.csv", [])
+
+
+WISHART = """
+name = "wishart"
+horizon = 32
+seeds = 2
+[env]
+name = "contextual_linear_bandit"
+num_actions = 4
+dim = 2
+[env.params]
+theta = [0.5, 0.5]
+[learner]
+name = "private_linucb"
+num_actions = 4
+dim = 2
+{noise}
+[learner.params]
+{params}
+"""
+
+
+def test_a_study_file_selects_private_linucbs_wishart_noise():
+    # The params class follows the built learner's Spec: Wishart noise takes (epsilon, delta), Gaussian rho.
+    s = parse_study(WISHART.format(noise='noise = "wishart"', params="epsilon = [1.0, 2.0]\ndelta = 1e-3"), "w.toml")
+    assert type(s.learners[0].params.learner).__name__ == "PrivateLinUCBWishartParams" and s.size == 2
+    lp = s.learners[0].params.learner._replace(epsilon=1.0)  # the bound is Theorem 5 of the Wishart variant
+    bound = s.learners[0].bound(lp, None, {"dim": 2, "noise": "wishart"}, 32, None)
+    assert bound == theory.private_linucb_wishart_regret_bound(32, 2, *map(float, lp))
+    g = parse_study(WISHART.format(noise="", params="rho = 1.0"), "g.toml")
+    assert type(g.learners[0].params.learner).__name__ == "PrivateLinUCBParams"
+    with pytest.raises(ValueError, match="rho"):  # a Gaussian budget on the Wishart variant
+        parse_study(WISHART.format(noise='noise = "wishart"', params="rho = 1.0"), "w.toml")
