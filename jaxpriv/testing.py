@@ -191,14 +191,18 @@ class StepCost(NamedTuple):
 
 
 def _computations(hlo: str) -> dict[str, list[str]]:
-    """The computations of an HLO module's text: name -> its instruction lines."""
+    """The computations of an HLO module's text: name -> its instruction lines.
+
+    Reads compiled text (``%name (params) -> shape {``) and lowered text (``name {``, ``ENTRY name {``) alike.
+    """
     out: dict[str, list[str]] = {}
     name = None
     for line in hlo.splitlines():
         if not line.startswith(" ") and line.rstrip().endswith("{"):
-            head = line.split("(", 1)[0].split()
-            name = head[-1].lstrip("%") if head else None
-            out[name] = []
+            head = [w for w in line.split("(", 1)[0].split() if w not in ("ENTRY", "{")]
+            name = head[0].lstrip("%") if head else None
+            if name is not None:
+                out[name] = []
         elif line.startswith("}"):
             name = None
         elif name is not None and "=" in line:

@@ -197,7 +197,7 @@ def _lowered_step_ops(name: str, dim: int) -> collections.Counter:
 def _lowered_step_body(name: str, dim: int) -> list[str]:
     """The instructions of ``_lowered_step_ops``'s scan body (with the computations it calls)."""
     from jaxpriv import sim
-    from jaxpriv.testing import _called, _opcode, _reachable, learner_examples
+    from jaxpriv.testing import _called, _computations, _opcode, _reachable, learner_examples
 
     learner, env, params = learner_examples(64, dim)[name]
     ckpts = sim.normalize_checkpoints(64, "log")
@@ -209,16 +209,7 @@ def _lowered_step_body(name: str, dim: int) -> list[str]:
 
     keys = jax.random.split(jax.random.key(0), 8)
     hlo = jax.jit(jax.vmap(one, in_axes=(0, None))).lower(keys, params).as_text(dialect="hlo")
-    comps: dict[str, list[str]] = {}  # the lowered text's headers read "name {" or "ENTRY name {"
-    current = None
-    for line in hlo.splitlines():
-        if not line.startswith((" ", "}")) and line.rstrip().endswith("{"):
-            current = line.removeprefix("ENTRY ").split()[0].lstrip("%")
-            comps[current] = []
-        elif line.startswith("}"):
-            current = None
-        elif current is not None and "=" in line:
-            comps[current].append(line.strip())
+    comps = _computations(hlo)
     bodies = [
         n
         for lines in comps.values()
