@@ -117,8 +117,9 @@ def test_the_three_checkpoint_forms_give_the_same_numbers(name, monkeypatch):
     for form in ("comparator_under_cond", "row_under_cond", "branch_free"):
         monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch, form=form: form)
         r = jp.sweep(learner, env, params, jax.random.key(3), 32, seeds=4, checkpoints=[1, 5, 17, 32])
-        results.append(r)
-    for r in results[1:]:
+        results.append(r)  # and through the segmented driver: checkpoints inside and at the ends of segments
+        results.append(jp.sweep(learner, env, params, jax.random.key(3), 32, 4, [1, 5, 16, 32], chunk=2, segment=16))
+    for i, r in enumerate(results[2:], 2):
         for field in ("regret", "loss", "best", "gap"):
-            a, b = getattr(results[0], field), getattr(r, field)
+            a, b = getattr(results[i % 2], field), getattr(r, field)
             assert (a is None and b is None) or np.array_equal(np.asarray(a), np.asarray(b)), (name, field)
