@@ -363,10 +363,11 @@ def test_deterministic_rewards_give_identical_paths(means, horizon):
 def test_epsilon_grid_gives_the_numbers_of_one_epsilon_at_a_time(factory, params_cls):
     key, T, S = jax.random.key(30), 600, 8
     grid = (0.2, 1.0, math.inf)
-    swept = jp.sweep(factory(K), ENV, jp.SimParams(params_cls(jnp.array(grid)), BernoulliParams()), key, T, S, None)
+    learner = factory(K)  # one learner object: the three one-epsilon sweeps share one compiled program
+    swept = jp.sweep(learner, ENV, jp.SimParams(params_cls(jnp.array(grid)), BernoulliParams()), key, T, S, None)
     fast = simulate_ucb_episodes(params_cls(jnp.array(grid)), PAPER_MEANS, key, T, S)
     for g, eps in enumerate(grid):
-        one = jp.sweep(factory(K), ENV, jp.SimParams(params_cls(eps), BernoulliParams()), key, T, S, None)
+        one = jp.sweep(learner, ENV, jp.SimParams(params_cls(eps), BernoulliParams()), key, T, S, None)
         np.testing.assert_array_equal(np.asarray(swept.regret[g]), np.asarray(one.regret))
         one_fast = simulate_ucb_episodes(params_cls(eps), PAPER_MEANS, key, T, S)
         np.testing.assert_array_equal(np.asarray(fast.regret[g]), np.asarray(one_fast.regret))
