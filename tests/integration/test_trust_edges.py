@@ -6,6 +6,8 @@ checkpoints, no NaN in an environment's params, incompatible learner/environment
 params classes refused before anything is compiled.
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -126,6 +128,15 @@ def test_simplex_projection_of_large_inputs_is_accurate():
 ORDINARY = st.lists(st.floats(-10.0, 10.0, width=32), min_size=1, max_size=8)
 
 
+@functools.cache
+def _l2_pairs(dim, r):
+    """``(new, old, jit(new), jit(old))`` for the projection and the linear oracle of ``l2_ball(dim, r)``: one
+    ball and one compiled function per size and radius (24 of them), not one per example (60 compilations)."""
+    ball = sets.l2_ball(dim, r)
+    pairs = ((ball.project, lambda v: _old_l2_project(v, r)), (ball.linear_oracle, lambda v: _old_l2_oracle(v, r)))
+    return tuple((new, old, jax.jit(new), jax.jit(old)) for new, old in pairs)
+
+
 @FAST
 @given(ORDINARY, st.sampled_from([0.5, 1.0, 3.0]))
 def test_l2_ball_ordinary_inputs_bit_for_bit_with_gradients(x, r):
@@ -133,12 +144,10 @@ def test_l2_ball_ordinary_inputs_bit_for_bit_with_gradients(x, r):
     norm = float(np.linalg.norm(np.asarray(x, np.float64)))
     assume(norm > 1e-6)  # ordinary: the plain formula's range (tiny vectors are the edge cases above)
     w = jnp.asarray(x, jnp.float32)
-    ball = sets.l2_ball(w.shape[0], r)
     weights = jnp.arange(1.0, w.shape[0] + 1.0)
-    pairs = ((ball.project, lambda v: _old_l2_project(v, r)), (ball.linear_oracle, lambda v: _old_l2_oracle(v, r)))
-    for new, old in pairs:
+    for new, old, new_jit, old_jit in _l2_pairs(w.shape[0], r):
         np.testing.assert_array_equal(np.asarray(new(w)), np.asarray(old(w)))
-        np.testing.assert_array_equal(np.asarray(jax.jit(new)(w)), np.asarray(jax.jit(old)(w)))
+        np.testing.assert_array_equal(np.asarray(new_jit(w)), np.asarray(old_jit(w)))
         grad_new = jax.grad(lambda v, f=new: jnp.sum(weights * f(v)))(w)
         grad_old = jax.grad(lambda v, f=old: jnp.sum(weights * f(v)))(w)
         np.testing.assert_array_equal(np.asarray(grad_new), np.asarray(grad_old))
