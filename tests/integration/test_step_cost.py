@@ -44,10 +44,16 @@ def test_no_learner_branches_in_its_step(name, monkeypatch):
     cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals <= 1 and (cost.loops == 0 or name in NESTED_LOOPS), cost
     # On an accelerator a small batch runs the exact comparators (quadratic, experts, bandits) branch-free:
-    # none at all; a large batch puts the whole checkpoint row under the one conditional.
+    # none at all.
     monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch: "branch_free")  # where the step reads it
     cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals == 0, cost
+
+
+@pytest.mark.parametrize("name", ["ogd", "adac_ucb", "private_experts"])
+def test_a_large_batch_on_an_accelerator_has_the_one_conditional(name, monkeypatch):
+    # From BRANCH_FREE_MAX_BATCH on, the whole checkpoint row is under the step's one conditional, with or
+    # without a comparator (the quadratic stream's, none for a bandit, the experts'); the learner adds none.
     monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch: "row_under_cond")
     cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals == 1 and cost.body_conditionals == 1, cost
