@@ -256,7 +256,9 @@ def test_every_factory_declares_its_params_class():
             assert table[name].factory is factory, name
             built = build()
             assert built.spec is not None and built.spec.name == name, name
-            assert built.spec.params is table[name].params, name
+            # None: the registry reads the class from the built component's spec (private_linucb: it depends on
+            # the static ``noise``), so the two cannot disagree
+            assert table[name].params in (None, built.spec.params), name
             if table is registry.LEARNERS:
                 assert built.spec.private is (name not in NOT_PRIVATE), name
             hash(built.spec)  # plain hashable values: the engine's compile cache hashes the component
