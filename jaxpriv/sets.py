@@ -10,6 +10,7 @@ L2 ball and the box, the sort-based algorithm of Held, Wolfe & Crowder (1974)
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -237,6 +238,18 @@ def _to_order(onehot: jax.Array, v: jax.Array) -> jax.Array:
     return out
 
 
+def _from_order(onehot: jax.Array, x: jax.Array) -> jax.Array:
+    """``_to_order``'s inverse: ``x`` (last axis, in the order of ``onehot``) back to the input's order.
+
+    Slot ``i`` gets ``x_p`` at its rank ``p`` (``onehot[i, p]``); unrolled over ``p`` like ``_to_order``
+    (adding zeros: exact).
+    """
+    out = jnp.where(onehot[..., 0], x[..., :1], 0.0)
+    for p in range(1, x.shape[-1]):  # static
+        out = out + jnp.where(onehot[..., p], x[..., p : p + 1], 0.0)
+    return out
+
+
 def _prefix_sums(x: jax.Array) -> jax.Array:
     """``sum_{j <= p} x_j`` at each ``p`` of the last axis, as ``jnp.cumsum`` adds them, without a ``reduce-window``.
 
@@ -289,8 +302,9 @@ def _project_simplex(v: jax.Array, total: float) -> jax.Array:
     ``jnp.cumsum`` is a ``reduce-window`` and ``take_along_axis`` a ``gather``; on an NVIDIA H200
     (jax 0.11.2, 2026-11-27), WDP-COCOP on ``simplex(10)``, which had both, ran at 2.4e8
     seed-steps/s up to 1e5 seeds but about 4x slower from 3e5 seeds on, with 47-55 s of compile
-    (7.5 s below), where learners without them showed no such cliff: the suspects are gone from
-    the step (whether they caused the cliff is to be measured). The numbers are those of
+    (7.5 s below), where learners without them showed no such cliff. Without them it ran at 3.1e8
+    at 3e5 and 1e6 seeds (measured on the same GPU); the compile time had another cause
+    (``_rank_onehot``). The numbers are those of
     ``jnp.cumsum`` and the gathers bit for bit up to ``d = 17`` (measured on the CPU); beyond,
     XLA's ``reduce-window`` added in another order, and the outputs differ in up to 0.6% of rows,
     by at most an eighth of an ulp of ``total`` (measured, d = 18-32). On the CPU (WDP-COCOP sweep,
@@ -309,12 +323,7 @@ def _project_simplex(v: jax.Array, total: float) -> jax.Array:
     if ranked:  # _sort_ascending's rank sort; its one-hot matrix moves the output back
         onehot = _rank_onehot(key)
         u = -_to_order(onehot, key)
-
-        def unsort(x: jax.Array) -> jax.Array:  # slot i gets the value at its rank: onehot[i, p] x[p]
-            out = jnp.where(onehot[..., 0], x[..., :1], 0.0)
-            for p in range(1, d):  # static; adding zeros: exact
-                out = out + jnp.where(onehot[..., p], x[..., p : p + 1], 0.0)
-            return out
+        unsort = partial(_from_order, onehot)
 
     elif d < 2:
         u = -key
@@ -516,12 +525,7 @@ def _move_mass(z: jax.Array, c: jax.Array, mass: jax.Array) -> jax.Array:
     else:  # short rows: the same order (decreasing c, ties by coordinate) by pairwise ranks, no sort
         onehot = _rank_onehot(-c)
         zs = _to_order(onehot, z)
-
-        def unsort(v: jax.Array) -> jax.Array:  # slot i gets the value at its rank: onehot[i, p] v[p]
-            out = jnp.where(onehot[:, 0], v[0], 0.0)
-            for p in range(1, d):  # static; adding zeros: exact
-                out = out + jnp.where(onehot[:, p], v[p], 0.0)
-            return out
+        unsort = partial(_from_order, onehot)
 
     before = (jnp.cumsum(zs) if d > RANK_SORT_MAX else _prefix_sums(zs)) - zs
     take = jnp.clip(mass - before, 0.0, zs)
