@@ -67,6 +67,11 @@ def check_out(value: str | None, flag: str = "--out") -> str | None:
     return value
 
 
+def _override(raw: dict, args: argparse.Namespace, keys: tuple[str, ...]) -> dict:
+    """A study file's top-level ``keys`` replaced by the command's options that were given (not ``None``)."""
+    return raw | {key: getattr(args, key) for key in keys if getattr(args, key) is not None}
+
+
 def demo(args: argparse.Namespace) -> int:
     """The shipped study ``demo`` (PFTAL vs FTAL vs OGD over ε on a quadratic stream), its options over the file's."""
     import math
@@ -74,9 +79,7 @@ def demo(args: argparse.Namespace) -> int:
     from jaxpriv.experiments.study import run_study
 
     def edit(raw: dict) -> dict:
-        for key in ("horizon", "seeds", "chunk", "seed"):
-            if getattr(args, key) is not None:
-                raw[key] = getattr(args, key)
+        raw = _override(raw, args, ("horizon", "seeds", "chunk", "seed"))
         if args.epsilons is not None:
             raw["grid"] = {"epsilon": list(args.epsilons)}
         if args.dim is not None:
@@ -108,10 +111,7 @@ def bandits(args: argparse.Namespace) -> int:
     from jaxpriv.experiments.study import run_study
 
     def edit(raw: dict) -> dict:
-        for key in ("seeds", "seed"):
-            if getattr(args, key) is not None:
-                raw[key] = getattr(args, key)
-        return raw
+        return _override(raw, args, ("seeds", "seed"))
 
     out = Path(args.out) if args.out else Path("jaxpriv-out") / time.strftime("bandits-%Y%m%d-%H%M%S")
     names = sorted(BANDIT_SETTINGS) if args.setting == "all" else [args.setting]
@@ -147,10 +147,7 @@ def baselines(args: argparse.Namespace) -> int:
         )
 
     def edit(raw: dict) -> dict:
-        for key in ("horizon", "seeds", "seed"):
-            if getattr(args, key) is not None:
-                raw[key] = getattr(args, key)
-        return raw
+        return _override(raw, args, ("horizon", "seeds", "seed"))
 
     out = args.out or str(Path("jaxpriv-out") / time.strftime("baselines-%Y%m%d-%H%M%S"))
     print(f"jaxpriv sweep pure_dp_bandits{'' if args.full_scale else ' --smoke'}", flush=True)
@@ -214,9 +211,7 @@ def window(args: argparse.Namespace) -> int:
     from jaxpriv.experiments.study import run_study
 
     def edit(raw: dict) -> dict:
-        for key in ("horizon", "seeds", "seed"):
-            if getattr(args, key) is not None:
-                raw[key] = getattr(args, key)
+        raw = _override(raw, args, ("horizon", "seeds", "seed"))
         if args.epsilon is not None:
             for table in raw["learners"]:
                 if "epsilon" in table.get("params", {}):
