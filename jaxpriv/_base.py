@@ -162,7 +162,7 @@ class Spec(NamedTuple):
         ``None``.
     """
 
-    name: str
+    name: str = ""
     params: type | None = None
     private: bool | None = None
     static: tuple[tuple[str, Any], ...] = ()

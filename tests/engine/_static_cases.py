@@ -48,9 +48,7 @@ def cases() -> dict[str, Callable[[], Any]]:
     out: dict[str, Callable[[], Any]] = {
         # mechanisms
         "binary_tree": lambda: mechanisms.binary_tree(t, d),
-        "binary_tree/gaussian/replace/f64": lambda: mechanisms.binary_tree(
-            t, d, "gaussian", "replace", np.float64
-        ),
+        "binary_tree/gaussian/replace/f64": lambda: mechanisms.binary_tree(t, d, "gaussian", "replace", np.float64),
         "binary_tree/laplace": lambda: mechanisms.binary_tree(t, d, mechanisms.noise_family("laplace")),
         "honaker_tree": lambda: mechanisms.honaker_tree(t, d),
         "honaker_tree/gaussian": lambda: mechanisms.honaker_tree(t, d, "gaussian", "replace"),
@@ -98,7 +96,9 @@ def cases() -> dict[str, Callable[[], Any]]:
         "mi_bandit_ogd": lambda: oco.mi_bandit_ogd(t, ball),
         "dp_ftrl": lambda: oco.dp_ftrl(t, ball),
         "dp_ftrl/gaussian": lambda: oco.dp_ftrl(t, ball, "gaussian"),
-        "dp_ftrl/sqrt": lambda: oco.dp_ftrl(t, ball, mechanism=mechanisms.sqrt_factorization(t, d, neighbouring="replace")),
+        "dp_ftrl/sqrt": lambda: oco.dp_ftrl(
+            t, ball, mechanism=mechanisms.sqrt_factorization(t, d, neighbouring="replace")
+        ),
         "wdp_cocop": lambda: oco.wdp_cocop(t, simplex, 16),
         "wdp_cocop/gaussian": lambda: oco.wdp_cocop(t, simplex, 16, "gaussian", calibration="composition"),
         "wdp_cocol": lambda: oco.wdp_cocol(t, simplex, 16),
