@@ -10,9 +10,11 @@ its regret bound (learners), and that study files may name it. A call of the dec
 So a factory builds its ``Spec`` with only what varies (``Spec(private=..., num_arms=K, sampler_floor=...)``).
 Where the value that identifies the computation is not the argument as given (``noise=None`` runs the Gamma
 tree, ``mechanism=None`` the factory's own binary tree), the factory's ``Spec.static`` names it and wins over
-the argument, in the argument's place (``static=static_args(noise=family.name, mechanism=tree)``); an
-entry for a name that is not an argument is added after them. A factory that returns a component without a
-spec (``spec=None``) gets one: ``Spec(name, params, static=<its arguments>)``.
+the argument, in the argument's place (``static=static_args(noise=family.name, mechanism=tree)``); an entry
+for a name that is not an argument is added after them, and one whose value is ``OMIT`` leaves the argument
+out (a factory whose own ``Spec.static`` records every argument, a shared core's, keeps its order). A factory
+that returns a component without a spec (``spec=None``) gets one:
+``Spec(name, params, static=<its arguments>)``.
 
 The built-ins and a user's components use the same declaration; a user's module is one file::
 
@@ -44,6 +46,7 @@ from typing import Any, NamedTuple, TypeVar
 from jaxpriv._base import Spec, _plain
 
 __all__ = [
+    "OMIT",
     "Bound",
     "Declared",
     "arguments",
@@ -59,8 +62,8 @@ __all__ = [
 KINDS = ("learner", "env", "mechanism", "set")
 
 #: A learner's regret bound at one grid point: ``(learner params, env params, learner spec, horizon) -> float or None``.
-#: The learner's static arguments are ``arguments(spec)`` (a constraint set's fields as attributes, a nested
-#: mechanism rebuilt); ``None``: no bound at this point.
+#: The learner's static arguments are ``arguments(spec)`` (a constraint set's fields as attributes; ``rebuild`` builds a
+#: recorded mechanism again); ``None``: no bound at this point.
 Bound = Callable[[Any, Any, Spec, int], "float | None"]
 
 #: The dimension of the prefix-sum mechanism a study file builds for a learner (``mechanism = "honaker_tree"``):
@@ -69,6 +72,18 @@ Bound = Callable[[Any, Any, Spec, int], "float | None"]
 MechanismDim = "int | str | Callable[[dict[str, Any]], int]"
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Omit:
+    """``OMIT``: a factory's ``Spec.static`` entry with this value removes the argument from the record."""
+
+    def __repr__(self) -> str:
+        return "declare.OMIT"
+
+
+#: An argument that the record leaves out, given as its value in the factory's own ``Spec.static``: one that
+#: another entry already identifies (``regularized_pftal`` records its base learner, which holds the mechanism).
+OMIT = _Omit()
 
 
 class Declared(NamedTuple):
@@ -152,16 +167,22 @@ def _fill(component: Any, name: str, params: type | None, static: tuple[tuple[st
         return component  # not a Learner / Env / Mechanism (a set): nothing to fill
     spec = component.spec if component.spec is not None else Spec()
     own = dict(spec.static)  # the factory's own entries win, in the argument's place
-    merged = tuple((k, own.pop(k) if k in own else v) for k, v in static)
-    merged += tuple((k, v) for k, v in spec.static if k in own)
+    if all(k in own for k, _ in static):  # it records every argument itself (a shared core): its order
+        merged = spec.static
+    else:
+        merged = tuple((k, own.pop(k) if k in own else v) for k, v in static)
+        merged += tuple((k, v) for k, v in spec.static if k in own)
+    merged = tuple((k, _plain(v)) for k, v in merged if v is not OMIT)
     spec = spec._replace(
         name=spec.name or name, params=spec.params if spec.params is not None else params, static=merged
     )
     return component._replace(spec=spec)
 
 
-def _declare(kind: str, name: str, params: type | None = None, bound: Any = None, mechanism_dim: Any = None
-             ) -> Callable[[F], F]:  # fmt: skip
+def _declare(
+    kind: str, name: str, params: type | None = None, bound: Any = None, mechanism_dim: Any = None,
+    replace: bool = False,
+) -> Callable[[F], F]:  # fmt: skip
     def decorate(factory: F) -> F:
         signature = _signature(factory)
 
@@ -172,14 +193,15 @@ def _declare(kind: str, name: str, params: type | None = None, bound: Any = None
             static = tuple((k, _plain(v)) for k, v in call.arguments.items())
             return _fill(factory(*args, **kwargs), name, params, static)
 
-        add(kind, name, declared if kind != "set" else factory, params, bound, mechanism_dim)
+        add(kind, name, declared if kind != "set" else factory, params, bound, mechanism_dim, replace)
         return declared if kind != "set" else factory  # type: ignore[return-value]
 
     return decorate
 
 
-def learner(name: str, *, params: type | None = None, bound: Any = None, mechanism_dim: Any = None
-            ) -> Callable[[F], F]:  # fmt: skip
+def learner(
+    name: str, *, params: type | None = None, bound: Any = None, mechanism_dim: Any = None, replace: bool = False
+) -> Callable[[F], F]:
     """Declare a learner factory: ``@declare.learner("pftal", params=PFTALParams, bound=pftal_bound)``.
 
     Args:
@@ -190,30 +212,31 @@ def learner(name: str, *, params: type | None = None, bound: Any = None, mechani
       mechanism_dim: for a factory taking a prefix-sum ``mechanism``, the dimension a study file builds it for:
         an ``int``, the name of the argument holding it (``"constraint"``: the set's ``dim``; ``"num_experts"``),
         or ``(arguments by name) -> int``. ``None``: a study file may not name one.
+      replace: replace a learner already declared under ``name`` (a notebook cell run twice).
 
     Raises:
       ValueError: ``name`` is already declared, or an argument has the wrong kind.
     """
-    return _declare("learner", name, params, bound, mechanism_dim)
+    return _declare("learner", name, params, bound, mechanism_dim, replace)
 
 
-def env(name: str, *, params: type | None = None) -> Callable[[F], F]:
-    """Declare an environment factory: ``@declare.env("bernoulli_bandit", params=BernoulliParams)``."""
-    return _declare("env", name, params)
+def env(name: str, *, params: type | None = None, replace: bool = False) -> Callable[[F], F]:
+    """Declare an environment factory: ``@declare.env("bernoulli_bandit", params=BernoulliParams)`` (as ``learner``)."""
+    return _declare("env", name, params, replace=replace)
 
 
-def mechanism(name: str, *, params: type | None = None) -> Callable[[F], F]:
+def mechanism(name: str, *, params: type | None = None, replace: bool = False) -> Callable[[F], F]:
     """Declare a prefix-sum mechanism factory ``(horizon, dim, **options) -> Mechanism``: a learner's
     ``mechanism = "<name>"`` in a study file builds it (``@declare.mechanism("honaker_tree", params=TreeParams)``)."""
-    return _declare("mechanism", name, params)
+    return _declare("mechanism", name, params, replace=replace)
 
 
-def constraint_set(name: str) -> Callable[[F], F]:
+def constraint_set(name: str, *, replace: bool = False) -> Callable[[F], F]:
     """Declare a constraint-set factory: ``[set] kind = "<name>"`` in a study file (``declare.set``).
 
     A set has no spec: the factory is registered as it is (not wrapped).
     """
-    return _declare("set", name)
+    return _declare("set", name, replace=replace)
 
 
 set = constraint_set  # ``declare.set``, beside ``declare.learner`` (the builtin is not used in this module)
@@ -226,7 +249,9 @@ def rebuild(spec: Spec) -> Any:
     """The component ``spec`` describes, built again by its declared factory from ``spec.static``.
 
     A mechanism a learner was built with is recorded in the learner's ``Spec.static`` as its spec; a bound
-    that needs the mechanism itself (its variance oracle) gets it back this way.
+    that needs the mechanism itself (its variance oracle) gets it back this way:
+    ``rebuild(arguments(spec)["mechanism"])``. Only plain arguments can be given back (a mechanism's: horizon,
+    dimension, family, relation, dtype); a component with a set or a component among its arguments cannot.
 
     Raises:
       ValueError: no declared factory of that name takes these arguments.
@@ -234,19 +259,17 @@ def rebuild(spec: Spec) -> Any:
     for kind in ("mechanism", "learner", "env"):
         entry = _TABLE[kind].get(spec.name)
         if entry is not None and all(k in entry.parameters for k, _ in spec.static):
-            return entry.factory(**{k: arguments_value(v) for k, v in spec.static})
+            return entry.factory(**dict(spec.static))
     raise ValueError(f"no declared factory named {spec.name!r} takes the arguments {[k for k, _ in spec.static]}")
 
 
-def arguments_value(value: Any) -> Any:
-    """One ``Spec.static`` value, for reading: a nested spec rebuilt (``rebuild``), a set's fields as attributes."""
-    if isinstance(value, Spec):
-        return rebuild(value)
+def _readable(value: Any) -> Any:
+    """A NamedTuple of settings recorded as ``(field, value)`` pairs (a ``ConstraintSet``) as a namespace."""
     if (
         isinstance(value, tuple)
         and value
         and all(isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str) for v in value)
-    ):  # (name, value) pairs: a NamedTuple of settings (a ConstraintSet's fields that are not functions)
+    ):
         return types.SimpleNamespace(**dict(value))
     return value
 
@@ -254,11 +277,11 @@ def arguments_value(value: Any) -> Any:
 def arguments(spec: Spec | None) -> dict[str, Any]:
     """A declared component's arguments, by name, from its spec: what a regret bound reads.
 
-    ``Spec.static`` as a dict, except that a nested component's spec (a learner's ``mechanism``) is built again
-    (``rebuild``) and a NamedTuple of settings (the ``constraint`` set) is a namespace of its fields
-    (``arguments(spec)["constraint"].radius``). ``{}`` for ``None``.
+    ``Spec.static`` as a dict, a NamedTuple of settings (the ``constraint`` set) as a namespace of its fields
+    that are not functions (``arguments(spec)["constraint"].radius``, ``.dim``, ``.diameter``); a nested
+    component stays its spec (``rebuild`` builds it). ``{}`` for ``None``.
     """
-    return {} if spec is None else {k: arguments_value(v) for k, v in spec.static}
+    return {} if spec is None else {k: _readable(v) for k, v in spec.static}
 
 
 def mechanism_dim(entry: Declared, kwargs: Mapping[str, Any]) -> int:

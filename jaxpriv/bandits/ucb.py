@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+from jaxpriv import _declare as declare
 from jaxpriv import _validate
 from jaxpriv._base import Learner
 from jaxpriv.bandits import _episodic_ucb
@@ -51,6 +52,7 @@ def _calibrate(params: UCBParams) -> tuple[jax.Array, jax.Array]:
     return jnp.asarray(params.beta, jnp.float32), jnp.zeros((), jnp.float32)
 
 
+@declare.learner("ucb", params=UCBParams)
 def ucb(
     num_arms: int,
     horizon: int | None = None,
