@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import _declare as declare
+from jaxpriv import declare
 
 
 class ConstraintSet(NamedTuple):

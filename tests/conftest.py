@@ -35,10 +35,10 @@ def _release_compiled_code():
 @pytest.fixture
 def scratch_declarations():
     """Declarations made in the test (``jaxpriv.declare``, ``registry.register_*``) are undone after it."""
-    from jaxpriv import _declare
+    from jaxpriv import declare
 
-    saved = {kind: dict(table) for kind, table in _declare._TABLE.items()}
+    saved = {kind: dict(table) for kind, table in declare._TABLE.items()}
     yield
-    for kind, table in _declare._TABLE.items():
+    for kind, table in declare._TABLE.items():
         table.clear()
         table.update(saved[kind])

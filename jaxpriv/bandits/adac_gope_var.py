@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxpriv import _declare as declare
+from jaxpriv import declare
 from jaxpriv._base import Learner
 from jaxpriv.bandits._gope_core import GOPEState, phased_elimination
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams

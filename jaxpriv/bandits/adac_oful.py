@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
+from jaxpriv import declare
 from jaxpriv._base import Learner
 from jaxpriv.bandits._oful_core import (
     ABLATIONS,

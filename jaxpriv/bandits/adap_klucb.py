@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
+from jaxpriv import declare
 from jaxpriv._base import Learner
 from jaxpriv.bandits.adap_ucb import _adap_learner, _calibrate, unit_scale
 from jaxpriv.theory import adap_lower_bound

@@ -23,8 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field
 from jaxpriv.bandits import _lazy
 from jaxpriv.bandits._episodic_ucb import TIE_BREAKS, choose

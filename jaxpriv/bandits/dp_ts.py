@@ -33,8 +33,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
-from jaxpriv import _rng, _validate
+from jaxpriv import _rng, _validate, declare
 from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, zero_nonfinite
 from jaxpriv.bandits import _lazy
 from jaxpriv.bandits._lazy import LazyState

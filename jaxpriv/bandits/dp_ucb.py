@@ -48,8 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args, zero_nonfinite
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.mechanisms import NoiseFamily, TreeParams, binary_tree, describe, noise_family, release_variance

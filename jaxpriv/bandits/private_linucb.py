@@ -16,8 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
-from jaxpriv import _rng, _validate, theory
+from jaxpriv import _rng, _validate, declare, theory
 from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon, static_args
 from jaxpriv.bandits.dp_ts import _gamma_at_least_one
 from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree, tree_depth

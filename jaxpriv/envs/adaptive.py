@@ -8,8 +8,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Env, PRNGKey, Spec, static_args
 from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.envs.quadratic import QuadraticStats, quadratic_best_relative, quadratic_feedback, target_radius

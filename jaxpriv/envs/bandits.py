@@ -14,8 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
-from jaxpriv import _rng, _validate
+from jaxpriv import _rng, _validate, declare
 from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, nan_unless_valid_arm
 
 #: The means of the paper's finite-armed experiment (Section VII, as in Sajed & Sheffet, ICML 2019).

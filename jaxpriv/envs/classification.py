@@ -16,8 +16,7 @@ import numpy as np
 import optax
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
-from jaxpriv import _rng, _validate
+from jaxpriv import _rng, _validate, declare
 from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, static_args
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection

@@ -8,8 +8,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec
 from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.sets import ConstraintSet, simplex

@@ -19,8 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, nan_unless_valid_arm
 
 

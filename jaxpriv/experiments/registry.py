@@ -25,8 +25,8 @@ import inspect
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from jaxpriv import _declare, bandits, envs, mechanisms, oco, sets  # noqa: F401 (importing them declares the built-ins)
-from jaxpriv._declare import Bound, Declared
+from jaxpriv import bandits, declare, envs, mechanisms, oco, sets  # noqa: F401 (importing them declares the built-ins)
+from jaxpriv.declare import Bound, Declared
 
 __all__ = [
     "ENVS",
@@ -50,7 +50,7 @@ class _Factories(Mapping[str, Callable[..., Any]]):
     """A read-only view of the declared factories of one kind, by name (``SETS``, ``MECHANISMS``)."""
 
     def __init__(self, kind: str) -> None:
-        self._table = _declare.declarations(kind)
+        self._table = declare.declarations(kind)
 
     def __getitem__(self, name: str) -> Callable[..., Any]:
         return self._table[name].factory
@@ -63,10 +63,10 @@ class _Factories(Mapping[str, Callable[..., Any]]):
 
 
 # The declarations by kind (``jaxpriv.declare``'s table; written only by a declaration, popped by tests).
-_LEARNERS, _ENVS, _SETS, _MECHANISMS = (_declare._TABLE[kind] for kind in ("learner", "env", "set", "mechanism"))
+_LEARNERS, _ENVS, _SETS, _MECHANISMS = (declare._TABLE[kind] for kind in ("learner", "env", "set", "mechanism"))
 # The tables study files read: read-only views of the declarations.
-LEARNERS: Mapping[str, Component] = _declare.declarations("learner")
-ENVS: Mapping[str, Component] = _declare.declarations("env")
+LEARNERS: Mapping[str, Component] = declare.declarations("learner")
+ENVS: Mapping[str, Component] = declare.declarations("env")
 SETS: Mapping[str, Callable[..., Any]] = _Factories("set")
 #: The prefix-sum mechanisms a learner's ``mechanism`` may name: built as ``factory(horizon, dim, **table)``
 #: with the file's horizon, the learner's ``mechanism_dim`` and ``neighbouring = "replace"`` unless the table
@@ -91,7 +91,7 @@ def _current_bound(bound: Any) -> Any:
         return bound
 
     def current(params: Any, env_params: Any, spec: Any, horizon: int) -> float | None:
-        arguments = _declare.arguments(spec)
+        arguments = declare.arguments(spec)
         return bound(params, env_params, arguments, horizon, arguments.get("constraint"))
 
     return current
@@ -137,7 +137,7 @@ def register_learner(
     if not callable(factory):
         raise ValueError(f"learner {name!r}: factory must be callable, got {factory!r}")
     bound, mechanism_dim = _current_bound(bound), _current_dim(mechanism_dim)
-    _declare.learner(name, params=params, bound=bound, mechanism_dim=mechanism_dim, replace=replace)(factory)
+    declare.learner(name, params=params, bound=bound, mechanism_dim=mechanism_dim, replace=replace)(factory)
     return LEARNERS[name]
 
 
@@ -154,7 +154,7 @@ def register_env(
     """
     if not callable(factory):
         raise ValueError(f"env {name!r}: factory must be callable, got {factory!r}")
-    _declare.env(name, params=params, replace=replace)(factory)
+    declare.env(name, params=params, replace=replace)(factory)
     return ENVS[name]
 
 
@@ -169,7 +169,7 @@ def register_set(name: str, factory: Callable[..., Any], replace: bool = False) 
     """
     if not callable(factory):
         raise ValueError(f"set {name!r}: factory must be callable, got {factory!r}")
-    return _declare.constraint_set(name, replace=replace)(factory)
+    return declare.constraint_set(name, replace=replace)(factory)
 
 
 def register_mechanism(name: str, factory: Callable[..., Any], replace: bool = False) -> Callable[..., Any]:
@@ -186,4 +186,4 @@ def register_mechanism(name: str, factory: Callable[..., Any], replace: bool = F
     """
     if not callable(factory):
         raise ValueError(f"mechanism {name!r}: factory must be callable, got {factory!r}")
-    return _declare.mechanism(name, replace=replace)(factory)
+    return declare.mechanism(name, replace=replace)(factory)

@@ -119,7 +119,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import _declare, _validate, envs, mechanisms, sim
+from jaxpriv import _validate, declare, envs, mechanisms, sim
 from jaxpriv._base import check_horizon, spec_of
 from jaxpriv.experiments import registry
 from jaxpriv.experiments.registry import Bound, Component
@@ -758,7 +758,7 @@ def _constraint_set(source: Path, raw: dict[str, Any]) -> Any:
         raise _fail(source, "set.kind", f"unknown set {kind!r}{_suggest(str(kind), known)}; known: {known}")
     factory = registry.SETS[kind]
     args = {k: v for k, v in table.items() if k != "kind"}
-    signature = _declare.declarations("set")[kind].parameters
+    signature = declare.declarations("set")[kind].parameters
     for key in args:
         if key not in signature:
             raise _fail(source, f"set.{key}", f"{kind} takes no argument {key!r}; it takes {sorted(signature)}")
@@ -836,12 +836,12 @@ def _mechanism(
         known = sorted(registry.MECHANISMS)
         raise _fail(source, key, f"unknown mechanism {name!r}{_suggest(str(name), known)}; known: {known}")
     factory = registry.MECHANISMS[name]
-    signature = _declare.declarations("mechanism")[name].parameters
+    signature = declare.declarations("mechanism")[name].parameters
     for arg in table:
         if arg not in signature or arg in ("horizon", "dim", "dtype"):
             allowed = sorted(k for k in signature if k not in ("horizon", "dim", "dtype"))
             raise _fail(source, f"{key}.{arg}", f"{name} takes no argument {arg!r}; it takes {allowed}")
-    dim = _declare.mechanism_dim(entry, learner_kwargs)
+    dim = declare.mechanism_dim(entry, learner_kwargs)
     kwargs: dict[str, Any] = {"horizon": supplied["horizon"], "dim": dim}
     if "neighbouring" in signature:
         kwargs["neighbouring"] = "replace"

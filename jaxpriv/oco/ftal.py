@@ -8,8 +8,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, tree_depth
 from jaxpriv.oco._shared import MAX_DEPTH, dyadic_prefix_sum, leader_point, no_nonfinite

@@ -8,8 +8,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
-from jaxpriv import _validate, theory
+from jaxpriv import _validate, declare, theory
 from jaxpriv._base import Learner, PRNGKey, Spec
 from jaxpriv.oco._shared import no_nonfinite
 from jaxpriv.sets import ConstraintSet

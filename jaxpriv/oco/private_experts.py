@@ -8,8 +8,7 @@ import jax
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _declare as declare
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, spec_of, static_args
 from jaxpriv.mechanisms import NoiseFamily, noise_family
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of

@@ -13,8 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import _declare as declare
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_inputs, poison_past_horizon, static_args
 from jaxpriv.mechanisms import (
     GAMMA,

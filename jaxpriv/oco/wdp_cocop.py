@@ -12,8 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import _declare as declare
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_inputs
 from jaxpriv.mechanisms import (
     WINDOW_NOISE_FAMILIES,

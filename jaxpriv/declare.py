@@ -129,11 +129,11 @@ def _signature(factory: Callable[..., Any]) -> inspect.Signature:
     return inspect.signature(factory)
 
 
-def add(
+def _add(
     kind: str, name: str, factory: Callable[..., Any], params: type | None = None, bound: Any = None,
     mechanism_dim: Any = None, replace: bool = False,
 ) -> Declared:  # fmt: skip
-    """Enter ``factory`` in the table under ``name`` (what the decorators and ``registry.register_*`` call).
+    """Enter ``factory`` in the table under ``name`` (what every declaration calls).
 
     Raises:
       ValueError: ``name`` is taken (and ``replace`` is false), or an argument has the wrong kind.
@@ -193,7 +193,7 @@ def _declare(
             static = tuple((k, _plain(v)) for k, v in call.arguments.items())
             return _fill(factory(*args, **kwargs), name, params, static)
 
-        add(kind, name, declared if kind != "set" else factory, params, bound, mechanism_dim, replace)
+        _add(kind, name, declared if kind != "set" else factory, params, bound, mechanism_dim, replace)
         return declared if kind != "set" else factory  # type: ignore[return-value]
 
     return decorate
