@@ -21,13 +21,15 @@ The built-ins and a user's components use the same declaration; a user's module 
     import jaxpriv
     from jaxpriv import declare
 
+    def private_etc_bound(params, env_params, spec, horizon):  # a learner's Bound
+        return regret_bound(env_params.means, horizon, declare.arguments(spec)["explore"], params.rho)
+
     @declare.learner("private_etc", params=PrivateETCParams, bound=private_etc_bound)
     def private_etc(num_arms: int, horizon: int, explore: int = 100) -> jaxpriv.Learner:
         ...
         return jaxpriv.Learner(init, act, update, check, horizon, spec=jaxpriv.Spec(private=True, num_arms=num_arms))
 
-    def private_etc_bound(params, env_params, spec, horizon):  # a learner's Bound
-        return regret_bound(env_params.means, horizon, declare.arguments(spec)["explore"], params.rho)
+``declare.env``, ``declare.mechanism`` and ``declare.set`` (``constraint_set``) declare the other kinds.
 
 The table of declarations (``declarations(kind)``) is what ``jaxpriv.experiments.registry`` shows as
 ``LEARNERS``, ``ENVS``, ``SETS`` and ``MECHANISMS`` and what the study-file parser reads (the recorded
@@ -184,6 +186,8 @@ def _declare(
     replace: bool = False,
 ) -> Callable[[F], F]:  # fmt: skip
     def decorate(factory: F) -> F:
+        if not callable(factory):
+            raise ValueError(f"{kind} {name!r}: factory must be callable, got {factory!r}")
         signature = _signature(factory)
 
         @functools.wraps(factory)

@@ -134,8 +134,6 @@ def register_learner(
     Raises:
       ValueError: ``name`` is taken (and ``replace`` is false), or an argument has the wrong kind.
     """
-    if not callable(factory):
-        raise ValueError(f"learner {name!r}: factory must be callable, got {factory!r}")
     bound, mechanism_dim = _current_bound(bound), _current_dim(mechanism_dim)
     declare.learner(name, params=params, bound=bound, mechanism_dim=mechanism_dim, replace=replace)(factory)
     return LEARNERS[name]
@@ -152,8 +150,6 @@ def register_env(
     Raises:
       ValueError: ``name`` is taken (and ``replace`` is false), or an argument has the wrong kind.
     """
-    if not callable(factory):
-        raise ValueError(f"env {name!r}: factory must be callable, got {factory!r}")
     declare.env(name, params=params, replace=replace)(factory)
     return ENVS[name]
 
@@ -167,8 +163,6 @@ def register_set(name: str, factory: Callable[..., Any], replace: bool = False) 
     Raises:
       ValueError: ``name`` is taken (and ``replace`` is false), or ``factory`` is not callable.
     """
-    if not callable(factory):
-        raise ValueError(f"set {name!r}: factory must be callable, got {factory!r}")
     return declare.constraint_set(name, replace=replace)(factory)
 
 
@@ -184,6 +178,4 @@ def register_mechanism(name: str, factory: Callable[..., Any], replace: bool = F
     Raises:
       ValueError: ``name`` is taken (and ``replace`` is false), or ``factory`` is not callable.
     """
-    if not callable(factory):
-        raise ValueError(f"mechanism {name!r}: factory must be callable, got {factory!r}")
     return declare.mechanism(name, replace=replace)(factory)
