@@ -43,7 +43,7 @@ import functools
 import inspect
 import types
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 from jaxpriv._base import Spec, _plain
 
@@ -72,8 +72,6 @@ Bound = Callable[[Any, Any, Spec, int], "float | None"]
 #: an ``int``, the name of the learner's argument holding it (a constraint set: its ``dim``), or
 #: ``(the learner's arguments by name) -> int``.
 MechanismDim = "int | str | Callable[[dict[str, Any]], int]"
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _Omit:
@@ -184,8 +182,8 @@ def _fill(component: Any, name: str, params: type | None, static: tuple[tuple[st
 def _declare(
     kind: str, name: str, params: type | None = None, bound: Any = None, mechanism_dim: Any = None,
     replace: bool = False,
-) -> Callable[[F], F]:  # fmt: skip
-    def decorate(factory: F) -> F:
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
+    def decorate(factory: Callable[..., Any]) -> Callable[..., Any]:
         if not callable(factory):
             raise ValueError(f"{kind} {name!r}: factory must be callable, got {factory!r}")
         signature = _signature(factory)
@@ -198,14 +196,14 @@ def _declare(
             return _fill(factory(*args, **kwargs), name, params, static)
 
         _add(kind, name, declared if kind != "set" else factory, params, bound, mechanism_dim, replace)
-        return declared if kind != "set" else factory  # type: ignore[return-value]
+        return declared if kind != "set" else factory
 
     return decorate
 
 
 def learner(
     name: str, *, params: type | None = None, bound: Any = None, mechanism_dim: Any = None, replace: bool = False
-) -> Callable[[F], F]:
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a learner factory: ``@declare.learner("pftal", params=PFTALParams, bound=pftal_bound)``.
 
     Args:
@@ -224,18 +222,22 @@ def learner(
     return _declare("learner", name, params, bound, mechanism_dim, replace)
 
 
-def env(name: str, *, params: type | None = None, replace: bool = False) -> Callable[[F], F]:
+def env(
+    name: str, *, params: type | None = None, replace: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare an environment factory: ``@declare.env("bernoulli_bandit", params=BernoulliParams)`` (as ``learner``)."""
     return _declare("env", name, params, replace=replace)
 
 
-def mechanism(name: str, *, params: type | None = None, replace: bool = False) -> Callable[[F], F]:
+def mechanism(
+    name: str, *, params: type | None = None, replace: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a prefix-sum mechanism factory ``(horizon, dim, **options) -> Mechanism``: a learner's
     ``mechanism = "<name>"`` in a study file builds it (``@declare.mechanism("honaker_tree", params=TreeParams)``)."""
     return _declare("mechanism", name, params, replace=replace)
 
 
-def constraint_set(name: str, *, replace: bool = False) -> Callable[[F], F]:
+def constraint_set(name: str, *, replace: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a constraint-set factory: ``[set] kind = "<name>"`` in a study file (``declare.set``).
 
     A set has no spec: the factory is registered as it is (not wrapped).
