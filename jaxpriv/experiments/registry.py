@@ -50,7 +50,10 @@ class _Factories(Mapping[str, Callable[..., Any]]):
     """A read-only view of the declared factories of one kind, by name (``SETS``, ``MECHANISMS``)."""
 
     def __init__(self, kind: str) -> None:
-        self._table = declare.declarations(kind)
+        self._kind, self._table = kind, declare.declarations(kind)
+
+    def __repr__(self) -> str:
+        return f"<the declared {self._kind} factories: {', '.join(self._table)}>"
 
     def __getitem__(self, name: str) -> Callable[..., Any]:
         return self._table[name].factory
