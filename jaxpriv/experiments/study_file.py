@@ -119,7 +119,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import _validate, envs, mechanisms, sim
+from jaxpriv import _validate, declare, envs, mechanisms, sim
 from jaxpriv._base import check_horizon, spec_of
 from jaxpriv.experiments import registry
 from jaxpriv.experiments.registry import Bound, Component
@@ -758,7 +758,7 @@ def _constraint_set(source: Path, raw: dict[str, Any]) -> Any:
         raise _fail(source, "set.kind", f"unknown set {kind!r}{_suggest(str(kind), known)}; known: {known}")
     factory = registry.SETS[kind]
     args = {k: v for k, v in table.items() if k != "kind"}
-    signature = inspect.signature(factory).parameters
+    signature = declare.declarations("set")[kind].parameters
     for key in args:
         if key not in signature:
             raise _fail(source, f"set.{key}", f"{kind} takes no argument {key!r}; it takes {sorted(signature)}")
@@ -787,7 +787,7 @@ def _build(
     entry = components[name]
     skip = ("name", "params", "bandit_feedback", "mechanism", "simulator", *reserved)
     static = {k: v for k, v in table.items() if k not in skip}
-    signature = inspect.signature(entry.factory).parameters
+    signature = entry.parameters
     for key in static:
         if key not in signature or key in supplied:
             allowed = sorted(k for k in signature if k not in supplied)
@@ -798,15 +798,13 @@ def _build(
             if value is None:
                 raise _fail(source, "set", f"{section} {name!r} needs a constraint set: add a [set] table")
             kwargs[key] = value
-    missing = [
-        k for k, p in signature.items() if p.default is inspect.Parameter.empty and k not in kwargs and k != "self"
-    ]
+    missing = [k for k in entry.required if k not in kwargs]
     if missing:
         raise _fail(source, section, f"{name} needs the static argument(s) {missing}")
     if "mechanism" in table:
         if entry.mechanism_dim is None or "mechanism" not in signature:
             raise _fail(source, f"{section}.mechanism", f"{name} takes no prefix-sum mechanism")
-        mech = _mechanism(source, f"{section}.mechanism", table["mechanism"], entry, static, supplied)
+        mech = _mechanism(source, f"{section}.mechanism", table["mechanism"], entry, static, kwargs, supplied)
         kwargs["mechanism"] = mech
         static = {**static, "mechanism": mech, "noise": mechanisms.describe(mech).noise}
     try:
@@ -823,8 +821,9 @@ def _build(
 
 
 def _mechanism(
-    source: Path, key: str, value: Any, entry: Component, static: dict[str, Any], supplied: dict[str, Any]
-) -> Any:
+    source: Path, key: str, value: Any, entry: Component, static: dict[str, Any], learner_kwargs: dict[str, Any],
+    supplied: dict[str, Any],
+) -> Any:  # fmt: skip
     """The prefix-sum mechanism a learner's ``mechanism`` names (a name, or a table with ``name`` and kwargs)."""
     if isinstance(value, str):
         table = {"name": value}
@@ -837,12 +836,12 @@ def _mechanism(
         known = sorted(registry.MECHANISMS)
         raise _fail(source, key, f"unknown mechanism {name!r}{_suggest(str(name), known)}; known: {known}")
     factory = registry.MECHANISMS[name]
-    signature = inspect.signature(factory).parameters
+    signature = declare.declarations("mechanism")[name].parameters
     for arg in table:
         if arg not in signature or arg in ("horizon", "dim", "dtype"):
             allowed = sorted(k for k in signature if k not in ("horizon", "dim", "dtype"))
             raise _fail(source, f"{key}.{arg}", f"{name} takes no argument {arg!r}; it takes {allowed}")
-    dim = entry.mechanism_dim(static, supplied["constraint"])
+    dim = declare.mechanism_dim(entry, learner_kwargs)
     kwargs: dict[str, Any] = {"horizon": supplied["horizon"], "dim": dim}
     if "neighbouring" in signature:
         kwargs["neighbouring"] = "replace"
@@ -907,10 +906,9 @@ def _params(
 def _other_budgets(built: _Built) -> tuple[str, ...]:
     """The budget fields of the noise families other than the learner's (``("rho",)`` for an ε-DP tree): a shared
     axis of that name is not the learner's by default (a Gaussian tree beside a Gamma one on ``[grid] epsilon``)."""
-    signature = inspect.signature(built.entry.factory).parameters
-    if "noise" not in signature:
+    if "noise" not in built.entry.parameters:
         return ()
-    noise = built.static.get("noise", signature["noise"].default)
+    noise = built.static.get("noise", built.entry.defaults.get("noise"))
     noise = "gamma" if noise is None else noise
     if noise not in BUDGET_FIELDS:
         return ()
@@ -928,10 +926,9 @@ def _check_budget_family(
     each params field the file sets -> the file key that sets it.
     """
     fields = getattr(entry.params, "_fields", ())
-    signature = inspect.signature(entry.factory).parameters
-    if "noise" not in signature or not {"epsilon", "rho"} <= set(fields):
+    if "noise" not in entry.parameters or not {"epsilon", "rho"} <= set(fields):
         return
-    noise = static.get("noise", signature["noise"].default)
+    noise = static.get("noise", entry.defaults.get("noise"))
     noise = "gamma" if noise is None else noise
     if noise not in BUDGET_FIELDS:
         return  # the factory has refused it already

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_inputs, poison_past_horizon, static_args
 from jaxpriv.mechanisms import (
     GAMMA,
@@ -213,6 +213,7 @@ def local_oracle_learner(
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite, spec=spec)
 
 
+@declare.learner("wdp_cocol", params=WDPParams)
 def wdp_cocol(
     horizon: int,
     constraint: ConstraintSet,
