@@ -197,18 +197,8 @@ def local_oracle_learner(
         return nonfinite_inputs(tree, state.grads)  # the gradients the window tree zeroed
 
     # Not private: exact dyadic sums, nothing is zeroed (Garber–Hazan).
-    static = static_args(
-        horizon=horizon,
-        constraint=constraint,
-        window=window,
-        noise=noise,
-        sensitivity=sensitivity,
-        calibration=calibration,
-        constants=constants,
-        round_window=round_window,
-        private=private,
-    )
-    spec = Spec("wdp_cocol", WDPParams, private=private, static=static, sampler_floor=sampler_floor)
+    # wdp_cocol's declaration records the other arguments; Garber–Hazan keeps its own spec.
+    spec = Spec(private=private, static=static_args(private=private), sampler_floor=sampler_floor)
     nonfinite = nonfinite_fn if private else no_nonfinite
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite, spec=spec)
 

@@ -1,4 +1,4 @@
-"""Every built-in component at a few configurations, and its ``Spec`` as plain data (for ``testdeclare.py``).
+"""Every built-in component at a few configurations, and its ``Spec`` as plain data (for ``test_declare.py``).
 
 ``spec_table()`` builds each case and records what its ``Spec`` says (name, params class, privacy, arms,
 ndims, and ``static`` as ``(key, value)`` pairs, a nested component's spec recursively). The frozen copy,

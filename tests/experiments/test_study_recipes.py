@@ -1,7 +1,6 @@
 """The study-file format's reproduction features: [smoke], horizons (slopes), simulator = "episodes", [[figures]]
 recipes, and the shipped files by name (jaxpriv sweep --list / NAME)."""
 
-
 import numpy as np
 import pytest
 
