@@ -48,7 +48,8 @@ def clean(monkeypatch):
     registry._LEARNERS.clear()
     registry._LEARNERS.update(learners)
     for name in set(sys.modules) - modules:
-        del sys.modules[name]
+        if name.startswith("jp_"):  # this file's modules only (never a library's, imported on the way)
+            del sys.modules[name]
 
 
 def _module(folder, stem, name):
