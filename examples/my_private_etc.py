@@ -13,7 +13,8 @@ Regret. For ``T >= Km`` and gaps ``Δ_a = μ* - μ_a``: at most
 ``Σ_a Δ_a [m + (T - Km)(exp(-mΔ_a²/8) + exp(-ρm²Δ_a²/8))]`` (Hoeffding for the sums' difference, the Gaussian
 tail for the noise's).
 
-Run it: ``jaxpriv sweep examples/my_private_etc.toml`` (its ``imports`` names this file), or
+The declaration (``@declare.learner``) registers it for study files when this module is imported: run it with
+``jaxpriv sweep examples/my_private_etc.toml`` (its ``imports`` names this file), or
 ``jaxpriv sweep study.toml --import my_private_etc`` from this folder.
 """
 
@@ -23,8 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import Learner, Spec
-from jaxpriv.experiments import registry
+from jaxpriv import Learner, Spec, declare
 
 
 class PrivateETCParams(NamedTuple):
@@ -41,6 +41,21 @@ class PrivateETCState(NamedTuple):
     nonfinite: jax.Array  # rewards that were NaN or ±inf and counted as 0 (int32)
 
 
+def private_etc_regret_bound(means, horizon: int, explore: int, rho: float) -> float:
+    """The bound above: Σ_a Δ_a [m + (T - K m)(exp(-mΔ²/8) + exp(-ρ m² Δ²/8))]."""
+    gaps = np.max(means) - np.asarray(means, np.float64)
+    gaps = gaps[gaps > 0]
+    tails = np.exp(-explore * gaps**2 / 8) + np.exp(-rho * explore**2 * gaps**2 / 8)
+    return float(np.sum(gaps * (explore + (horizon - len(means) * explore) * tails)))
+
+
+def private_etc_bound(params: PrivateETCParams, env_params, spec: Spec, horizon: int) -> float:
+    """The bound at one grid point of a study: the policy's params, the environment's, its spec, the horizon."""
+    explore = declare.arguments(spec)["explore"]  # the factory's arguments, recorded by the declaration
+    return private_etc_regret_bound(np.asarray(env_params.means), horizon, explore, float(np.asarray(params.rho)))
+
+
+@declare.learner("private_etc", params=PrivateETCParams, bound=private_etc_bound)
 def private_etc(num_arms: int, explore: int) -> Learner:
     """Explore-then-commit with one Gaussian release of the arms' reward sums: ρ-zCDP (the module's docstring)."""
     if num_arms < 2 or explore < 1:
@@ -74,22 +89,5 @@ def private_etc(num_arms: int, explore: int) -> Learner:
         counted = state.nonfinite + (bad & exploring).astype(jnp.int32)
         return PrivateETCState(state.noise, sums, noisy, arm, counted)
 
-    static = (("num_arms", num_arms), ("explore", explore))
-    spec = Spec("private_etc", params=PrivateETCParams, private=True, static=static, num_arms=num_arms)
+    spec = Spec(private=True, num_arms=num_arms)  # the declaration fills its name, params class and arguments
     return Learner(init, act, update, check, nonfinite=lambda state: state.nonfinite, spec=spec)
-
-
-def private_etc_regret_bound(means, horizon: int, explore: int, rho: float) -> float:
-    """The bound above: Σ_a Δ_a [m + (T - K m)(exp(-mΔ²/8) + exp(-ρ m² Δ²/8))]."""
-    gaps = np.max(means) - np.asarray(means, np.float64)
-    gaps = gaps[gaps > 0]
-    tails = np.exp(-explore * gaps**2 / 8) + np.exp(-rho * explore**2 * gaps**2 / 8)
-    return float(np.sum(gaps * (explore + (horizon - len(means) * explore) * tails)))
-
-
-def _bound(lp, ep, static, horizon, constraint) -> float:
-    """The bound at one grid point of a study (learner params, env params, static arguments, horizon, set)."""
-    return private_etc_regret_bound(np.asarray(ep.means), horizon, static["explore"], float(np.asarray(lp.rho)))
-
-
-registry.register_learner("private_etc", private_etc, PrivateETCParams, bound=_bound)

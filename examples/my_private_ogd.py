@@ -13,7 +13,8 @@ composition, Lemma 2.3); the points are post-processing of the releases.
 Regret. For convex ``L``-Lipschitz losses (the clip inactive), ``E[Regret_T] <= (3/2) D G sqrt T`` (Zinkevich
 2003's argument with ``E||g̃_t||² <= L² + dσ² = G²``; the noise has mean zero and is independent of ``w_t``).
 
-Run it: ``jaxpriv sweep examples/my_private_ogd.toml`` (its ``imports`` names this file), or
+The declaration (``@declare.learner``) registers it for study files when this module is imported: run it with
+``jaxpriv sweep examples/my_private_ogd.toml`` (its ``imports`` names this file), or
 ``jaxpriv sweep study.toml --import my_private_ogd`` from this folder.
 """
 
@@ -23,8 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import Learner, Spec
-from jaxpriv.experiments import registry
+from jaxpriv import Learner, Spec, declare
 from jaxpriv.sets import ConstraintSet
 
 
@@ -43,6 +43,20 @@ class PrivateOGDState(NamedTuple):
     nonfinite: jax.Array  # gradients with a NaN or ±inf, replaced by 0 (int32)
 
 
+def private_ogd_regret_bound(horizon: int, dim: int, diameter: float, lipschitz: float, rho: float) -> float:
+    """The bound above: (3/2) D sqrt((L² + d 2L²/ρ) T)."""
+    variance = 2.0 * lipschitz**2 / rho
+    return float(1.5 * diameter * np.sqrt((lipschitz**2 + dim * variance) * horizon))
+
+
+def private_ogd_bound(params: PrivateOGDParams, env_params, spec: Spec, horizon: int) -> float:
+    """The bound at one grid point of a study: the learner's params, the environment's, its spec, the horizon."""
+    constraint = declare.arguments(spec)["constraint"]  # the set's fields: dim, radius, diameter
+    lip, rho = float(np.asarray(params.lipschitz)), float(np.asarray(params.rho))
+    return private_ogd_regret_bound(horizon, constraint.dim, constraint.diameter, lip, rho)
+
+
+@declare.learner("private_ogd", params=PrivateOGDParams, bound=private_ogd_bound)
 def private_ogd(constraint: ConstraintSet) -> Learner:
     """Projected OGD on gradients clipped to ``L`` plus ``N(0, 2L²/ρ I)``: ρ-zCDP (the module's docstring)."""
     dim, diameter = constraint.dim, float(constraint.diameter)
@@ -77,21 +91,5 @@ def private_ogd(constraint: ConstraintSet) -> Learner:
         w = constraint.project(state.w - eta * noisy)
         return state._replace(w=w, nonfinite=state.nonfinite + bad.astype(jnp.int32))
 
-    static = (("set", constraint.name), ("dim", dim), ("radius", float(constraint.radius)))
-    spec = Spec("private_ogd", params=PrivateOGDParams, private=True, static=static)
+    spec = Spec(private=True)  # the declaration fills its name, params class and arguments (the set)
     return Learner(init, act, update, check, nonfinite=lambda state: state.nonfinite, spec=spec)
-
-
-def private_ogd_regret_bound(horizon: int, dim: int, diameter: float, lipschitz: float, rho: float) -> float:
-    """The bound above: (3/2) D sqrt((L² + d 2L²/ρ) T)."""
-    variance = 2.0 * lipschitz**2 / rho
-    return float(1.5 * diameter * np.sqrt((lipschitz**2 + dim * variance) * horizon))
-
-
-def _bound(lp, ep, static, horizon, constraint) -> float:
-    """The bound at one grid point of a study (learner params, env params, static arguments, horizon, set)."""
-    lip, rho = float(np.asarray(lp.lipschitz)), float(np.asarray(lp.rho))
-    return private_ogd_regret_bound(horizon, constraint.dim, constraint.diameter, lip, rho)
-
-
-registry.register_learner("private_ogd", private_ogd, PrivateOGDParams, bound=_bound)
