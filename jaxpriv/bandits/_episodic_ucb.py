@@ -430,4 +430,3 @@ def simulate(
     ndims = spec_ndims(learner, bernoulli_bandit(num_arms))
     regret, episodes, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk, ndims)
     return Result(jnp.asarray(ckpts, jnp.int32), regret, None, None, private=holds, episodes=episodes, pulls=pulls)
-

@@ -852,4 +852,3 @@ def simulate(
     ndims = spec_ndims(learner, linear_bandit(num_actions, dim))
     regret, episodes, pulls = episode_sweep(one, SimParams(params, env_params), key, seeds, chunk, ndims)
     return Result(jnp.asarray(ckpts, jnp.int32), regret, None, None, private=holds, episodes=episodes, pulls=pulls)
-

@@ -406,4 +406,3 @@ def simulate(
             "(more events than its bound): please report it; jaxpriv.sweep runs the policy step by step"
         )
     return Result(jnp.asarray(ckpts, jnp.int32), regret, None, None, private=holds, episodes=releases, pulls=pulls)
-

@@ -41,16 +41,16 @@ depends on no swept value runs once and is repeated at every grid point.
 ``write_tidy(res)`` adds ``results.nc`` (a labelled ``xarray.Dataset``, ``jaxpriv.tidy``) and
 ``summary_long.csv`` (one row per learner, grid point and checkpoint: mean, SE, quantiles)
 when xarray and pandas are installed (the ``tidy`` extra); ``jaxpriv sweep`` calls it.
-Resuming is ``jaxpriv.sweep``'s own: each sweep saves to ``sweeps/g<block>.sweep.npz``
-(``l<learner>_g<block>`` in a comparison; ``save=``, written after every segment, with the fingerprint the
-engine checks: ``jaxpriv.sim._resume``), so running the same study into the same folder again resumes an
-interrupted sweep where it stopped, with the same numbers. A finished sweep's arrays are kept in
-``sweeps/g<block>.npz`` under the same fingerprint (what the learner and the environment
-compute, the horizon, seeds, chunk, segment, checkpoints, the seed keys and the block's params) and
-are not rerun; one written under another configuration (a changed grid, set, noise family, ...) is
-rerun, never relabelled, whether or not ``sweeps/study.json`` (the folder's stamp: a changed study
-file is refused) is there. A damaged file is an error naming it. A folder holding ``chunks/`` (the
-study runner before issue 37, whose per-chunk keys gave other numbers) is refused.
+Resuming is ``jaxpriv.sweep``'s own: the runner is a loop over ``jaxpriv.sweep(..., save=...)``, each sweep
+saving to ``sweeps/g<block>.sweep.npz`` (``l<learner>_g<block>`` in a comparison; written after every segment,
+with the fingerprint the engine checks), and no other file. Running the same study into the same folder again
+resumes an interrupted sweep where it stopped, with the same numbers, and reads a finished sweep back from its
+file without running anything (the engine returns it after checking its fingerprint: what the learner and the
+environment compute, the horizon, seeds, chunk, segment, checkpoints, the seed keys, the block's params, and an
+episode simulator with its options). A file written under another configuration (a changed grid, set, noise
+family, learner list, ...) is refused by ``jaxpriv.sweep``, naming the file and what differs, never relabelled.
+A damaged file is an error naming it. A folder holding ``chunks/`` (the study runner before issue 37, whose
+per-chunk keys gave other numbers) is refused.
 """
 
 from __future__ import annotations
@@ -143,7 +143,8 @@ class StudyResult(NamedTuple):
       files: name -> path of the outputs (five; seven with a comparison's ``reference``).
       regret: ``[G, S, m]``, regret at the checkpoints (``[L, G, S, m]`` for a comparison).
       summary: the rows of ``summary.csv``.
-      resumed: the number of sweeps (one per learner and grid block) found finished on disk and not rerun.
+      resumed: the number of sweeps (one per learner and grid block) found finished on disk and not rerun
+        (``jaxpriv.sweep`` returned them from their save files without running a segment).
       computed: the number of sweeps run by this call (one resumed from its save file included).
       arrays: every array of ``results.npz`` by name (``regret``, ``loss``, ``best``, ... with the
         leading axes of ``regret``).
@@ -292,7 +293,7 @@ def run_study(
 
     Every learner (and grid block) is one ``jaxpriv.sweep`` with the study's ``seed`` as its key and
     ``save=<out>/sweeps/g<block>.sweep.npz`` (``l<learner>_g<block>`` in a comparison): an interrupted sweep
-    resumes from the engine's save file, a finished one is kept in ``<out>/sweeps/g<block>.npz`` and not rerun.
+    resumes from that file, and a finished one is read back from it and not rerun.
 
     Args:
       path: the study file (TOML).
@@ -315,7 +316,7 @@ def run_study(
     Raises:
       ValueError: a bad study file or path (before anything compiles), an output folder
         that is a file, lies under one or cannot be written, an output folder holding
-        sweeps of a different study or the chunk files of an older jaxpriv, or a damaged
+        a sweep of another configuration or the chunk files of an older jaxpriv, or a damaged
         save file (named).
     """
     study = load_study(resolve_study(path), smoke, edit)

@@ -522,7 +522,7 @@ def rollout(
     of ``run(learner, env, params, key, horizon)``, and those of seed ``i`` of ``sweep`` with base
     key ``k`` when ``key = jax.random.split(k, seeds)[i]``: the same random numbers and the same
     operations, compiled into another program, so equal up to float32 rounding where XLA fuses the
-    two differently (bit for bit in ``tests/engine/test_rollout.py``, on a CPU, for the losses of an
+    two differently (bit for bit in ``tests/sim/test_rollout.py``, on a CPU, for the losses of an
     OCO learner and the plays of a bandit policy; PFTAL's state one ulp apart). ``run`` adds the per-step losses and
     regrets with Kahan compensation (``jaxpriv._kahan``) and the comparator's regret at the
     checkpoints; a rollout returns the per-step values themselves. Batch it over seeds with

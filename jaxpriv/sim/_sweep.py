@@ -230,7 +230,7 @@ def _sweep_episodes(
     env_name = spec_of(env).name
     if env_name not in fast_path.envs:
         raise ValueError(
-            f"the episode simulator of {spec.name} runs on {' or '.join(fast_path.envs)}, not {env_name or env!r}"
+            f"the episode simulator of {spec.name} runs on {' or '.join(fast_path.envs)}, not {env_name or 'this env'}"
         )
     if segment is not None or stats is not None:
         raise ValueError(

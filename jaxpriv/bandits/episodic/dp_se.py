@@ -83,4 +83,3 @@ def simulate_dp_se_epochs(
     return simulate_episodes(
         learner, params, means, key, T, seeds, checkpoints, chunk=chunk, reward_sum=reward_sum, private=private
     )
-

@@ -146,4 +146,3 @@ def simulate_gope_phases(
         reward_sums=reward_sums,
         private=private,
     )
-

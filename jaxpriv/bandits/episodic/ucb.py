@@ -102,4 +102,3 @@ def simulate_ucb_episodes(
     return simulate_episodes(
         learner, params, means, key, horizon, seeds, checkpoints, chunk=chunk, reward_sum=reward_sum, private=private
     )
-
