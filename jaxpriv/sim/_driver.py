@@ -4,7 +4,10 @@
 ``progress``: memory is a chunk's carry plus the outputs, whatever the horizon and seed count.
 After every segment the carry (and the finished chunks' outputs or statistics) can be saved
 atomically with the configuration's fingerprint (``jaxpriv.sim._resume``), and a sweep resumes
-from such a file with the same numbers as an uninterrupted one.
+from such a file with the same numbers as an uninterrupted one. After the last chunk the file holds
+the finished sweep (no carry, every chunk done): a rerun returns it without running anything. An
+episode simulation (``sweep(..., simulator="episodes")``) saves its finished ``Result`` the same way
+(``_save_result`` / ``_load_result``).
 """
 
 from __future__ import annotations

@@ -135,7 +135,8 @@ def sweep(
         ``"seeds_last"``) is refused too. A truncated, corrupted or edited file (the checksum
         covers its metadata too) is a ``ValueError`` naming it; a path that cannot
         be written (a folder, under a file, read-only) is refused before anything
-        runs. Deleted when the sweep finishes.
+        runs. When the sweep finishes the file holds its result: the same call then
+        returns it (after the same check) without running anything.
       progress: ``True`` prints one line per segment to stderr; a callable is
         called as ``progress(done, total)`` in seed-steps (never when the result is read
         back from a finished ``save`` file: nothing runs).
