@@ -1104,7 +1104,7 @@ def _():
     return WRONG, f"returned (mean {got.mean():.4g}) with a folder as the save file"
 
 
-@case("study: changed grid, sweeps/study.json deleted", HANDLED, ("sweep", "study"))
+@case("study: changed grid into the same folder", CLEAR, ("another sweep configuration",))
 def _():
     from jaxpriv.experiments import study
 
@@ -1112,7 +1112,6 @@ def _():
         d = Path(d)
         out = d / "out"
         study.run_study(_study(d, extra="grid_chunk = 1"), out, progress=False)
-        (out / "sweeps" / "study.json").unlink()
         fresh = study.run_study(
             _study(d, "fresh.toml", budget="epsilon = [0.5, 1.0]", extra="grid_chunk = 1"), d / "fresh", progress=False
         )
@@ -1131,7 +1130,7 @@ def _():
         d = Path(d)
         path = _study(d)
         study.run_study(path, d / "out", progress=False)
-        chunk = d / "out" / "sweeps" / "g0000.npz"
+        chunk = d / "out" / "sweeps" / "g0000.sweep.npz"
         chunk.write_bytes(chunk.read_bytes()[:-50])
         arm()
         res = study.run_study(path, d / "out", progress=False)

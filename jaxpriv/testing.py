@@ -113,6 +113,7 @@ def rollout(
     """
     from jaxpriv import _validate, sim
     from jaxpriv._base import as_key
+    from jaxpriv.sim import _check
 
     if seeds is None:
         if chunk is not None:
@@ -128,7 +129,7 @@ def rollout(
         raise ValueError(
             f"record must be a function (t, action, feedback, info, learner_state, env_state), got {record!r}"
         )
-    params, axes, size = sim._prepare(learner, env, params, allow_grid=True, horizon=horizon)
+    params, axes, size = _check._prepare(learner, env, params, allow_grid=True, horizon=horizon)
     keys = _split(as_key(key), seeds)
     return _rollouts()(learner, env, horizon, record, axes if size else None, chunk, keys, params)
 
@@ -144,15 +145,16 @@ _ROLLOUTS: list[Any] = []
 
 
 def _rollouts() -> Any:
-    """The compiled batch of rollouts (built once, so that its cache persists): ``map_seeds`` over ``sim._rollout``."""
+    """The compiled batch of rollouts (built once: its cache persists): ``map_seeds`` over ``_scan._rollout``."""
     if not _ROLLOUTS:
         from functools import partial
 
         from jaxpriv import sim
         from jaxpriv._base import engine_jit
+        from jaxpriv.sim import _scan
 
         def batch(learner, env, horizon, record, axes, chunk, keys, params):
-            one = partial(sim._rollout, learner, env, horizon, record)
+            one = partial(_scan._rollout, learner, env, horizon, record)
             return sim.map_seeds(one, keys, params, chunk, axes=axes)
 
         _ROLLOUTS.append(engine_jit(batch, static_argnums=(0, 1, 2, 3, 4, 5)))  # sweep's compiler options
@@ -271,9 +273,10 @@ def carry_bytes(learner: Any, env: Any, params: Any, horizon: int) -> int:
     import numpy as np
 
     from jaxpriv import sim
+    from jaxpriv.sim import _scan
 
     ckpts = sim.normalize_checkpoints(horizon, "log")
-    shapes = jax.eval_shape(lambda k: sim._init_carry(learner, env, ckpts, k, params), jax.random.key(0))
+    shapes = jax.eval_shape(lambda k: _scan._init_carry(learner, env, ckpts, k, params), jax.random.key(0))
     return sum(
         int(np.prod(x.shape)) * (8 if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x.dtype.itemsize)
         for x in jax.tree.leaves(shapes)
@@ -308,23 +311,24 @@ def step_cost(
 
     from jaxpriv import sim
     from jaxpriv._base import ENGINE_COMPILER_OPTIONS
+    from jaxpriv.sim import _check, _scan
 
     if horizon < 4 or horizon % 2:
         raise ValueError(f"horizon must be even and >= 4, got {horizon}")
     ckpts = sim.normalize_checkpoints(horizon, "log")
-    params = sim._prepare(learner, env, params, allow_grid=False, horizon=horizon)[0]
+    params = _check._prepare(learner, env, params, allow_grid=False, horizon=horizon)[0]
     keys = jax.random.split(jax.random.key(0), seeds)
     options = ENGINE_COMPILER_OPTIONS if jax.default_backend() == "cpu" else None
 
     def program(halves: bool):
         def one(key, p):
-            carry = sim._init_carry(learner, env, ckpts, key, p)
+            carry = _scan._init_carry(learner, env, ckpts, key, p)
             if halves:
-                carry = sim._advance(learner, env, ckpts, horizon // 2, carry, np.int32(0), seeds)
-                carry = sim._advance(learner, env, ckpts, horizon // 2, carry, np.int32(horizon // 2), seeds)
+                carry = _scan._advance(learner, env, ckpts, horizon // 2, carry, np.int32(0), seeds)
+                carry = _scan._advance(learner, env, ckpts, horizon // 2, carry, np.int32(horizon // 2), seeds)
             else:
-                carry = sim._advance(learner, env, ckpts, horizon, carry, np.int32(0), seeds)
-            return sim._outputs(learner, env, carry)
+                carry = _scan._advance(learner, env, ckpts, horizon, carry, np.int32(0), seeds)
+            return _scan._outputs(learner, env, carry)
 
         fn = jax.jit(jax.vmap(one, in_axes=(0, None)), compiler_options=options)
         return fn.lower(keys, params).compile()

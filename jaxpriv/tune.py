@@ -39,7 +39,7 @@ import optax
 
 from jaxpriv import _validate, sim
 from jaxpriv._base import Env, Learner, PRNGKey, as_key, engine_jit
-from jaxpriv.sim import Result, SimParams
+from jaxpriv.sim import Result, SimParams, _check
 
 __all__ = ["Estimate", "Minimized", "final_regret", "get_path", "minimize", "set_path", "value_and_grad"]
 
@@ -220,7 +220,7 @@ def value_and_grad(
     key = as_key(key)
     # The engine's eager checks, as sweep runs them: params class, leaves, horizons, the components'
     # own checks, one traced step of the pair; canonical params and the grid's axes.
-    params, axes, size = sim._prepare(learner, env, params, allow_grid=True, horizon=horizon)
+    params, axes, size = _check._prepare(learner, env, params, allow_grid=True, horizon=horizon)
     theta = []
     for path in paths:
         leaf = get_path(params, path)

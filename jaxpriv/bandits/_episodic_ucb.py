@@ -14,20 +14,59 @@ index (``index_fn``), the keyword arguments of ``episodic_ucb``.
 The pieces here (index, tie-breaking, the per-episode sample count) are shared
 with the episode-level simulator ``jaxpriv.bandits.episodic.ucb``, so both
 simulators run the same algorithm.
+
+**The exact episode-level simulator** (``simulate``, the four factories' ``Spec.fast_path``):
+
+Exact episode-level simulation of AdaC-UCB, AdaP-UCB, AdaP-KLUCB and episodic UCB: one scan step per episode.
+
+Within an episode of AdaC-UCB (or AdaP-UCB, AdaP-KLUCB, or the non-private counterpart) the arm is
+fixed and nothing the algorithm releases depends on the individual rewards,
+only on their sum at the end of the episode. So an episode of ``n`` rounds of
+a Bernoulli arm can be simulated exactly in one step: the reward sum is one
+``Binomial(n, μ_a)`` draw, the pseudo-regret increment is ``n Δ_a``, and the
+released statistic is the same function of the sum as in the step-level
+learner. The horizon ``T = 10⁷`` then costs ``O(K log T)`` scan steps per seed
+instead of ``10⁷``. It is the same algorithm as ``jaxpriv.bandits.adac_ucb``
+(``adap_ucb``, ``adap_klucb``; sharing their index, release noise, tie-breaking
+and calibration code) simulated differently;
+the step-level learner is the reference, and ``tests/bandits/test_bandits_fast.py``
+checks that both give the same distribution of regret and of episode counts.
+
+Regret at checkpoints is exact, including an episode straddling a checkpoint:
+each checkpoint ``h`` accumulates the int32 pull counts
+``clip(h - t_start, 0, n)`` of every episode, and the regret
+``Σ_a Δ_a N_a(h)`` is formed once at the end. The seeds and the params grid are
+run by ``episode_sweep``, the driver shared with the GOPE simulator.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, static_args, zero_nonfinite
+from jaxpriv._base import (
+    Learner,
+    PRNGKey,
+    Spec,
+    check_horizon,
+    check_params_class,
+    nonfinite_field,
+    spec_of,
+    static_args,
+    zero_nonfinite,
+)
 from jaxpriv._kahan import KahanSum, kahan_add
-from jaxpriv.bandits._fast_path import FastPath
+from jaxpriv.bandits import _sampling
+from jaxpriv.bandits._fast_path import FastPath, episode_sweep
+from jaxpriv.bandits._sampling import RewardSum, bernoulli_reward_sum
+from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
+from jaxpriv.sim import Result, SimParams, normalize_checkpoints, spec_ndims
 
 INIT_COUNTS = ("samples", "half")
 TIE_BREAKS = ("random", "first")
@@ -166,7 +205,7 @@ def episodic_ucb(
     ``guarantee_holds`` whether it declares its privacy guarantee in force and ``name``
     its factory (the learner's ``Spec``; ``name=None`` builds no spec, for a variant built by hand,
     e.g. the audits' deliberately broken copies).
-    ``fast_path``: the factory's ``FastPath("ucb", ...)`` (its algorithm's name, budget field and
+    ``fast_path``: the factory's ``FastPath(simulate, ...)`` (its algorithm's name, budget field and
     guarantee, and a module-level ``calibrate``), completed here with the index, the noise and the
     ``init_count`` / ``tie_break`` conventions; ``None`` (a variant built by hand): no episode simulator.
     """
@@ -264,3 +303,130 @@ def episodic_ucb(
         else Spec(name, params_class, private=guarantee_holds, static=static, num_arms=K, fast_path=fast_path)
     )
     return Learner(init_fn, act_fn, update_fn, check, nonfinite=nonfinite_field, spec=spec)
+
+
+# --- the exact episode-level simulator (Spec.fast_path): one scan step per episode -----------------------
+
+#: Why a ``reward_sum`` hook voids the guarantee (``_validate.opt_outs``).
+HOOK = "the episode's reward sum comes from the hook, unclipped: one reward may move it by more than 1"
+
+
+@lru_cache(maxsize=64)
+def _ucb_simulator(
+    num_arms: int,
+    horizon: int,
+    checkpoints: tuple[int, ...],
+    init_count: str,
+    tie_break: str,
+    reward_sum: RewardSum,
+    calibrate: Callable[[Any], tuple[jax.Array, jax.Array]],
+    index_fn: Callable[..., jax.Array] = index,
+    noise: Callable[[PRNGKey], jax.Array] = gaussian_noise,
+) -> Callable[[PRNGKey, SimParams], tuple[jax.Array, jax.Array, jax.Array]]:
+    K = num_arms
+    num_steps = K * (horizon.bit_length() + 1)  # K initial pulls + at most bitlen(T) episodes per arm
+    ckpts = jnp.asarray(checkpoints, jnp.int32)
+
+    def one(key: PRNGKey, params: SimParams):
+        beta, unit_stddev = calibrate(params.learner)  # unit_stddev = 0 at rho = inf / epsilon = inf
+        means = jnp.broadcast_to(jnp.asarray(params.env.means, jnp.float32), (K,))
+        gaps = jnp.max(means) - means
+        arms = jnp.arange(K, dtype=jnp.int32)
+
+        def body(carry, i):
+            counts, released_means, lengths, t, pulls_at, episodes_at = carry
+            k_tie, k_sum, k_noise = jax.random.split(jax.random.fold_in(key, i), 3)
+            is_init = i < K
+            n_idx = index_count(lengths, counts, init_count)
+            scores = index_fn(released_means, n_idx, t + 1, beta, unit_stddev)  # t_ℓ = t + 1
+            arm = jnp.where(is_init, i, choose(k_tie, scores, tie_break))
+            onehot = arms == arm
+            c_arm = jnp.sum(jnp.where(onehot, counts, 0), dtype=jnp.int32)
+            length = jnp.where(is_init, 1, jnp.maximum(c_arm, 1))  # per-arm doubling
+            n_eff = jnp.clip(horizon - t, 0, length)  # the last episode is truncated at T
+            total = reward_sum(k_sum, n_eff, jnp.sum(jnp.where(onehot, means, 0.0))).astype(jnp.float32)
+            n_rel = index_count(length, c_arm + length, init_count)
+            released = release(k_noise, total, length, n_rel, unit_stddev, noise)
+            upd = onehot & (n_eff == length)
+            pulls_at = pulls_at + jnp.where(onehot[None, :], jnp.clip(ckpts - t, 0, n_eff)[:, None], 0)
+            started = (~is_init) & (n_eff > 0)
+            episodes_at = episodes_at + (started & (ckpts >= t + 1)).astype(jnp.int32)
+            carry = (
+                counts + jnp.where(onehot, n_eff, 0),
+                jnp.where(upd, released, released_means),
+                jnp.where(upd, length, lengths),
+                t + n_eff,
+                pulls_at,
+                episodes_at,
+            )
+            return carry, None
+
+        m = ckpts.shape[0]
+        init = (
+            jnp.zeros(K, jnp.int32),
+            jnp.zeros(K, jnp.float32),
+            jnp.zeros(K, jnp.int32),
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((m, K), jnp.int32),
+            jnp.zeros(m, jnp.int32),
+        )
+        steps = jnp.arange(num_steps, dtype=jnp.int32)
+        (counts, _, _, _, pulls_at, episodes_at), _ = jax.lax.scan(body, init, steps)
+        regret = pulls_at.astype(jnp.float32) @ gaps
+        return regret, episodes_at, counts
+
+    return one
+
+
+def simulate(
+    learner: Learner,
+    params: Any,
+    means: ArrayLike,
+    key: PRNGKey,
+    horizon: int,
+    seeds: int = 100,
+    checkpoints: Any = "log",
+    *,
+    simulates: str,
+    budget: str | None,
+    guarantee: str | None,
+    calibrate: Callable[[Any], tuple[jax.Array, jax.Array]],
+    index_fn: Callable[..., jax.Array],
+    noise: Callable[[PRNGKey], jax.Array],
+    init_count: str,
+    tie_break: str,
+    chunk: int | None = None,
+    reward_sum: RewardSum = bernoulli_reward_sum,
+    private: bool = True,
+) -> Result:
+    """An episodic UCB policy's fast path (``Spec.fast_path``, ``FastPath(simulate, ...)``): ``learner``'s episodes.
+
+    ``simulates`` names the algorithm (``"AdaC-UCB (adac_ucb)"``), ``budget`` / ``guarantee`` its
+    budget field and guarantee (``None``: not private); ``calibrate``, ``index_fn``, ``noise``,
+    ``init_count`` and ``tie_break`` are the factory's. The per-call options are
+    ``simulate_ucb_episodes``'s.
+    """
+    if not isinstance(means, BernoulliParams):
+        means = BernoulliParams(means)
+    num_arms = int(jnp.shape(means.means)[-1])
+    horizon = _validate.horizon(horizon)
+    check_horizon(horizon, learner, "learner")
+    if horizon >= _sampling.MAX_COUNT:
+        raise ValueError(f"horizon must be < 2**24 (exact float32 Binomial counts), got {horizon}")
+    spec = spec_of(learner)
+    if spec.num_arms is not None and spec.num_arms != num_arms:
+        raise ValueError(f"the learner ({spec.name}) plays {spec.num_arms} arms but the instance has {num_arms} means")
+    check_params_class(learner, params, "learner", "params")
+    reasons = _validate.opt_outs(private, reward_sum=None if reward_sum is bernoulli_reward_sum else HOOK)
+    learner.check(params)
+    if budget is not None:
+        _validate.refuse_finite_budget(
+            f"simulate_ucb_episodes ({simulates})", budget, getattr(params, budget), reasons, guarantee, private
+        )
+    holds = bool(spec.private) and private and not reasons
+    bernoulli_bandit(num_arms).check(means)
+    ckpts = normalize_checkpoints(horizon, checkpoints)
+    one = _ucb_simulator(num_arms, horizon, ckpts, init_count, tie_break, reward_sum, calibrate, index_fn, noise)
+    ndims = spec_ndims(learner, bernoulli_bandit(num_arms))
+    regret, episodes, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk, ndims)
+    return Result(jnp.asarray(ckpts, jnp.int32), regret, None, None, private=holds, episodes=episodes, pulls=pulls)

@@ -20,6 +20,7 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -153,3 +154,12 @@ def binomial(key: PRNGKey, n: ArrayLike, p: ArrayLike) -> jax.Array:
     x_btrs = _btrs(k_btrs, jnp.where(small, 1e4, n), jnp.where(small, 0.5, q))
     x = jnp.where(small, x_inv, x_btrs)
     return jnp.where(flip, n - x, x).astype(jnp.int32)
+
+
+#: ``(key, n, mean) -> sum`` of ``n`` rewards of an arm of mean ``mean``: an episode simulator's reward-sum hook.
+RewardSum = Callable[[PRNGKey, jax.Array, jax.Array], jax.Array]
+
+
+def bernoulli_reward_sum(key: PRNGKey, n: jax.Array, mean: jax.Array) -> jax.Array:
+    """The exact reward sum of ``n`` Bernoulli(``mean``) pulls: one ``Binomial(n, mean)`` draw."""
+    return binomial(key, n, mean)

@@ -180,7 +180,7 @@ def adac_ucb(
         guarantee_holds=private and not reasons,
         name="adac_ucb",
         fast_path=FastPath(
-            "ucb",
+            _episodic_ucb.simulate,
             (
                 ("simulates", "AdaC-UCB (adac_ucb)"),
                 ("budget", "rho"),

@@ -126,7 +126,8 @@ def _adap_learner(
         index_fn=index_fn,
         noise=_episodic_ucb.laplace_noise,
         fast_path=FastPath(
-            "ucb", (("simulates", f"{_LABELS[component]} ({component})"), *_EPISODES, ("calibrate", calibrate))
+            _episodic_ucb.simulate,
+            (("simulates", f"{_LABELS[component]} ({component})"), *_EPISODES, ("calibrate", calibrate)),
         ),
     )
 

@@ -20,11 +20,31 @@ with ``δ = β``:
 The shared pieces (``dp_se_reps``, ``dp_se_threshold``, ``dp_se_eliminate``) are
 used by the step-level policy here and by the epoch-level simulator
 ``jaxpriv.bandits.episodic.dp_se``, so both run the same algorithm.
+
+**The exact epoch-level simulator** (``simulate``, DP-SE's ``Spec.fast_path``):
+
+Exact epoch-level simulation of DP-SE: one scan step per epoch.
+
+An epoch of DP-SE pulls each of the ``m`` active arms ``R_e`` times round-robin and
+then releases only the noisy epoch means; nothing inside the epoch depends on
+the individual rewards. For Bernoulli arms an epoch is therefore simulated
+exactly in one step: arm ``a``'s reward sum is one ``Binomial(R_e, μ_a)`` draw,
+the Laplace noise and the elimination are those of ``jaxpriv.bandits.dp_se``
+(the same ``dp_se_reps`` / ``dp_se_eliminate`` code), and the pulls up to any
+checkpoint ``h`` inside the epoch follow from the round-robin: with
+``L = h - t_start`` rounds played, the active arm of rank ``r`` has
+``⌊L/m⌋ + [r < L mod m]`` pulls. Once one arm is left, one more step plays it
+until ``T``. ``T = 10⁷`` then costs ``bitlen(T)//2 + 3`` scan steps per seed.
+
+The step-level policy is the reference; ``tests/bandits/test_bandits_dp_se.py`` checks
+that both give the same distribution of regret and of closed epochs.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import jax
@@ -33,10 +53,23 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, declare
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import (
+    Learner,
+    PRNGKey,
+    Spec,
+    check_params_class,
+    nonfinite_field,
+    poison_past_horizon,
+    spec_of,
+    zero_nonfinite,
+)
 from jaxpriv._kahan import KahanSum, kahan_add
-from jaxpriv.bandits._fast_path import FastPath
+from jaxpriv.bandits import _sampling
+from jaxpriv.bandits._fast_path import FastPath, episode_sweep
+from jaxpriv.bandits._sampling import RewardSum, bernoulli_reward_sum
+from jaxpriv.envs.bandits import BernoulliParams, bernoulli_bandit
 from jaxpriv.mechanisms import LAPLACE
+from jaxpriv.sim import Result, SimParams, normalize_checkpoints, spec_ndims
 from jaxpriv.theory import dp_se_regret_bound
 
 __all__ = [
@@ -295,5 +328,121 @@ def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True, private: bo
             nonfinite=state.nonfinite + bad,
         )
 
-    spec = Spec(private=private and not reasons, num_arms=K, fast_path=FastPath("dp_se"))
+    spec = Spec(private=private and not reasons, num_arms=K, fast_path=FastPath(simulate))
     return Learner(init_fn, act_fn, update_fn, check, T, nonfinite=nonfinite_field, spec=spec)
+
+
+# --- the exact epoch-level simulator (Spec.fast_path): one scan step per epoch ---------------------------
+
+#: Why a ``reward_sum`` hook voids the guarantee (``_validate.opt_outs``).
+HOOK = "the epoch's reward sums come from the hook, unclipped: one reward may move a sum by more than 1"
+
+
+def _round_robin_pulls(active: jax.Array, rounds: jax.Array) -> jax.Array:
+    """Pulls of each arm after ``rounds`` round-robin rounds over ``active`` (``rounds`` of any shape, int32).
+
+    Returns ``rounds.shape + [K]``.
+    """
+    m = jnp.maximum(jnp.sum(active, dtype=jnp.int32), 1)
+    rank = jnp.cumsum(active, dtype=jnp.int32) - 1
+    rounds = rounds[..., None]
+    pulls = rounds // m + (rank < rounds % m).astype(jnp.int32)
+    return jnp.where(active, pulls, 0)
+
+
+@lru_cache(maxsize=64)
+def _dp_se_simulator(
+    num_arms: int,
+    horizon: int,
+    checkpoints: tuple[int, ...],
+    reward_sum: RewardSum,
+) -> Callable[[PRNGKey, SimParams], tuple[jax.Array, jax.Array, jax.Array]]:
+    K, T = num_arms, horizon
+    # Epoch e lasts >= 2 R_e > 64 log(16) 4^e rounds, so fewer than log4(T) epochs close; one
+    # more step starts the epoch the horizon cuts (or plays the last arm to T).
+    num_steps = T.bit_length() // 2 + 3
+    ckpts = jnp.asarray(checkpoints, jnp.int32)
+
+    def one(key: PRNGKey, params: SimParams):
+        lp = params.learner
+        inv_epsilon, log_inv_beta = calibrate(lp, T)
+        means = jnp.broadcast_to(jnp.asarray(params.env.means, jnp.float32), (K,))
+        gaps = jnp.max(means) - means
+
+        def body(carry, i):
+            active, epochs, t, pulls_at, epochs_at = carry
+            k_sum, k_noise = jax.random.split(jax.random.fold_in(key, i), 2)
+            m = jnp.sum(active, dtype=jnp.int32)
+            epoch = epochs + 1
+            reps = dp_se_reps(epoch, m, inv_epsilon, log_inv_beta, T)
+            length = jnp.where(m > 1, m * reps, T - t)  # one arm left: play it to T
+            n_eff = jnp.clip(T - t, 0, length)
+            closes = (m > 1) & (n_eff == length)
+            sums = reward_sum(k_sum, jnp.where(active & closes, reps, 0), means).astype(jnp.float32)
+            _, kept = dp_se_eliminate(k_noise, sums, active, epoch, reps, inv_epsilon, log_inv_beta)
+            pulls_at = pulls_at + _round_robin_pulls(active, jnp.clip(ckpts - t, 0, n_eff))
+            epochs_at = epochs_at + (closes & (ckpts >= t + n_eff)).astype(jnp.int32)
+            carry = (
+                jnp.where(closes, kept, active),
+                epochs + closes.astype(jnp.int32),
+                t + n_eff,
+                pulls_at,
+                epochs_at,
+            )
+            return carry, None
+
+        nc = ckpts.shape[0]
+        init = (
+            jnp.ones(K, bool),
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((nc, K), jnp.int32),
+            jnp.zeros(nc, jnp.int32),
+        )
+        steps = jnp.arange(num_steps, dtype=jnp.int32)
+        (_, _, _, pulls_at, epochs_at), _ = jax.lax.scan(body, init, steps)
+        regret = pulls_at.astype(jnp.float32) @ gaps
+        return regret, epochs_at, pulls_at[-1]
+
+    return one
+
+
+def simulate(
+    learner: Learner,
+    params: DPSEParams,
+    means: ArrayLike,
+    key: PRNGKey,
+    horizon: int,
+    seeds: int = 100,
+    checkpoints: Any = "log",
+    *,
+    chunk: int | None = None,
+    reward_sum: RewardSum = bernoulli_reward_sum,
+    private: bool = True,
+) -> Result:
+    """DP-SE's fast path (``Spec.fast_path``, ``FastPath(simulate)``): ``learner``'s epochs.
+
+    The per-call options are ``simulate_dp_se_epochs``'s.
+    """
+    if not isinstance(means, BernoulliParams):
+        means = BernoulliParams(means)
+    spec = spec_of(learner)
+    K, T = validate_static(int(jnp.shape(means.means)[-1]), horizon)
+    if learner.horizon != T:
+        raise ValueError(f"horizon {T} differs from the learner's horizon {learner.horizon}: DP-SE's schedule uses T")
+    if spec.num_arms is not None and spec.num_arms != K:
+        raise ValueError(f"the learner ({spec.name}) plays {spec.num_arms} arms but the instance has {K} means")
+    if T >= _sampling.MAX_COUNT:
+        raise ValueError(f"horizon must be < 2**24 (exact float32 Binomial counts), got {T}")
+    check_params_class(learner, params, "learner", "params")
+    check_params(params)
+    learner.check(params)
+    reasons = _validate.opt_outs(private, reward_sum=None if reward_sum is bernoulli_reward_sum else HOOK)
+    _validate.refuse_finite_budget("simulate_dp_se_epochs (DP-SE)", "epsilon", params.epsilon, reasons, "ε-DP", private)
+    bernoulli_bandit(K).check(means)
+    ckpts = normalize_checkpoints(T, checkpoints)
+    one = _dp_se_simulator(K, T, ckpts, reward_sum)
+    ndims = spec_ndims(learner, bernoulli_bandit(K))
+    regret, epochs, pulls = episode_sweep(one, SimParams(params, means), key, seeds, chunk, ndims)
+    holds = bool(spec.private) and private and not reasons
+    return Result(jnp.asarray(ckpts, jnp.int32), regret, None, None, private=holds, episodes=epochs, pulls=pulls)

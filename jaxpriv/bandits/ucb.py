@@ -117,7 +117,7 @@ def ucb(
         guarantee_holds=False,  # not private
         name="ucb",
         fast_path=FastPath(
-            "ucb",
+            _episodic_ucb.simulate,
             (("simulates", "episodic UCB (ucb)"), ("budget", None), ("guarantee", None), ("calibrate", _calibrate)),
         ),
     )

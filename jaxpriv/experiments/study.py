@@ -41,22 +41,21 @@ depends on no swept value runs once and is repeated at every grid point.
 ``write_tidy(res)`` adds ``results.nc`` (a labelled ``xarray.Dataset``, ``jaxpriv.tidy``) and
 ``summary_long.csv`` (one row per learner, grid point and checkpoint: mean, SE, quantiles)
 when xarray and pandas are installed (the ``tidy`` extra); ``jaxpriv sweep`` calls it.
-Resuming is ``jaxpriv.sweep``'s own: each sweep saves to ``sweeps/g<block>.sweep.npz``
-(``l<learner>_g<block>`` in a comparison; ``save=``, written after every segment, with the fingerprint the
-engine checks: ``jaxpriv.sim._resume``), so running the same study into the same folder again resumes an
-interrupted sweep where it stopped, with the same numbers. A finished sweep's arrays are kept in
-``sweeps/g<block>.npz`` under the same fingerprint (what the learner and the environment
-compute, the horizon, seeds, chunk, segment, checkpoints, the seed keys and the block's params) and
-are not rerun; one written under another configuration (a changed grid, set, noise family, ...) is
-rerun, never relabelled, whether or not ``sweeps/study.json`` (the folder's stamp: a changed study
-file is refused) is there. A damaged file is an error naming it. A folder holding ``chunks/`` (the
-study runner before issue 37, whose per-chunk keys gave other numbers) is refused.
+Resuming is ``jaxpriv.sweep``'s own: the runner is a loop over ``jaxpriv.sweep(..., save=...)``, each sweep
+saving to ``sweeps/g<block>.sweep.npz`` (``l<learner>_g<block>`` in a comparison; written after every segment,
+with the fingerprint the engine checks), and no other file. Running the same study into the same folder again
+resumes an interrupted sweep where it stopped, with the same numbers, and reads a finished sweep back from its
+file without running anything (the engine returns it after checking its fingerprint: what the learner and the
+environment compute, the horizon, seeds, chunk, segment, checkpoints, the seed keys, the block's params, and an
+episode simulator with its options). A file written under another configuration (a changed grid, set, noise
+family, learner list, ...) is refused by ``jaxpriv.sweep``, naming the file and what differs, never relabelled.
+A damaged file is an error naming it. A folder holding ``chunks/`` (the study runner before issue 37, whose
+per-chunk keys gave other numbers) is refused.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -66,9 +65,8 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-import jaxpriv
 from jaxpriv import mechanisms, sim, stats
-from jaxpriv._base import as_key, spec_of
+from jaxpriv._base import spec_of
 from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
 from jaxpriv.experiments.figures import (
     Data,
@@ -81,7 +79,6 @@ from jaxpriv.experiments.figures import (
 )
 from jaxpriv.experiments.registry import Component
 from jaxpriv.experiments.study_file import Study, StudyLearner, at_horizon, load_study, parse_study
-from jaxpriv.sim import _resume
 
 __all__ = [
     "SHIPPED",
@@ -146,7 +143,8 @@ class StudyResult(NamedTuple):
       files: name -> path of the outputs (five; seven with a comparison's ``reference``).
       regret: ``[G, S, m]``, regret at the checkpoints (``[L, G, S, m]`` for a comparison).
       summary: the rows of ``summary.csv``.
-      resumed: the number of sweeps (one per learner and grid block) found finished on disk and not rerun.
+      resumed: the number of sweeps (one per learner and grid block) found finished on disk and not rerun
+        (``jaxpriv.sweep`` returned them from their save files without running a segment).
       computed: the number of sweeps run by this call (one resumed from its save file included).
       arrays: every array of ``results.npz`` by name (``regret``, ``loss``, ``best``, ... with the
         leading axes of ``regret``).
@@ -192,12 +190,6 @@ Unit = tuple[int, int]
 # --- the sweeps: one per learner and grid block, saved and resumed by the engine ------------------------------
 
 
-def _fingerprint(study: Study) -> str:
-    """The folder's stamp: a digest of the study file's contents and jaxpriv's version."""
-    text = json.dumps({"study": study.raw, "jaxpriv": jaxpriv.__version__}, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def _arm_size(study: Study, arm: StudyLearner) -> int:
     """The grid points ``arm`` runs: ``G``, or 1 when it depends on no swept value."""
     return study.size if arm.swept else 1
@@ -224,22 +216,15 @@ def _take(params: Any, axes: Any, idx: np.ndarray) -> Any:
 
 
 def _run_sweep(study: Study, arm: StudyLearner, block: int, save: Path, progress: Callable) -> dict[str, np.ndarray]:
-    """``jaxpriv.sweep`` of ``arm`` on grid block ``block`` with the study's seed as its key, saving to and
-    resuming from ``save``: the ``Result``'s fields ``[points, seeds, ...]``."""
-    params = _block_params(study, arm, block)
-    if arm.simulator == "episodes":  # the exact episode-level simulator: one compiled call, regret only
-        from jaxpriv import bandits
-
-        r = bandits.simulate_episodes(
-            arm.learner, params.learner, params.env, study.seed, study.horizon, study.seeds, study.checkpoints,
-            chunk=study.chunk, **arm.simulator_options,
-        )  # fmt: skip
-        progress(study.seeds * study.horizon, study.seeds * study.horizon)
-    else:
-        r = sim.sweep(
-            arm.learner, study.env, params, study.seed, study.horizon, study.seeds, study.checkpoints, study.chunk,
-            segment=study.segment, save=save, progress=progress,
-        )  # fmt: skip
+    """``jaxpriv.sweep`` of ``arm`` on grid block ``block`` with the study's seed as its key, saving to ``save``
+    (it resumes an interrupted sweep from it, and returns a finished one from it, after checking its fingerprint):
+    the ``Result``'s fields ``[points, seeds, ...]``."""
+    steps = arm.simulator == "steps"  # else its exact episode-level simulator: one compiled call, regret only
+    r = sim.sweep(
+        arm.learner, study.env, _block_params(study, arm, block), study.seed, study.horizon, study.seeds,
+        study.checkpoints, study.chunk, segment=study.segment if steps else None, save=save, progress=progress,
+        simulator=arm.simulator, simulator_options=arm.simulator_options,
+    )  # fmt: skip
     out = {}
     for name in FIELDS:
         value = getattr(r, name, None)
@@ -250,52 +235,6 @@ def _run_sweep(study: Study, arm: StudyLearner, block: int, save: Path, progress
             value = value[None]
         out[name] = value
     return out
-
-
-def _sweep_fingerprint(study: Study, arm: StudyLearner, block: int, code: tuple[str, str]) -> dict[str, Any]:
-    """What a finished sweep's file must match to be reused: the fingerprint ``jaxpriv.sweep(save=...)`` checks
-    (``jaxpriv.sim._resume.fingerprint`` of the same arguments: what the learner and the environment compute, the
-    horizon, seeds, chunk, segment, checkpoints, the seed keys and the block's params), the grid points' values
-    readably under ``grid points``, and in a comparison the learner's label."""
-    params = sim.canonical_params(_block_params(study, arm, block))
-    axes, size = sim.grid_axes(params, allow_grid=True, ndims=sim.spec_ndims(arm.learner, study.env))
-    keys = jax.random.split(as_key(study.seed), study.seeds)  # jaxpriv.sweep's keys
-    fp = _resume.fingerprint(
-        arm.learner, study.env, horizon=study.horizon, seeds=study.seeds, chunk=study.chunk, segment=study.segment,
-        checkpoints=study.checkpoints, keys=keys, params=params, axes=axes if size else None, code=code,
-    )  # fmt: skip
-    if arm.swept:
-        start = block * study.grid_chunk
-        idx = np.minimum(np.arange(start, start + study.grid_chunk), study.size - 1)
-        fp["grid points"] = {k: np.asarray(v)[idx].tolist() for k, v in study.grid.items()}
-    else:
-        fp["grid points"] = {}
-    if study.compare:
-        fp["learner"] = arm.label
-    if arm.simulator != "steps":
-        fp["simulator"] = {"name": arm.simulator, **arm.simulator_options}
-    return fp
-
-
-def _read_sweep(path: Path, fingerprint: dict[str, Any], sweeps: Path) -> dict[str, np.ndarray] | None:
-    """A finished sweep's arrays, or ``None`` when the file holds another configuration (rerun it).
-
-    Raises:
-      ValueError: the file is truncated or corrupted (named, with how to start over).
-    """
-    remedy = f"delete it to rerun that sweep (or delete {sweeps} to start the study over)"
-    try:
-        meta, arrays = _resume.read(path, remedy)
-    except _resume.OtherFormat as err:
-        print(f"{err.args[0].split(';')[0]}: rerunning it")
-        return None
-    wrong = _resume.differences(meta.get("fingerprint", {}), fingerprint)
-    if wrong:
-        print(f"{path} holds another configuration ({'; '.join(wrong)}): rerunning it")
-        return None
-    if "regret" not in arrays:
-        raise ValueError(f"{path} holds no regret array; {remedy}")
-    return arrays
 
 
 def _check_out(out: Path) -> Path:
@@ -315,41 +254,13 @@ def _check_out(out: Path) -> Path:
         raise ValueError(f"out={str(out)!r} must be a folder, but a part of that path is a file") from None
     except OSError as err:
         raise ValueError(f"out={str(out)!r}: cannot create the folder ({err.strerror or err})") from None
-    _resume.check_writable(out / "sweeps" / "study.json", "out")
-    return out
-
-
-def _check_stamp(stamp: Path, fingerprint: str, out: Path) -> None:
-    """Refuse a folder whose stamp names another study; a damaged stamp leaves every sweep to its own check."""
-    if not stamp.exists():
-        return
+    probe = out / "sweeps" / f".probe.{os.getpid()}"
     try:
-        stamped = json.loads(stamp.read_text()).get("fingerprint")
-    except (ValueError, AttributeError, OSError):
-        return  # a damaged stamp: every finished sweep is checked on its own, an interrupted one by jaxpriv.sweep
-    if stamped != fingerprint:
-        raise ValueError(
-            f"{out} holds sweeps of a different study (the file or jaxpriv changed since): "
-            f"delete {stamp.parent} or choose another --out"
-        )
-
-
-def _finished_sweeps(
-    study: Study, units: list[Unit], files: dict[Unit, Path], sweeps: Path
-) -> tuple[dict[Unit, dict[str, np.ndarray]], dict[Unit, dict[str, Any]]]:
-    """``(arrays of the finished sweeps on disk that match their fingerprint, the fingerprint of every unit)``."""
-    codes = {}
-    for i, arm in enumerate(study.learners):
-        axes, size = sim.grid_axes(arm.params, allow_grid=True, ndims=sim.spec_ndims(arm.learner, study.env))
-        codes[i] = _resume.computation(arm.learner, study.env, arm.params, axes if size else None)
-    prints = {u: _sweep_fingerprint(study, study.learners[u[0]], u[1], codes[u[0]]) for u in units}
-    parts: dict[Unit, dict[str, np.ndarray]] = {}
-    for u in units:
-        if files[u].exists():
-            arrays = _read_sweep(files[u], prints[u], sweeps)
-            if arrays is not None:
-                parts[u] = arrays
-    return parts, prints
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        raise ValueError(f"out={str(out)!r}: cannot write a file in {probe.parent} ({err.strerror or err})") from None
+    return out
 
 
 def _assemble(study: Study, parts: dict[Unit, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -382,7 +293,7 @@ def run_study(
 
     Every learner (and grid block) is one ``jaxpriv.sweep`` with the study's ``seed`` as its key and
     ``save=<out>/sweeps/g<block>.sweep.npz`` (``l<learner>_g<block>`` in a comparison): an interrupted sweep
-    resumes from the engine's save file, a finished one is kept in ``<out>/sweeps/g<block>.npz`` and not rerun.
+    resumes from that file, and a finished one is read back from it and not rerun.
 
     Args:
       path: the study file (TOML).
@@ -405,7 +316,7 @@ def run_study(
     Raises:
       ValueError: a bad study file or path (before anything compiles), an output folder
         that is a file, lies under one or cannot be written, an output folder holding
-        sweeps of a different study or the chunk files of an older jaxpriv, or a damaged
+        a sweep of another configuration or the chunk files of an older jaxpriv, or a damaged
         save file (named).
     """
     study = load_study(resolve_study(path), smoke, edit)
@@ -425,29 +336,14 @@ def _run(study: Study, out: Path, progress: bool, after_segment: Callable[[int],
     from tqdm.auto import tqdm
 
     sweeps = out / "sweeps"
-    stamp = sweeps / "study.json"
-    fingerprint = _fingerprint(study)
-    _check_stamp(stamp, fingerprint, out)
-
     units = [(i, b) for i, arm in enumerate(study.learners) for b in range(_blocks(study, arm))]
     prefix = (lambda i: f"l{i:02d}_") if study.compare else (lambda i: "")
-    names = {u: f"{prefix(u[0])}g{u[1]:04d}" for u in units}
-    files = {u: sweeps / f"{names[u]}.npz" for u in units}
-    saves = {u: sweeps / f"{names[u]}.sweep.npz" for u in units}
-    # Each finished sweep's file carries the fingerprint of its configuration and grid points: checked first.
-    parts, prints = _finished_sweeps(study, units, files, sweeps)
-    stamp.write_text(json.dumps({"fingerprint": fingerprint, "study": study.raw}, indent=2, default=str))
-    done = len(parts)
-    interrupted = sum(1 for u in units if u not in parts and saves[u].exists())
-    if done or interrupted:
-        print(
-            f"resuming {study.name}: {done} of {len(units)} sweeps found in {sweeps}, not recomputed"
-            + (f"; {interrupted} interrupted, resumed from jaxpriv.sweep's save file" if interrupted else "")
-        )
+    saves = {u: sweeps / f"{prefix(u[0])}g{u[1]:04d}.sweep.npz" for u in units}
+    found = sum(1 for u in units if saves[u].exists())  # finished or interrupted: jaxpriv.sweep tells which
     per_unit = study.seeds * study.horizon
     bar = tqdm(
-        total=len(units) * per_unit, initial=done * per_unit, desc=study.name, unit="seed-step", unit_scale=True,
-        disable=not progress, file=sys.stderr,
+        total=len(units) * per_unit, desc=study.name, unit="seed-step", unit_scale=True, disable=not progress,
+        file=sys.stderr,
     )  # fmt: skip
     state = {"seen": 0, "segments": 0}
 
@@ -459,18 +355,24 @@ def _run(study: Study, out: Path, progress: bool, after_segment: Callable[[int],
             after_segment(state["segments"])
 
     start = time.perf_counter()
-    computed = 0
+    parts: dict[Unit, dict[str, np.ndarray]] = {}
+    done = computed = 0
     try:
         for unit in units:
-            if unit in parts:
-                continue
-            state["seen"] = 0
-            arrays = _run_sweep(study, study.learners[unit[0]], unit[1], saves[unit], advance)
-            _resume.write(files[unit], {"fingerprint": prints[unit], "unit": list(unit)}, arrays)
-            parts[unit] = arrays
-            computed += 1
+            state["seen"], before = 0, state["segments"]
+            parts[unit] = _run_sweep(study, study.learners[unit[0]], unit[1], saves[unit], advance)
+            if state["segments"] == before:  # nothing ran: jaxpriv.sweep returned the finished sweep it saved
+                done += 1
+                bar.update(per_unit)
+            else:
+                computed += 1
     finally:
         bar.close()
+    if found:
+        print(
+            f"resumed {study.name}: {done} of {len(units)} sweeps found finished in {sweeps}, not recomputed"
+            + (f"; {found - done} interrupted, resumed from jaxpriv.sweep's save file" if found > done else "")
+        )
     seconds = time.perf_counter() - start
     return _write_outputs(study, out, _assemble(study, parts), done, computed, seconds)
 

@@ -113,8 +113,6 @@ reads the file first (refusing a folder, a missing or unreadable file).
 from __future__ import annotations
 
 import difflib
-import importlib
-import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -130,7 +128,6 @@ from jaxpriv._base import check_horizon, spec_of
 from jaxpriv.experiments import registry
 from jaxpriv.experiments.imports import HOW, import_component_module, load_entry_points
 from jaxpriv.experiments.registry import Bound, Component
-from jaxpriv.sim import _resume
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -163,13 +160,6 @@ SMOKE_KEYS = ("horizon", "horizons", "seeds", "seed", "chunk", "segment", "grid_
               "set", "learners")  # fmt: skip
 #: The simulators a learner may name: ``jaxpriv.sweep`` (every learner) or its exact episode-level one.
 SIMULATORS = ("steps", "episodes")
-#: The environments each episode simulator runs on (``Spec.fast_path.module`` -> env names).
-EPISODE_ENVS = {
-    "ucb": ("bernoulli_bandit",),
-    "dp_se": ("bernoulli_bandit",),
-    "gope": ("linear_bandit",),
-    "lazy": ("bernoulli_bandit",),
-}
 # The keys of a comparison study: the learners, the shared axes, the reference learner's label.
 COMPARE_KEYS = ("learners", "grid", "reference")
 
@@ -1074,7 +1064,8 @@ def _check_traces(source: Path, learner: Any, env: Any, params: Any, section: st
     naming the section, before anything compiles.
     """
     axes, _ = sim.grid_axes(params, allow_grid=True, ndims=sim.spec_ndims(learner, env))
-    point = _resume.abstract_point(params, axes)
+    one = lambda leaf, axis: jnp.asarray(leaf) if axis is None else jnp.asarray(leaf)[0]
+    point = jax.eval_shape(lambda: jax.tree.map(one, params, axes))  # one grid point, abstract
     key = jax.eval_shape(lambda: jax.random.key(0))
     for where, fn, sub in ((f"{section}.params", learner.init, point.learner), ("env.params", env.reset, point.env)):
         try:
@@ -1084,10 +1075,6 @@ def _check_traces(source: Path, learner: Any, env: Any, params: Any, section: st
 
 
 # --- the simulator and the figures ---------------------------------------------------------------------------
-
-
-#: The episode simulators' per-call options a file may not set (hooks and what the runner passes).
-_RUN_OPTIONS = ("chunk", "reward_sum", "reward_sums", "private")
 
 
 def _simulator(
@@ -1112,16 +1099,10 @@ def _simulator(
         name = spec_of(learner).name or table.get("name")
         raise _fail(source, key, f"{name} has no exact episode simulator (its spec's fast_path is None): "
                     'use simulator = "steps" (jaxpriv.sweep)')  # fmt: skip
-    envs_ok = EPISODE_ENVS.get(fast_path.module, ())
-    if env_name not in envs_ok:
+    if env_name not in fast_path.envs:
         raise _fail(source, key, f"the episode simulator of {spec_of(learner).name} runs on [env] name = "
-                    f"{' or '.join(map(repr, envs_ok))}, not {env_name!r}")  # fmt: skip
-    simulate = importlib.import_module(f"jaxpriv.bandits.episodic.{fast_path.module}").simulate
-    bound = {name for name, _ in fast_path.options}
-    allowed = sorted(
-        name for name, p in inspect.signature(simulate).parameters.items()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in bound and name not in _RUN_OPTIONS
-    )  # fmt: skip
+                    f"{' or '.join(map(repr, fast_path.envs))}, not {env_name!r}")  # fmt: skip
+    allowed = fast_path.file_options()
     for option in options:
         if option not in allowed:
             raise _fail(source, f"{key}.{option}", f"the episode simulator of {spec_of(learner).name} takes no "

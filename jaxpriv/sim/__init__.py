@@ -9,45 +9,17 @@ One file per job, each importing only the ones above it:
   seed through the same keys and transition, recording what a ``record`` hook asks for).
 * ``_seeds``: seed keys, padding and sharding over devices, batching over seeds (``map_seeds``,
   ``map_seeds_and_grid``), several processes.
-* ``_resume``: the fingerprint of a configuration and atomic, checked save files (also used by
-  the study runner, ``jaxpriv.experiments.study``).
-* ``_driver``: seed chunks × horizon segments, save and resume.
-* ``_sweep``: ``sweep`` and ``summarize``.
+* ``_resume``: the fingerprint of a configuration and atomic, checked save files.
+* ``_driver``: seed chunks × horizon segments, save and resume (a finished sweep's file is its result).
+* ``_sweep``: ``sweep`` (step by step, or by a learner's exact episode simulator) and ``summarize``.
 
-Everything is re-exported here: ``jaxpriv.sim.X`` is the name to use, private names included.
+The public names are re-exported here (``jaxpriv.sim.X``); the private ones are used from their own
+files (``from jaxpriv.sim import _scan``; ``_scan._run``), by the package and its tests alike.
 """
 
-# The private names are re-exported for the tests and jaxpriv.testing (``sim._run``, ``sim._init_carry``, ...).
-# ruff: noqa: F401
-
-from jaxpriv.sim._check import (
-    _call_check,
-    _changed,
-    _check_leaves,
-    _describe,
-    _prepare,
-    _shapes,
-    check_compatible,
-)
-from jaxpriv.sim._driver import (
-    _advance_jit,
-    _Driver,
-    _fingerprint,
-    _init_jit,
-    _key_leaf,
-    _load,
-    _outputs_jit,
-    _over_seeds_and_grid,
-    _restore,
-    _save,
-    _summary_jit,
-)
+from jaxpriv.sim._check import check_compatible
 from jaxpriv.sim._params import (
     SimParams,
-    _is_params_node,
-    _leaf_axis,
-    _one_point,
-    _params_leaves,
     canonical_params,
     grid_axes,
     log_checkpoints,
@@ -55,45 +27,20 @@ from jaxpriv.sim._params import (
     spec_ndims,
 )
 from jaxpriv.sim._scan import (
-    _COMPILES,
     COMPILED_KINDS,
     Carry,
     CheckpointRows,
     Result,
     Rollout,
     StepRecord,
-    _advance,
-    _checkpoint_form,
-    _init_carry,
-    _outputs,
-    _reports_gap,
-    _rollout,
-    _rollout_jit,
-    _run,
-    _run_jit,
-    _start,
-    _step,
-    _transition,
     compile_count,
     counts_compiles,
     default_record,
     rollout,
     run,
 )
-from jaxpriv.sim._seeds import (
-    _device_width,
-    _gather_accumulator,
-    _gather_result,
-    _pad_seeds,
-    _shard_seeds,
-    _take_seeds,
-    map_seeds,
-    map_seeds_and_grid,
-    padded_seed_keys,
-    take_seeds,
-    use_cpu_cores,
-)
-from jaxpriv.sim._sweep import _sweep_jit, summarize, sweep
+from jaxpriv.sim._seeds import map_seeds, map_seeds_and_grid, padded_seed_keys, take_seeds, use_cpu_cores
+from jaxpriv.sim._sweep import summarize, sweep
 
 __all__ = [
     "COMPILED_KINDS",

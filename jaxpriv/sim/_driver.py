@@ -4,7 +4,10 @@
 ``progress``: memory is a chunk's carry plus the outputs, whatever the horizon and seed count.
 After every segment the carry (and the finished chunks' outputs or statistics) can be saved
 atomically with the configuration's fingerprint (``jaxpriv.sim._resume``), and a sweep resumes
-from such a file with the same numbers as an uninterrupted one.
+from such a file with the same numbers as an uninterrupted one. After the last chunk the file holds
+the finished sweep (no carry, every chunk done): a rerun returns it without running anything. An
+episode simulation (``sweep(..., simulator="episodes")``) saves its finished ``Result`` the same way
+(``_save_result`` / ``_load_result``).
 """
 
 from __future__ import annotations
@@ -79,12 +82,12 @@ class _Driver:
         if save is not None and save.exists():
             first_chunk, first_segment, carry_leaves, done, acc = _load(save, fingerprint)
             if progress is True:
-                print(
-                    f"jaxpriv: resuming {save} at chunk {first_chunk + 1}/{n_chunks}, "
-                    f"segment {first_segment + 1}/{n_segments}",
-                    file=sys.stderr,
-                    flush=True,
+                where = (
+                    "the finished sweep: nothing to run"
+                    if first_chunk >= n_chunks
+                    else f"chunk {first_chunk + 1}/{n_chunks}, segment {first_segment + 1}/{n_segments}"
                 )
+                print(f"jaxpriv: resuming {save} at {where}", file=sys.stderr, flush=True)
         total = n * self.horizon
         width = _device_width(chunk)  # the compiled chunk: a multiple of the device count
         for c in range(first_chunk, n_chunks):  # a driver loop over compiled chunks, not over seeds
@@ -123,10 +126,8 @@ class _Driver:
             else:
                 keep = int(valid.sum())
                 done.append(tuple(None if x is None else _take_seeds(np.asarray(x), keep, self.grid) for x in out))
-            if save is not None and c < n_chunks - 1:
+            if save is not None:  # after the last chunk: the finished result, returned by a rerun
                 _save(save, fingerprint, c + 1, 0, None, done, acc)
-        if save is not None and save.exists():
-            save.unlink()
         if self.stats is not None:
             return acc
         axis = 1 if self.grid else 0
@@ -163,18 +164,28 @@ def _save(path: Path, fingerprint: dict, chunk: int, segment: int, carry: Any, d
             arrays[f"acc_{name}"] = x
     meta = {"fingerprint": fingerprint, "chunk": chunk, "segment": segment}
     meta |= {"done": len(done), "carry": carry is not None}
-    _resume.write(path, meta, arrays)
+    _resume.write(path, meta, arrays)  # "chunk" = the number of chunks: the finished sweep
 
 
-def _load(path: Path, fingerprint: dict) -> tuple:
-    remedy = "delete it to start the sweep over, or pass another save="
-    meta, z = _resume.read(path, remedy)
+_REMEDY = "delete it to start the sweep over, or pass another save="
+
+
+def _read_checked(path: Path, fingerprint: dict) -> tuple[dict, dict]:
+    """``(meta, arrays)`` of a save file written under ``fingerprint``; ``ValueError`` naming what differs."""
+    meta, z = _resume.read(path, _REMEDY)
     saved = meta.get("fingerprint", {})
     wrong = _resume.differences(saved, fingerprint)
     if saved.get("layout", "vmap_scan") != "vmap_scan":  # only files saved under a removed layout have the field
+        wrong = [w for w in wrong if not w.startswith("layout:")]
         wrong.insert(0, f"layout: saved {saved['layout']!r}, a batching jaxpriv no longer has (now 'vmap_scan' only)")
     if wrong:
-        raise ValueError(f"{path} was written by another sweep configuration ({'; '.join(wrong)}); {remedy}")
+        raise ValueError(f"{path} was written by another sweep configuration ({'; '.join(wrong)}); {_REMEDY}")
+    return meta, z
+
+
+def _load(path: Path, fingerprint: dict) -> tuple:
+    remedy = _REMEDY
+    meta, z = _read_checked(path, fingerprint)
     try:
         leaves = None
         if meta["carry"]:
@@ -204,3 +215,26 @@ def _restore(template: Any, leaves: list[np.ndarray]) -> Any:
                 raise ValueError(f"the saved carry has a leaf {x.shape} {x.dtype}, expected {t.shape} {t.dtype}")
             out.append(jnp.asarray(x))
     return jax.device_put(jax.tree.unflatten(treedef, out), jax.tree.map(lambda t: t.sharding, template))
+
+
+#: The arrays of an episode simulation's ``Result`` a save file holds (``sweep(simulator="episodes")``).
+_EPISODE_FIELDS = ("steps", "regret", "episodes", "pulls")
+
+
+def _save_result(path: Path, fingerprint: dict, result: Result) -> None:
+    """Save a finished episode simulation's ``Result`` (one compiled call: no carry, no chunks)."""
+    arrays = {name: np.asarray(getattr(result, name)) for name in _EPISODE_FIELDS}
+    meta = {"fingerprint": fingerprint, "complete": True, "private": result.private}
+    _resume.write(path, meta, arrays)
+
+
+def _load_result(path: Path, fingerprint: dict) -> Result:
+    """The ``Result`` a finished episode simulation saved (``_save_result``), its fingerprint checked."""
+    meta, z = _read_checked(path, fingerprint)
+    try:
+        arrays = {name: jnp.asarray(z[name]) for name in _EPISODE_FIELDS}
+        private = meta["private"]
+    except KeyError as err:
+        raise _resume.DamagedFile(f"{path} is incomplete (KeyError: {err}); {_REMEDY}") from None
+    return Result(arrays["steps"], arrays["regret"], None, None, private=private, episodes=arrays["episodes"],
+                  pulls=arrays["pulls"])  # fmt: skip

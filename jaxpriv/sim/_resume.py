@@ -205,17 +205,21 @@ def fingerprint(
     axes: Any = None,
     stats: Any = None,
     code: tuple[str, str] | None = None,
+    simulator: str = "steps",
+    simulator_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What a saved run must match to be resumed, field by field (a JSON-able dict).
 
     ``keys`` are the run's seed keys; ``params`` its (canonical, float32) params with
     ``axes`` their grid axes. See the module docstring for the ``* computation`` fields;
     ``code`` passes them when already computed (``computation``, once for many runs of
-    the same components).
+    the same components). ``simulator`` is ``"steps"`` (the engine's scan) or ``"episodes"``
+    (the learner's exact episode simulator, ``Spec.fast_path``) with its per-call options
+    (a function, such as a hook, by its module and name).
     """
     learner_code, env_code = computation(learner, env, params, axes) if code is None else code
     env_static = static_arguments(env) | {"relative": bool(env.relative), "horizon": env.horizon}
-    return {
+    out = {
         "learner": function_name(learner.init),
         "learner static arguments": static_arguments(learner) | {"horizon": learner.horizon},
         "learner computation": learner_code,
@@ -233,16 +237,30 @@ def fingerprint(
         # The compiled batch is padded to a multiple of the device count: float32 rounding may differ.
         "jax": f"{jax.__version__} on {jax.default_backend()}, {jax.local_device_count()} device(s)",
     }
+    if simulator != "steps":  # a step-level sweep's fingerprint has no such field (files saved before it resume)
+        options = sorted((simulator_options or {}).items())
+        out["simulator"] = {"name": simulator} | {k: _option(v) for k, v in options}
+    return out
+
+
+def _option(value: Any) -> Any:
+    """A simulator option as a JSON-able fingerprint entry: a function by its name, a number or string as it is."""
+    if callable(value):
+        return function_name(value)
+    if isinstance(value, float) and not np.isfinite(value):
+        return repr(value)
+    return value if value is None or isinstance(value, (bool, int, float, str)) else repr(value)
 
 
 def differences(saved: dict[str, Any], now: dict[str, Any]) -> list[str]:
-    """``"field: saved X, now Y"`` for every field of ``now`` that ``saved`` does not match.
+    """``"field: saved X, now Y"`` for every field of ``now`` that ``saved`` does not match, and every field
+    ``saved`` has that ``now`` lacks (``<absent>``: a file of an episode simulation read by a step-level sweep).
 
     Dict-valued fields (static arguments) name only their differing entries.
     """
     out = []
-    for field, value in now.items():
-        old = saved.get(field)
+    for field in {**saved, **now}:
+        old, value = saved.get(field, "<absent>"), now.get(field, "<absent>")
         if old == value:
             continue
         if isinstance(old, dict) and isinstance(value, dict):

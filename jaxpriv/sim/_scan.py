@@ -46,8 +46,10 @@ class Result(NamedTuple):
         against the exact comparator of each prefix (eq. (1) of Smith &
         Thakurta 2013); for environments without a comparator (bandits), the
         cumulative pseudo-regret.
-      loss: ``[..., m]``, the cumulative loss ``sum_{s<=t} f_s(w_s)``.
-      best: ``[..., m]``, the comparator's cumulative loss (``loss - regret``).
+      loss: ``[..., m]``, the cumulative loss ``sum_{s<=t} f_s(w_s)`` (``None`` for an
+        episode simulation, which draws each episode's reward sum, not the rounds' losses).
+      best: ``[..., m]``, the comparator's cumulative loss (``loss - regret``; ``None`` for an
+        episode simulation).
       gap: ``[..., m]`` or ``None``: the ``gap`` the comparator returns with ``best``
         (``ComparatorFn``): for a comparator solved numerically, a certified bound on the
         solver's suboptimality, ``best - min_{w∈C} sum f_s(w) <= gap``, so the exact regret
@@ -69,6 +71,11 @@ class Result(NamedTuple):
         an ablation: ``private=False`` at construction); ``None`` for a learner without a
         spec (a user's own). A plain bool, not an array; the guarantee's level is the budget
         in the params (``inf``: none).
+      episodes: ``[..., m]`` int32 or ``None``: for an exact episode-level simulation
+        (``sweep(..., simulator="episodes")``, ``Spec.fast_path``), the episodes (phases,
+        epochs, releases) started at or before each checkpoint, after the initial pulls, as
+        the step-level state counts them; ``None`` for a step-level run.
+      pulls: ``[..., K]`` int32 or ``None``: for an episode simulation, each arm's pulls at ``T``.
 
     Leading axes are ``[grid, seeds]`` for a sweep over a grid, ``[seeds]``
     for a sweep over seeds, none for a single run.
@@ -76,12 +83,14 @@ class Result(NamedTuple):
 
     steps: jax.Array
     regret: jax.Array
-    loss: jax.Array
-    best: jax.Array
+    loss: jax.Array | None
+    best: jax.Array | None
     gap: jax.Array | None = None
     nonfinite_inputs: jax.Array | None = None
     nonfinite_steps: jax.Array | None = None
     private: bool | None = None
+    episodes: jax.Array | None = None
+    pulls: jax.Array | None = None
 
     def per_step_loss(self) -> jax.Array:
         """Per-step losses (exact when the checkpoints are every step)."""
@@ -513,7 +522,7 @@ def rollout(
     of ``run(learner, env, params, key, horizon)``, and those of seed ``i`` of ``sweep`` with base
     key ``k`` when ``key = jax.random.split(k, seeds)[i]``: the same random numbers and the same
     operations, compiled into another program, so equal up to float32 rounding where XLA fuses the
-    two differently (bit for bit in ``tests/engine/test_rollout.py``, on a CPU, for the losses of an
+    two differently (bit for bit in ``tests/sim/test_rollout.py``, on a CPU, for the losses of an
     OCO learner and the plays of a bandit policy; PFTAL's state one ulp apart). ``run`` adds the per-step losses and
     regrets with Kahan compensation (``jaxpriv._kahan``) and the comparator's regret at the
     checkpoints; a rollout returns the per-step values themselves. Batch it over seeds with

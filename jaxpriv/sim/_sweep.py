@@ -8,7 +8,8 @@ Without ``segment``, ``stats``, ``save`` or ``progress`` a sweep is one compiled
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,8 @@ from jaxpriv import _validate
 from jaxpriv._base import Env, Learner, PRNGKey, as_key, engine_jit, spec_of
 from jaxpriv.sim import _resume
 from jaxpriv.sim._check import _prepare
-from jaxpriv.sim._driver import _Driver, _fingerprint
-from jaxpriv.sim._params import SimParams, normalize_checkpoints
+from jaxpriv.sim._driver import _Driver, _fingerprint, _load_result, _save_result
+from jaxpriv.sim._params import SimParams, canonical_params, grid_axes, normalize_checkpoints, spec_ndims
 from jaxpriv.sim._scan import Result, _run, counts_compiles
 from jaxpriv.sim._seeds import (
     _device_width,
@@ -66,6 +67,8 @@ def sweep(
     stats: Stats | None = None,
     save: str | os.PathLike | None = None,
     progress: bool | Callable[[int, int], None] = False,
+    simulator: str = "steps",
+    simulator_options: Mapping[str, Any] | None = None,
 ) -> Result | SweepStats:
     """Run many seeds, and a grid of params values, in one compiled call.
 
@@ -132,14 +135,37 @@ def sweep(
         ``"seeds_last"``) is refused too. A truncated, corrupted or edited file (the checksum
         covers its metadata too) is a ``ValueError`` naming it; a path that cannot
         be written (a folder, under a file, read-only) is refused before anything
-        runs. Deleted when the sweep finishes.
+        runs. When the sweep finishes the file holds its result: the same call then
+        returns it (after the same check) without running anything.
       progress: ``True`` prints one line per segment to stderr; a callable is
-        called as ``progress(done, total)`` in seed-steps.
+        called as ``progress(done, total)`` in seed-steps (never when the result is read
+        back from a finished ``save`` file: nothing runs).
+      simulator: ``"steps"`` (the engine's scan, every learner) or ``"episodes"``: the
+        learner's exact episode-level simulator (``Spec.fast_path``: AdaC-UCB, AdaP-UCB,
+        GOPE, DP-SE, ...), on the environment it is exact for (``FastPath.envs``), in one
+        compiled call with the same seed keys (no ``segment`` or ``stats``); its ``Result``
+        has no ``loss`` or ``best`` but the episodes started and each arm's pulls
+        (``Result.episodes``, ``Result.pulls``). ``save`` works the same way: the finished
+        result is saved, and returned by a rerun after its fingerprint (which includes the
+        simulator and its options) is checked.
+      simulator_options: the episode simulator's per-call options (``instance``,
+        ``exact_pulls``, a ``reward_sum`` hook with ``private=False``, ...; see
+        ``jaxpriv.bandits.episodic``).
 
     Returns:
       A ``Result`` with arrays of shape ``[G, seeds, m]`` (or ``[seeds, m]``
       when nothing is swept), or a ``SweepStats`` when ``stats`` is given.
+      With ``save``, a file that holds the finished sweep returns its result
+      without running anything.
     """
+    simulator = _validate.choice("simulator", simulator, ("steps", "episodes"))
+    if simulator == "episodes":
+        return _sweep_episodes(
+            learner, env, params, key, horizon, seeds, checkpoints, chunk, segment, stats, save, progress,
+            dict(simulator_options or {}),
+        )  # fmt: skip
+    if simulator_options:
+        raise ValueError("simulator_options are the episode simulator's options: pass simulator='episodes' too")
     horizon = _validate.horizon(horizon)
     seeds = _validate.positive_int("seeds", seeds)
     if chunk is not None:
@@ -166,21 +192,84 @@ def sweep(
         result = Result(jnp.asarray(ckpts, jnp.int32), *out, private=spec_of(learner).private)
         return _gather_result(result, axes is not None)
     driver = _Driver(learner, env, horizon, ckpts, axes, params, chunk or local, segment or horizon, stats)
+    save = _save_path(save)
+    fingerprint = None
     if save is not None:
-        if not isinstance(save, (str, os.PathLike)) or not str(save):
-            raise ValueError(f"save must be a file path (a str or os.PathLike), got {save!r}")
-        save = Path(save)
-        if procs > 1:
-            save = save.with_name(f"{save.name}.process{pid}")
-        save = _resume.check_writable(save, "save")  # before anything runs
         fingerprint = _fingerprint(learner, env, horizon, seeds, chunk, segment, ckpts, all_keys, params, stats, axes)
         fingerprint["process"] = f"{pid} of {procs}"
-    else:
-        fingerprint = None
     out = driver.run(keys, save, fingerprint, progress)
     if stats is None:
         return _gather_result(out._replace(private=spec_of(learner).private), axes is not None)
     return finalize(stats, _gather_accumulator(out), np.asarray(ckpts))._replace(private=spec_of(learner).private)
+
+
+def _save_path(save: Any) -> Path | None:
+    """``save`` as this process's file (``.process<i>`` with several processes), refused before anything runs
+    when it cannot be written."""
+    if save is None:
+        return None
+    if not isinstance(save, (str, os.PathLike)) or not str(save):
+        raise ValueError(f"save must be a file path (a str or os.PathLike), got {save!r}")
+    save = Path(save)
+    if jax.process_count() > 1:
+        save = save.with_name(f"{save.name}.process{jax.process_index()}")
+    return _resume.check_writable(save, "save")
+
+
+def _sweep_episodes(
+    learner: Learner, env: Env, params: SimParams, key: PRNGKey, horizon: int, seeds: int, checkpoints: Any,
+    chunk: int | None, segment: int | None, stats: Stats | None, save: Any, progress: Any, options: dict[str, Any],
+) -> Result:  # fmt: skip
+    """``sweep(..., simulator="episodes")``: the learner's exact episode simulator, saved and resumed whole."""
+    spec = spec_of(learner)
+    fast_path = spec.fast_path
+    if fast_path is None:
+        raise ValueError(
+            f"{spec.name or 'this learner'} has no exact episode simulator (its spec's fast_path is None): "
+            "run it step by step (simulator='steps')"
+        )
+    env_name = spec_of(env).name
+    if env_name not in fast_path.envs:
+        raise ValueError(
+            f"the episode simulator of {spec.name} runs on {' or '.join(fast_path.envs)}, not {env_name or 'this env'}"
+        )
+    if segment is not None or stats is not None:
+        raise ValueError(
+            "segment and stats are the step-level driver's: simulator='episodes' runs in one compiled call "
+            "(pass chunk to bound its memory)"
+        )
+    if not isinstance(params, SimParams):
+        raise ValueError(f"params must be a SimParams(learner_params, env_params), got {type(params).__name__}")
+    for name in ("chunk", "seeds", "horizon", "checkpoints", "key"):
+        if name in options:
+            raise ValueError(f"simulator_options must not set {name!r}: it is sweep's own argument")
+    horizon = _validate.horizon(horizon)
+    seeds = _validate.positive_int("seeds", seeds)
+    if chunk is not None:
+        chunk = _validate.positive_int("chunk", chunk)
+    ckpts = normalize_checkpoints(horizon, checkpoints)
+    save = _save_path(save)
+    if save is not None:
+        canonical = canonical_params(params)
+        axes, size = grid_axes(canonical, allow_grid=True, ndims=spec_ndims(learner, env))
+        fingerprint = _resume.fingerprint(
+            learner, env, horizon=horizon, seeds=seeds, chunk=chunk, segment=None, checkpoints=ckpts,
+            keys=jax.random.split(as_key(key), seeds), params=canonical, axes=axes if size else None,
+            simulator="episodes", simulator_options=options,
+        )  # fmt: skip
+        fingerprint["process"] = f"{jax.process_index()} of {jax.process_count()}"
+        if save.exists():
+            if progress is True:
+                print(f"jaxpriv: {save} holds the finished simulation: nothing to run", file=sys.stderr, flush=True)
+            return _load_result(save, fingerprint)
+    result = fast_path(learner, params.learner, params.env, key, horizon, seeds, ckpts, chunk=chunk, **options)
+    if save is not None:
+        _save_result(save, fingerprint, result)
+    if callable(progress):
+        progress(seeds * horizon, seeds * horizon)
+    elif progress:
+        print(f"jaxpriv: {seeds} seeds x {horizon} steps simulated episode by episode", file=sys.stderr, flush=True)
+    return result
 
 
 def summarize(values: jax.Array, axis: int = -2) -> tuple[np.ndarray, np.ndarray]:

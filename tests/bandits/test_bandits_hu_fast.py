@@ -133,9 +133,10 @@ def test_refusals():
 def test_a_run_stopped_short_of_the_horizon_raises(monkeypatch):
     # The scan's length is the event bound plus slack; a simulator that ran out of events must not return a
     # regret of fewer than T rounds: with the bound lowered so that the scan has 5 steps, T = 1999 is not reached.
-    from jaxpriv.bandits.episodic import lazy
+    import sys
 
-    monkeypatch.setattr(lazy, "max_events", lambda num_arms, horizon: 5 - num_arms * horizon.bit_length())
+    policy_module = sys.modules["jaxpriv.bandits.anytime_lazy_ucb"]  # the policy's file holds its event simulator
+    monkeypatch.setattr(policy_module, "max_events", lambda num_arms, horizon: 5 - num_arms * horizon.bit_length())
     with pytest.raises(RuntimeError, match="stopped after"):
         simulate_episodes(
             anytime_lazy_ucb(5), AnytimeLazyUCBParams(epsilon=1.0), PAPER_MEANS, jax.random.key(0), 1999, 2

@@ -18,6 +18,7 @@ SCRIPT = """
 import jax, jax.numpy as jnp, numpy as np, sys
 import jaxpriv as jp
 from jaxpriv import envs, oco, sets
+from jaxpriv.sim import _seeds
 assert jp.use_cpu_cores(2) == 2  # before any JAX operation
 assert jax.device_count() == 2, jax.devices()
 ball = sets.l2_ball(2)
@@ -26,7 +27,7 @@ p = jp.SimParams(lp, envs.QuadraticParams(1.0, jnp.array([0.3, 0.1]), 0.3))
 r = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=8)
 assert len(r.regret.sharding.device_set) == 2, r.regret.sharding  # the seeds were split over both
 # 7 seeds: padded to 8 and split; the driver pads each chunk of 3 to 4
-assert len(jp.sim._pad_seeds(jax.random.split(jax.random.key(0), 7), 8).sharding.device_set) == 2
+assert len(_seeds._pad_seeds(jax.random.split(jax.random.key(0), 7), 8).sharding.device_set) == 2
 r7 = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=7)
 r7c = jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), p, jax.random.key(3), 64, seeds=7, chunk=3, segment=40)
 assert r7.regret.shape[1] == r7c.regret.shape[1] == 7

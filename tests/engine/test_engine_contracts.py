@@ -9,6 +9,7 @@ import pytest
 import jaxpriv as jp
 from jaxpriv import _kahan, envs, oco, sets, sim
 from jaxpriv._base import Env, EnvInfo
+from jaxpriv.sim import _scan
 
 BALL = sets.l2_ball(2)
 QP = envs.QuadraticParams(1.0, jnp.array([0.4, -0.3]), 0.3)
@@ -90,9 +91,9 @@ def test_a_comparator_not_said_exact_has_its_gaps_reported_as_returned():
 
 def test_the_engine_no_longer_inspects_what_a_comparator_returns():
     assert not hasattr(sim, "_kahan_add")
-    assert sim._reports_gap(envs.quadratic_stream(BALL)) is False
-    assert sim._reports_gap(envs.classification_stream(BALL, 8)) is True
-    assert sim._reports_gap(envs.bernoulli_bandit(3)) is False
+    assert _scan._reports_gap(envs.quadratic_stream(BALL)) is False
+    assert _scan._reports_gap(envs.classification_stream(BALL, 8)) is True
+    assert _scan._reports_gap(envs.bernoulli_bandit(3)) is False
 
 
 # --- 2. the checkpoint rows are named ---------------------------------------------------------------------------
@@ -102,10 +103,10 @@ def test_the_carry_records_named_checkpoint_rows_that_are_the_result():
     env, learner, ckpts = envs.quadratic_stream(BALL), oco.ogd(BALL), (3, 10, T)
     params = sim.canonical_params(jp.SimParams(OGD_P, QP))
     key = jax.random.key(5)
-    carry = sim._init_carry(learner, env, ckpts, key, params)
+    carry = _scan._init_carry(learner, env, ckpts, key, params)
     assert carry.rows.shape == (len(ckpts) + 1, len(sim.CheckpointRows._fields))  # one row per checkpoint + scratch
     assert carry.rows.dtype == jnp.float32
-    carry = jax.jit(sim._advance, static_argnums=(0, 1, 2, 3))(learner, env, ckpts, T, carry, jnp.int32(0))
+    carry = jax.jit(_scan._advance, static_argnums=(0, 1, 2, 3))(learner, env, ckpts, T, carry, jnp.int32(0))
     res = jp.run(learner, env, params, key, T, ckpts)
     rows = sim.CheckpointRows.of(carry.rows)
     assert all(x.shape == (3,) for x in rows)

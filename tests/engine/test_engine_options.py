@@ -7,6 +7,7 @@ import numpy as np
 
 import jaxpriv as jp
 from jaxpriv import _base, envs, oco, sets, sim
+from jaxpriv.sim import _scan
 
 
 def test_vector_width_changes_numbers_by_rounding_only():
@@ -29,7 +30,7 @@ def test_vector_width_changes_numbers_by_rounding_only():
     )
     axes, _ = sim.grid_axes(params, True, ndims=sim.spec_ndims(learner, env))
     ckpts = sim.normalize_checkpoints(T, "log")
-    fn = partial(sim.map_seeds_and_grid, partial(sim._run, learner, env, T, ckpts), axes, None)
+    fn = partial(sim.map_seeds_and_grid, partial(_scan._run, learner, env, T, ckpts), axes, None)
     keys = jax.random.split(jax.random.key(5), seeds)
     level = {"xla_backend_optimization_level": 2}
     plain = jax.jit(fn, compiler_options=level)(keys, params)

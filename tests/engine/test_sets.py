@@ -11,6 +11,7 @@ import optax
 import pytest
 
 from jaxpriv import sets
+from jaxpriv.sim import _check, _scan
 
 DIM = 4
 SETS = {
@@ -201,11 +202,11 @@ def _lowered_step_body(name: str, dim: int) -> list[str]:
 
     learner, env, params = learner_examples(64, dim)[name]
     ckpts = sim.normalize_checkpoints(64, "log")
-    params = sim._prepare(learner, env, params, allow_grid=False, horizon=64)[0]
+    params = _check._prepare(learner, env, params, allow_grid=False, horizon=64)[0]
 
     def one(key, p):
-        carry = sim._init_carry(learner, env, ckpts, key, p)
-        return sim._outputs(learner, env, sim._advance(learner, env, ckpts, 64, carry, np.int32(0)))
+        carry = _scan._init_carry(learner, env, ckpts, key, p)
+        return _scan._outputs(learner, env, _scan._advance(learner, env, ckpts, 64, carry, np.int32(0)))
 
     keys = jax.random.split(jax.random.key(0), 8)
     hlo = jax.jit(jax.vmap(one, in_axes=(0, None))).lower(keys, params).as_text(dialect="hlo")

@@ -130,30 +130,30 @@ def test_an_interrupted_run_resumes_from_the_engines_save_file(full_run, tmp_pat
     with pytest.raises(_Stop):
         study.run_study(path, out, progress=False, after_segment=_stop_at(6, calls))
     assert calls == [1, 2, 3, 4, 5, 6]
-    assert sorted(p.name for p in (out / "sweeps").iterdir()) == ["g0000.sweep.npz", "study.json"]
-    # A finished sweep is kept under the fingerprint the engine wrote into its save file (and the grid points).
+    # One file per sweep, jaxpriv.sweep's own save file, with the fingerprint it checks: nothing else.
+    assert sorted(p.name for p in (out / "sweeps").iterdir()) == ["g0000.sweep.npz"]
     meta, _ = _resume.read(out / "sweeps" / "g0000.sweep.npz", "")
-    _, prints = study._finished_sweeps(study.load_study(path), [(0, 0)], {(0, 0): out / "none.npz"}, out)
-    mine = json.loads(json.dumps({k: v for k, v in prints[(0, 0)].items() if k != "grid points"}))
-    assert mine == {k: v for k, v in meta["fingerprint"].items() if k != "process"}
+    assert (meta["chunk"], meta["segment"]) == (1, 2)  # chunk 0 done, chunk 1 saved after its second segment
     calls.clear()
     again = study.run_study(path, out, progress=False, after_segment=_stop_at(-1, calls))
     assert calls == [1, 2]  # only the segments after the saved one: chunk 0 and chunk 1's first two are not rerun
     assert (again.resumed, again.computed) == (0, 1)
-    assert "0 of 1 sweeps found" in capsys.readouterr().out
-    assert sorted(p.name for p in (out / "sweeps").iterdir()) == ["g0000.npz", "study.json"]  # the engine's deleted
+    assert "0 of 1 sweeps found finished" in capsys.readouterr().out
+    assert sorted(p.name for p in (out / "sweeps").iterdir()) == ["g0000.sweep.npz"]  # now the finished sweep
     full, resumed = np.load(res.files["npz"]), np.load(again.files["npz"])
     assert set(full.files) == set(resumed.files)
     for name in full.files:
         np.testing.assert_array_equal(full[name], resumed[name])
-    # Finished: the next run reads the finished sweep and runs nothing.
+    # Finished: the next run reads the finished sweep back through jaxpriv.sweep and runs nothing.
     third = study.run_study(path, out, progress=False, after_segment=_stop_at(-1, calls))
     assert calls == [1, 2] and (third.resumed, third.computed) == (1, 0)
+    assert "1 of 1 sweeps found finished" in capsys.readouterr().out
     np.testing.assert_array_equal(third.regret, res.regret)
-    # A changed study file cannot silently reuse the old sweeps.
+    # A changed study file cannot silently reuse the old sweeps: jaxpriv.sweep refuses the file, naming the change.
     changed = _write(tmp_path, "small.toml", SMALL.format(extra="segment = 16\nseed = 5"))
-    with pytest.raises(ValueError, match="different study"):
-        study.run_study(changed, out, progress=False)
+    with pytest.raises(ValueError, match="another sweep configuration") as err:
+        study.run_study(changed, out, progress=False, after_segment=lambda n: pytest.fail("computed"))
+    assert "key: saved" in str(err.value) and "g0000.sweep.npz" in str(err.value)
 
 
 def test_an_output_folder_of_the_old_chunk_runner_is_refused(tmp_path):

@@ -172,7 +172,7 @@ def test_an_interrupted_comparison_reruns_no_finished_learner(compare_run, tmp_p
     with pytest.raises(_Stop):
         study.run_study(path, tmp_path / "out", progress=False, after_segment=stop_in_dp_ftrl)
     sweeps = tmp_path / "out" / "sweeps"
-    assert sorted(p.name for p in sweeps.glob("*.npz")) == ["l00_g0000.npz", "l01_g0000.sweep.npz"]
+    assert sorted(p.name for p in sweeps.glob("*.npz")) == ["l00_g0000.sweep.npz", "l01_g0000.sweep.npz"]
     calls.clear()
     again = study.run_study(path, tmp_path / "out", progress=False, after_segment=calls.append)
     # PFTAL read back, DP-FTRL's second chunk from its save file, FTAL's two chunks: 3 segments, not 6.
@@ -185,11 +185,14 @@ def test_resume_refuses_a_changed_learner_list(compare_run, tmp_path):
     again = study.run_study(path, res.out, progress=False, after_segment=lambda n: pytest.fail("ran a segment"))
     assert (again.resumed, again.computed) == (3, 0)  # 3 learners x 1 grid block, one jaxpriv.sweep each
     np.testing.assert_array_equal(again.regret, res.regret)
-    assert sorted(p.name for p in (res.out / "sweeps").glob("*.npz")) == [f"l0{i}_g0000.npz" for i in range(3)]
+    assert sorted(p.name for p in (res.out / "sweeps").glob("*.npz")) == [f"l0{i}_g0000.sweep.npz" for i in range(3)]
+    # OGD inserted before FTAL: the third sweep's file holds FTAL, never read back as OGD's (the learners before
+    # it are read back, then jaxpriv.sweep refuses that file, naming what differs).
     extra = '\n[[learners]]\nname = "ogd"\nlabel = "OGD"\n'
     changed = _write(tmp_path, "compare.toml", COMPARE.format(extra=extra))
-    with pytest.raises(ValueError, match="different study"):
-        study.run_study(changed, res.out, progress=False)
+    with pytest.raises(ValueError, match="another sweep configuration") as err:
+        study.run_study(changed, res.out, progress=False, after_segment=lambda n: pytest.fail("ran a segment"))
+    assert "l02_g0000.sweep.npz" in str(err.value) and "learner" in str(err.value)
 
 
 @pytest.mark.parametrize(

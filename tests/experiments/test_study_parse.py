@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import jaxpriv as jp
-from jaxpriv import oco, sim, theory
+from jaxpriv import oco, theory
 from jaxpriv.experiments import _outputs, registry, study, study_file
 from jaxpriv.experiments.study_file import build_grid, load_study, parse_study
+from jaxpriv.sim import _sweep
 
 BASE = """
 name = "parse"
@@ -48,9 +49,9 @@ def _text(top: str = "", *edits: tuple[str, str]) -> str:
 
 
 def test_the_product_grid_is_row_major_over_the_axes_and_nothing_compiles():
-    before = sim._sweep_jit._cache_size()
+    before = _sweep._sweep_jit._cache_size()
     s = parse_study(_text(), "studies/parse.toml")
-    assert sim._sweep_jit._cache_size() == before
+    assert _sweep._sweep_jit._cache_size() == before
     assert s.name == "parse" and s.source == Path("studies/parse.toml")
     assert s.axes == [("learner.params.epsilon",), ("learner.params.lipschitz",)]
     assert s.shape == (3, 2) and s.size == 6 and s.grid_chunk == 6
@@ -124,13 +125,13 @@ def test_the_default_name_is_the_files_stem_and_load_study_reads_the_same(tmp_pa
     ],
 )
 def test_errors_name_the_file_and_the_key(edits, top, key, message):
-    before = sim._sweep_jit._cache_size()
+    before = _sweep._sweep_jit._cache_size()
     with pytest.raises(ValueError) as err:
         parse_study(_text(top, *edits), "studies/bad.toml")
     text = str(err.value)
     assert text.startswith("studies/bad.toml: "), text
     assert (key is None or key in text) and message in text, text
-    assert sim._sweep_jit._cache_size() == before
+    assert _sweep._sweep_jit._cache_size() == before
 
 
 def test_the_components_checks_name_the_section():

@@ -79,6 +79,10 @@ def test_episodes_give_simulate_episodes_numbers_and_horizons_give_slopes(tmp_pa
     params = bandits.AdaPKLUCBParams(epsilon=np.array([0.5, np.inf], np.float32), alpha=3.1)
     direct = bandits.simulate_episodes(learner, params, envs.BernoulliParams(np.array([0.7, 0.5, 0.3])), 0, 4000, 4)
     np.testing.assert_array_equal(res.horizons[4000].regret[..., -1], np.asarray(direct.regret)[..., -1])
+    # jaxpriv.sweep(simulator="episodes") saved each horizon's finished simulation: a rerun runs nothing
+    again = study.run_study(path, tmp_path / "out", progress=False, after_segment=lambda n: pytest.fail("ran"))
+    assert (again.resumed, again.computed) == (3, 0)
+    np.testing.assert_array_equal(again.regret, res.regret)
     # slopes: least squares over log T of the log mean final regret (and per seed against ln T)
     finals = np.stack([res.horizons[h].regret[..., -1] for h in (1000, 4000, 16000)])  # [H, G, S]
     x = np.log([1000.0, 4000.0, 16000.0])

@@ -110,7 +110,12 @@ def test_a_killed_sweep_resumes_to_the_same_numbers(tmp_path, driven):
     assert len(resumed_calls) == 12 - 5  # the finished segments are not recomputed
     for name, x in _fields(r).items():
         np.testing.assert_array_equal(x, driven[name], err_msg=name)
-    assert not path.exists()  # removed once finished
+    # The file now holds the finished sweep: sweep(save=) returns it, its fingerprint checked, running nothing.
+    rerun_calls = []
+    again = jp.sweep(PFTAL, ENV, _params(), 3, T, seeds=10, chunk=4, segment=30, save=path, progress=rerun_calls.append)
+    assert not rerun_calls
+    for name, x in _fields(again).items():
+        np.testing.assert_array_equal(x, driven[name], err_msg=name)
 
 
 def test_a_resume_from_another_configuration_is_refused(tmp_path):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jaxpriv as jp
-from jaxpriv import envs, oco, sets, sim
+from jaxpriv import envs, oco, sets
 from jaxpriv.experiments import registry
 from jaxpriv.sim import SimParams, _scan
 from jaxpriv.testing import learner_examples, step_cost
@@ -65,7 +65,7 @@ def test_a_solver_comparator_is_the_one_conditional_and_runs_at_checkpoints_only
     params = SimParams(oco.PFTALParams(epsilon=1.0, lipschitz=2.0), envs.ClassificationParams(np.ones(3, np.float32)))
     cost = step_cost(oco.pftal(64, ball), env, params, horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals == 1 and cost.body_conditionals == 1, cost
-    assert sim._checkpoint_form(8) == "comparator_under_cond"  # the CPU: exact comparators are under it too
+    assert _scan._checkpoint_form(8) == "comparator_under_cond"  # the CPU: exact comparators are under it too
 
 
 def test_an_accelerator_computes_the_checkpoint_row_branch_free_only_for_small_batches(monkeypatch):

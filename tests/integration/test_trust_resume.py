@@ -5,8 +5,9 @@
 * ``sweep(save=)`` refuses a save file of another configuration (noise family, set
   radius, ``z_dist``, ...), a damaged file (naming it) and an unwritable path, all
   before anything runs.
-* The study runner's finished sweeps carry their own fingerprint: a changed grid with
-  ``sweeps/study.json`` deleted is recomputed, never relabelled.
+* A finished sweep's save file is its result: ``sweep(save=)`` returns it after checking its
+  fingerprint, so the study runner (a loop over ``sweep``) reuses a finished sweep and refuses
+  one of a changed grid (never relabelled); deleting that file reruns it alone.
 * Study and CLI inputs are clear errors (exit code 2, one line).
 * Reproducibility across chunk and segment, measured at XLA's default optimisation
   level (a subprocess without the suite's flags).
@@ -176,9 +177,9 @@ def test_a_resume_under_a_changed_component_is_refused_naming_it(tmp_path, chang
         jp.sweep(learner, env, params, 3, T, seeds=4, chunk=2, segment=16, save=path, progress=calls.append)
     assert named in str(err.value) and str(path) in str(err.value)
     assert not calls  # refused before anything ran
-    # The unchanged configuration resumes from the same file.
+    # The unchanged configuration resumes from the same file, which then holds the finished sweep.
     _, calls = _resume_with(path, *_base())
-    assert calls and not path.exists()
+    assert calls and path.exists()
 
 
 def test_a_file_saved_under_a_removed_layout_is_refused(tmp_path):
@@ -325,20 +326,21 @@ def _study(tmp_path: Path, name: str = "trust.toml", budget: str = "epsilon = [0
     return path
 
 
-def test_a_changed_grid_without_study_json_is_recomputed_not_relabelled(tmp_path, capsys):
+def test_a_changed_grid_is_refused_never_relabelled_and_reruns_alone_once_deleted(tmp_path):
     out = tmp_path / "out"
     study.run_study(_study(tmp_path, extra="grid_chunk = 1"), out, progress=False)
-    (out / "sweeps" / "study.json").unlink()
-    # The same study: every finished sweep (one per grid block) is checked on its own and reused.
+    # The same study: every finished sweep (one per grid block) is checked by jaxpriv.sweep on its own and reused.
     again = study.run_study(_study(tmp_path, extra="grid_chunk = 1"), out, progress=False)
     assert (again.resumed, again.computed) == (2, 0)
-    (out / "sweeps" / "study.json").unlink()
-    # epsilon 0.3 -> 0.5: the sweep of that grid point is recomputed, that of epsilon = 1 reused.
-    changed = study.run_study(
-        _study(tmp_path, budget="epsilon = [0.5, 1.0]", extra="grid_chunk = 1"), out, progress=False
-    )
+    # epsilon 0.3 -> 0.5: the file of that grid point holds another configuration: refused before anything runs.
+    edited = _study(tmp_path, budget="epsilon = [0.5, 1.0]", extra="grid_chunk = 1")
+    with pytest.raises(ValueError, match="another sweep configuration") as err:
+        study.run_study(edited, out, progress=False, after_segment=lambda n: pytest.fail("computed"))
+    assert "g0000.sweep.npz" in str(err.value) and "params: saved" in str(err.value)
+    # Deleted, that sweep alone is rerun; that of epsilon = 1 is reused.
+    (out / "sweeps" / "g0000.sweep.npz").unlink()
+    changed = study.run_study(edited, out, progress=False)
     assert (changed.resumed, changed.computed) == (1, 1)
-    assert "holds another configuration" in capsys.readouterr().out
     fresh = study.run_study(
         _study(tmp_path, "fresh.toml", budget="epsilon = [0.5, 1.0]", extra="grid_chunk = 1"),
         tmp_path / "fresh",
@@ -352,11 +354,11 @@ def test_a_damaged_sweep_file_is_an_error_naming_it(tmp_path):
     out = tmp_path / "out"
     path = _study(tmp_path)
     study.run_study(path, out, progress=False)
-    done = out / "sweeps" / "g0000.npz"
+    done = out / "sweeps" / "g0000.sweep.npz"
     done.write_bytes(done.read_bytes()[:-50])
     with pytest.raises(ValueError) as err:
         study.run_study(path, out, progress=False, after_segment=lambda n: pytest.fail("computed"))
-    assert str(done) in str(err.value) and "delete it to rerun that sweep" in str(err.value)
+    assert str(done) in str(err.value) and "delete it to start the sweep over" in str(err.value)
 
 
 def test_a_gaussian_learner_with_an_epsilon_grid_is_refused(tmp_path):

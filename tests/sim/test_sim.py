@@ -7,7 +7,7 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import envs, oco, sets
-from jaxpriv.sim import _run
+from jaxpriv.sim._scan import _run
 from jaxpriv.testing import rollout
 
 BALL = sets.l2_ball(3)

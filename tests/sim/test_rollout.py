@@ -16,6 +16,7 @@ import jaxpriv as jp
 from jaxpriv import bandits, envs, oco, sets, sim
 from jaxpriv._base import engine_jit
 from jaxpriv._kahan import kahan_add, kahan_init
+from jaxpriv.sim import _scan
 
 T = 48
 BALL = sets.l2_ball(3)
@@ -71,8 +72,8 @@ def test_a_rollout_is_the_run_with_the_same_key(case):
 
     @engine_jit  # the engine's compiler options, as rollout's and run's
     def engine(key):
-        carry = sim._init_carry(learner, env, (T,), key, canon)
-        return sim._advance(learner, env, (T,), T, carry, jnp.int32(0))
+        carry = _scan._init_carry(learner, env, (T,), key, canon)
+        return _scan._advance(learner, env, (T,), T, carry, jnp.int32(0))
 
     carry = engine(key)
     _assert_same(out.env_state, carry.env_state)
