@@ -152,6 +152,12 @@ def anytime_lazy_ucb(
     # The exact event-level simulator (``jaxpriv.bandits.episodic.lazy``): releases and leader changes.
     fast_path = FastPath("lazy", (("tie_break", tie_break),))
     spec = Spec(
-        "anytime_lazy_ucb", AnytimeLazyUCBParams, private=private, static=static, num_arms=K, fast_path=fast_path
+        "anytime_lazy_ucb",
+        AnytimeLazyUCBParams,
+        private=private,
+        static=static,
+        num_arms=K,
+        fast_path=fast_path,
+        sampler_floor=_lazy.LAZY_RELEASE_FLOOR if private else None,
     )
     return Learner(init_fn, act_fn, update_fn, check, nonfinite=nonfinite_field, spec=spec)
