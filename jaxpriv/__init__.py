@@ -5,7 +5,7 @@ explicit state pytrees; ``run`` scans one experiment over the horizon and
 ``sweep`` vmaps it over seeds and a params grid in one compiled call.
 """
 
-from jaxpriv import audit, bandits, envs, mechanisms, oco, plot, sets, stats, theory, tidy, tune
+from jaxpriv import audit, bandits, declare, envs, mechanisms, oco, plot, sets, stats, theory, tidy, tune
 from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, PRNGKey, Spec
 from jaxpriv.sim import Result, Rollout, SimParams, log_checkpoints, rollout, run, summarize, sweep, use_cpu_cores
 from jaxpriv.stats import Stats, SweepStats
@@ -27,6 +27,7 @@ __all__ = [
     "__version__",
     "audit",
     "bandits",
+    "declare",
     "envs",
     "log_checkpoints",
     "mechanisms",

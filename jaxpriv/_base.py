@@ -132,8 +132,10 @@ class NonfiniteFn(Protocol):
 class Spec(NamedTuple):
     """What a component says about itself: the static facts the engine needs, in one field.
 
-    Every factory of jaxpriv builds its ``Learner``, ``Mechanism`` or ``Env`` with one
-    (``Learner(..., spec=Spec("pftal", PFTALParams, private=True, static=(("horizon", T), ...)))``).
+    Every factory of jaxpriv builds its ``Learner``, ``Mechanism`` or ``Env`` with one holding what varies
+    (``Learner(..., spec=Spec(private=True, sampler_floor=...))``); the factory's declaration
+    (``jaxpriv.declare``: ``@declare.learner("pftal", params=PFTALParams)``) fills ``name``, ``params`` and
+    ``static`` from the call.
     A field of the component, so it travels with it: a wrapper that replaces a function (``_replace``)
     keeps it. A component without a spec (``spec=None``, a user's own) has none of these
     checks: any params class is taken, ``Result.private`` is ``None``, nothing is compared.
@@ -149,7 +151,9 @@ class Spec(NamedTuple):
         opt-out (``clip=False``, an ablation, ...). Recorded as ``Result.private``.
       static: the factory's static arguments as ``(name, value)`` pairs of plain hashable
         values (``("horizon", 1024), ("dim", 10), ("noise", "gamma")``): what a saved run's
-        fingerprint records and compares besides the traced computation.
+        fingerprint records and compares besides the traced computation. A declared factory's are its call's
+        arguments, defaults applied; the factory gives only those whose value that runs differs
+        (``static_args(noise=family.name)``), which win in the argument's place.
       num_arms: (bandit learners and environments) the arm indices played / accepted are
         ``0..K-1``; ``run`` / ``sweep`` refuse a pair whose numbers differ before compiling.
       action_shape: (environments) the shape of the action the environment takes.
@@ -162,7 +166,7 @@ class Spec(NamedTuple):
         ``None``.
     """
 
-    name: str
+    name: str = ""
     params: type | None = None
     private: bool | None = None
     static: tuple[tuple[str, Any], ...] = ()

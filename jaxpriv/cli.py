@@ -170,6 +170,14 @@ def sweep(args: argparse.Namespace) -> int:
         return 0
     if args.study is None:
         raise ValueError("give a study file or a shipped study's name (jaxpriv sweep --list lists them)")
+    if getattr(args, "imports", None):  # the modules that register the user's components, before the file is read
+        from jaxpriv.experiments.imports import import_component_module
+
+        for spec in args.imports:
+            try:
+                import_component_module(spec)
+            except ValueError as err:
+                raise ValueError(f"--import {spec}: {err}") from None
     _report(run_study(args.study, args.out, progress=not args.no_progress, smoke=getattr(args, "smoke", False)))
     return 0
 
@@ -315,6 +323,15 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--smoke", action="store_true", help="the file's [smoke] scale (a quick check of the pipeline)")
     s.add_argument("--out", default=None, help="output folder (default: jaxpriv-out/<study file stem>[-smoke])")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    s.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=None,
+        metavar="MODULE",
+        help="import a module that registers components of your own (a module name importable from the working "
+        "directory, or a .py path); repeatable; a study file's imports = [...] does the same",
+    )
     s.set_defaults(func=sweep)
     w = sub.add_parser(
         "window", parents=[common], help="window privacy against W and ln t (the shipped study 'window_privacy')"

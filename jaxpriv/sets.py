@@ -17,6 +17,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxpriv import declare
+
 
 class ConstraintSet(NamedTuple):
     """A closed convex set ``C ⊂ R^d``.
@@ -111,6 +113,7 @@ def _scaled(w: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     return s, u, jnp.sqrt(jnp.where(nonzero, nsq, 1.0).astype(w.dtype)), nonzero
 
 
+@declare.set("l2_ball")
 def l2_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
     """The Euclidean ball ``{w : ||w||_2 <= radius}``.
 
@@ -153,6 +156,7 @@ def require_projection(constraint: ConstraintSet, name: str = "constraint") -> C
     return constraint
 
 
+@declare.set("box")
 def box(dim: int, low: float = -1.0, high: float = 1.0) -> ConstraintSet:
     """The box ``{w : low <= w_i <= high}`` (the L∞ ball when ``low = -high``).
 
@@ -387,6 +391,7 @@ def _onto_simplex(w: jax.Array, v: jax.Array, total: float) -> jax.Array:
 SUM_TOLERANCE = 2.0 * float(np.finfo(np.float32).eps)
 
 
+@declare.set("simplex")
 def simplex(dim: int, total: float = 1.0) -> ConstraintSet:
     """The simplex ``{w >= 0 : sum_i w_i = total}`` (``total = 1``: the experts' set ``Δ_p``).
 
@@ -429,6 +434,7 @@ def simplex(dim: int, total: float = 1.0) -> ConstraintSet:
     )
 
 
+@declare.set("l1_ball")
 def l1_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
     """The cross-polytope ``{w : ||w||_1 <= radius}``.
 

@@ -30,3 +30,15 @@ def _release_compiled_code():
     import jax
 
     jax.clear_caches()
+
+
+@pytest.fixture
+def scratch_declarations():
+    """Declarations made in the test (``jaxpriv.declare``, ``registry.register_*``) are undone after it."""
+    from jaxpriv import declare
+
+    saved = {kind: dict(table) for kind, table in declare._TABLE.items()}
+    yield
+    for kind, table in declare._TABLE.items():
+        table.clear()
+        table.update(saved[kind])

@@ -25,9 +25,19 @@ implementation is less private than it claims. A lower bound below the claim
 proves nothing about privacy; it says the audit could not refute the claim with
 its sample, statistic and neighbouring inputs (Steinke, Nasr & Jagielski 2023).
 
+Power. Every ``Audit`` says how large a lower bound it could have returned: ``ceiling``, the bound
+of a test that separates the two sides perfectly at these runs and this confidence (no audit can
+exceed it), and, where it was run, ``noiseless``, the same audit's bound on a copy of the component
+without noise (the component at a budget ``NOISE_FREE`` = 10⁶ times the claim, or a copy the caller
+gives: ``noiseless=``); ``Audit.power`` is the smaller. An audit whose power is below its claim cannot
+refute it whatever the component does: it warns (``UserWarning``) and says why in ``Audit.warning``.
+The copy without noise runs by default for a component of yours (``audit_learner``, ``audit_release``,
+``audit_bandit_release(learner, ...)``); the built-in drivers report the ceiling (their statistics are
+the exact likelihood ratios, or documented), and take ``noiseless=True`` where it applies.
+
 What is audited here (``audit_tree``, ``audit_pftal``, ``audit_adac_ucb``, ``audit_adap_ucb``,
 ``audit_bandit_release``, ``audit_dp_ftrl``, ``audit_prefix_sums``, ``audit_window_tree``,
-``audit_learner`` / ``audit_oco``; ``jaxpriv audit`` prints them all):
+``audit_learner`` / ``audit_oco``, ``audit_release``; ``jaxpriv audit`` prints them all):
 
 * the binary tree (``jaxpriv.mechanisms.binary_tree``), all three noise families:
   one canary of the full sensitivity at ``position``; the statistic is the exact
@@ -62,7 +72,10 @@ What is audited here (``audit_tree``, ``audit_pftal``, ``audit_adac_ucb``, ``aud
   read from the state: DP-SE's epoch-1 noisy mean, LDP-UCB's privatised report, DP-UCB's tree releases
   (arm 0 queried every round; the tree's exact path statistic), AdaC-GOPE-Var's phase-1 ``θ̃``;
 * DP-FTRL (``audit_dp_ftrl``): PFTAL's replace-one adversary; the points reveal the tree's releases
-  (``ṽ_t = -λ w_{t+1}``), then the tree's statistic.
+  (``ṽ_t = -λ w_{t+1}``), then the tree's statistic;
+* any learner, yours included, on the statistic its proof releases (``audit_release``, or
+  ``audit_bandit_release(learner, ..., statistic=...)``): a state field or a function of the state after the
+  last round, on two feedback tables that differ in one round (default: a bandit's round-1 reward of arm 0).
 
 Clipping. Every component clips its inputs to a declared bound, so its claim covers any input.
 A canary at the bound cannot tell a correct clip from a looser one; ``beyond_bound=True`` with a
@@ -88,9 +101,11 @@ on their released statistics).
 from jaxpriv.audit._bandits import adac_ucb_schedule, audit_adac_ucb, audit_adap_ucb, audit_bandit_release
 from jaxpriv.audit._bounds import (
     KINDS,
+    NOISE_FREE,
     Audit,
     Bound,
     betainc,
+    ceiling,
     clopper_pearson,
     cp_lower,
     cp_upper,
@@ -101,13 +116,14 @@ from jaxpriv.audit._bounds import (
     mu_to_rho,
     rho_to_mu,
 )
-from jaxpriv.audit._learners import LEARNERS, audit_dp_ftrl, audit_learner, audit_oco, audit_pftal
+from jaxpriv.audit._learners import LEARNERS, audit_dp_ftrl, audit_learner, audit_oco, audit_pftal, audit_release
 from jaxpriv.audit._mechanisms import audit_prefix_sums, audit_tree, audit_window_tree
 from jaxpriv.audit._scores import heldout_fisher_scores
 
 __all__ = [
     "KINDS",
     "LEARNERS",
+    "NOISE_FREE",
     "Audit",
     "Bound",
     "adac_ucb_schedule",
@@ -119,9 +135,11 @@ __all__ = [
     "audit_oco",
     "audit_pftal",
     "audit_prefix_sums",
+    "audit_release",
     "audit_tree",
     "audit_window_tree",
     "betainc",
+    "ceiling",
     "clopper_pearson",
     "cp_lower",
     "cp_upper",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -10,7 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv._base import Learner
-from jaxpriv.audit._bounds import Audit, finish
+from jaxpriv.audit._bounds import NOISE_FREE, Audit, finish, noise_free_params, with_noise_free
+from jaxpriv.audit._learners import audit_release
 from jaxpriv.audit._runs import check_runs, learner_runs, learner_states
 from jaxpriv.audit._scores import node_scores, path_nodes
 from jaxpriv.bandits.adac_gope_var import adac_gope_var
@@ -200,7 +202,7 @@ RELEASE_BANDITS = ("dp_se", "dp_ucb", "ldp_ucb", "adac_gope_var")
 
 
 def audit_bandit_release(
-    component: str,
+    component: str | Learner,
     params: Any,
     key: Any,
     runs: int = 20000,
@@ -212,8 +214,15 @@ def audit_bandit_release(
     canary: float = 1.0,
     beyond_bound: bool = False,
     name: str | None = None,
+    statistic: str | Callable[[Any], Any] | None = None,
+    noiseless: bool | Learner | None = None,
 ) -> Audit:
     """Audit a bandit whose privacy is that of a released statistic in its state: DP-SE, DP-UCB, LDP-UCB (two arms).
+
+    ``component`` a ``Learner`` (a policy of yours): ``audit_release(component, params, key, runs,
+    statistic=statistic, horizon=horizon, canary=canary, ...)``: the statistic you name (a state field, or a
+    function of the state) after round ``horizon``, on reward tables that differ in round 1's reward of arm 0;
+    ``noiseless`` (default ``True`` there) measures the audit's power on a copy without noise.
 
     Neighbours: reward tables that differ in arm 0's first reward, 0 (A) or ``canary`` (B, default 1, the
     bound of ``[0, 1]``). The policies' proofs release a statistic (the actions are post-processing of
@@ -237,7 +246,7 @@ def audit_bandit_release(
       (default 8 is raised to 4096, phase 1 must close within it).
 
     Args:
-      component: one of ``RELEASE_BANDITS``.
+      component: one of ``RELEASE_BANDITS``, or a ``Learner`` (see above).
       params: the component's params; the claim is their ``rho`` if set, else ``epsilon``.
       key: PRNG key or integer seed.
       runs: runs per side.
@@ -247,10 +256,25 @@ def audit_bandit_release(
       alpha: ``1 - confidence``.
       canary: arm 0's first reward in table B; ``canary > 1`` needs ``beyond_bound`` (audits the clipping:
         the exact statistic of the unclipped canary).
+      statistic: for a ``Learner`` only: the released statistic to read (``audit_release``).
+      noiseless: the power check (``audit_learner``'s): for a built-in name, default ``False`` (``Audit.ceiling``
+        only; ``True`` runs the audit again at ``NOISE_FREE`` times the budget); for a ``Learner``, default ``True``.
 
     Raises:
-      ValueError: an unknown component; a bad canary; too few runs; bad params.
+      ValueError: an unknown component; a bad canary; too few runs; bad params; a statistic with a built-in name
+        or none with a ``Learner``.
     """
+    if isinstance(component, Learner):
+        if statistic is None:
+            raise ValueError("statistic is required to audit a learner of yours: a state field's name or a function")
+        if learner is not None:
+            raise ValueError("give the learner as component, not as learner=")
+        return audit_release(
+            component, params, key, runs, statistic=statistic, horizon=horizon, canary=canary, alpha=alpha,
+            name=name, noiseless=True if noiseless is None else noiseless,
+        )  # fmt: skip
+    if statistic is not None:
+        raise ValueError(f"statistic is for a learner of yours; {component!r} reads its own released statistic")
     if component not in RELEASE_BANDITS:
         raise ValueError(f"component must be one of {RELEASE_BANDITS}, got {component!r}")
     runs = check_runs(runs)
@@ -307,4 +331,15 @@ def audit_bandit_release(
         label = f"dp_ucb[{noise}, T={horizon}]"
     if canary > 1:
         label = label[:-1] + f", canary {canary:g}]"
-    return finish(name or label, kind, claim, scores, alpha, runs)
+    result = finish(name or label, kind, claim, scores, alpha, runs)
+    if not noiseless:
+        return result
+    free = noise_free_params(params, kind) if noiseless is True else params
+    if free is None:
+        return result
+    copy = f"{component} at {kind} x {NOISE_FREE:g}" if noiseless is True else "the copy without noise given"
+    again = {"horizon": horizon, "noise": noise, "alpha": alpha, "canary": canary, "beyond_bound": beyond_bound,
+             "name": name, "noiseless": False}  # fmt: skip
+    policy = learner if noiseless is True else noiseless
+    return with_noise_free(result, lambda: audit_bandit_release(component, free, key, runs, learner=policy, **again),
+                           copy)  # fmt: skip

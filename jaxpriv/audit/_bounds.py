@@ -7,6 +7,7 @@ drivers in ``_mechanisms``, ``_learners`` and ``_bandits`` produce the scores.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from statistics import NormalDist
 from typing import Any, NamedTuple
@@ -314,6 +315,15 @@ class Audit(NamedTuple):
       runs: runs per side (A and B).
       bound: the underlying ``Bound`` (ε, or μ for ``kind="rho"``).
       delta: the δ of an ``(ε, δ)`` claim (``kind="epsilon"``; 0 for pure ε-DP): ``lower`` bounds ε at that δ.
+      ceiling: the largest lower bound this audit can return at its runs and confidence: the bound of a test
+        that separates the two sides perfectly on the evaluated runs (``ceiling``). No lower bound can exceed it,
+        so a claim above it cannot be refuted at these runs, whatever the component does.
+      noiseless: the lower bound of the same audit (same neighbours, statistic, runs and keys) on a copy of the
+        component without noise, where one was run (``None`` otherwise): the component at a budget
+        ``NOISE_FREE`` times the claim, or a copy the caller gave. Below the claim, the statistic cannot see the
+        canary well enough to refute even a component with no privacy at all.
+      warning: why the audit has no power against its claim (``""`` when it has): the sentence of the
+        ``UserWarning`` the audit emitted.
     """
 
     component: str
@@ -324,11 +334,40 @@ class Audit(NamedTuple):
     runs: int
     bound: Bound
     delta: float = 0.0
+    ceiling: float = math.inf
+    noiseless: float | None = None
+    warning: str = ""
 
     @property
     def ratio(self) -> float:
         """``lower / claim``: above 1 refutes the claim at the stated confidence."""
         return self.lower / self.claim
+
+    @property
+    def power(self) -> float:
+        """The largest lower bound the audit showed it can return: ``noiseless`` where it was run (capped by
+        ``ceiling``), else ``ceiling``. Below ``claim``, a lower bound under the claim proves nothing."""
+        return self.ceiling if self.noiseless is None else min(self.ceiling, self.noiseless)
+
+
+#: The budget multiplier of the copy without noise an audit runs to measure its power (``Audit.noiseless``): the
+#: noise scale falls by 10⁶ (ε) or 10³ (ρ), far below any canary, while the code that runs stays the same.
+NOISE_FREE = 1e6
+
+
+def ceiling(kind: str, n_a: int, n_b: int, alpha: float, delta: float = 0.0) -> float:
+    """The largest lower bound ``finish`` can return from ``n_a`` / ``n_b`` evaluated runs per side.
+
+    The bound of a test that calls every A-run A and every B-run B (``fpr = 0``, ``tpr = 1``), each rate replaced
+    by its Clopper–Pearson end at level ``alpha / 2``: ``ε = log((α'^{1/n_b} - δ) / (1 - α'^{1/n_a}))`` or
+    ``ρ = μ²/2`` with ``μ = Φ⁻¹(α'^{1/n_a}) - Φ⁻¹(1 - α'^{1/n_b})``, ``α' = alpha / 2``. E.g. 10000 evaluated runs
+    per side at confidence 0.95: ε ≤ 7.9, ρ ≤ 22.8.
+    """
+    fpr_hi = cp_upper(0, n_a, alpha / 2)
+    tpr_lo = cp_lower(n_b, n_b, alpha / 2)
+    if kind == "rho":
+        return mu_to_rho(gdp_mu_from_rates(fpr_hi, 1.0 - tpr_lo))
+    return epsilon_from_rates(fpr_hi, tpr_lo, delta)
 
 
 def budget_claim(params: Any, noise: NoiseFamily | str) -> tuple[str, float]:
@@ -351,10 +390,63 @@ def finish(component: str, kind: str, claim: float, scores: Any, alpha: float, r
       delta: the δ of an ``(ε, δ)`` claim.
 
     Returns:
-      The ``Audit``.
+      The ``Audit``, with its ``ceiling``; when the ceiling is below the claim, a ``UserWarning`` says the audit
+      cannot refute the claim at these runs (and ``Audit.warning`` holds the sentence).
     """
     if kind == "rho":
         b = gdp_mu_lower_bound(scores[0], scores[1], alpha)
-        return Audit(component, kind, float(claim), mu_to_rho(b.value), b.confidence, runs, b)
-    b = epsilon_lower_bound(scores[0], scores[1], alpha, delta=delta)
-    return Audit(component, kind, float(claim), b.value, b.confidence, runs, b, float(delta))
+        result = Audit(component, kind, float(claim), mu_to_rho(b.value), b.confidence, runs, b)
+    else:
+        b = epsilon_lower_bound(scores[0], scores[1], alpha, delta=delta)
+        result = Audit(component, kind, float(claim), b.value, b.confidence, runs, b, float(delta))
+    top = ceiling(kind, b.fpr[1], b.tpr[1], alpha, float(delta))
+    result = result._replace(ceiling=top)
+    if top < result.claim:
+        name = "ρ" if kind == "rho" else "ε"
+        return _warn(
+            result,
+            f"{component}: this audit has no power against its claim: at {runs} runs per side and confidence "
+            f"{result.confidence:g} the largest lower bound it can return is {name} >= {top:.3g}, below the claim "
+            f"{result.claim:g}, so its lower bound cannot refute the claim: run more runs",
+        )
+    return result
+
+
+def _warn(result: Audit, sentence: str) -> Audit:
+    warnings.warn(sentence, UserWarning, stacklevel=4)
+    return result._replace(warning=sentence)
+
+
+def noise_free_params(params: Any, kind: str) -> Any | None:
+    """``params`` with the budget of the claim (``rho`` for ``kind="rho"``, else ``epsilon``) ``NOISE_FREE`` times
+    larger: the component's copy without noise; ``None`` when ``params`` is not a NamedTuple with that field."""
+    field = "rho" if kind == "rho" else "epsilon"
+    if field not in getattr(params, "_fields", ()) or getattr(params, field) is None:
+        return None
+    return params._replace(**{field: float(np.asarray(getattr(params, field), np.float64)) * NOISE_FREE})
+
+
+def with_noise_free(result: Audit, rerun: Callable[[], Audit] | None, copy: str) -> Audit:
+    """``result`` with the lower bound of ``rerun()`` (the same audit on a copy without noise, named ``copy``).
+
+    Nothing is run when ``rerun`` is ``None``, when the ceiling is already below the claim (``finish`` warned) or
+    when ``result`` refutes the claim (its power is shown). When
+    the copy without noise is not refuted either, a ``UserWarning`` says so (the statistic does not see the
+    canary) and ``Audit.warning`` holds the sentence.
+    """
+    if rerun is None or result.ceiling < result.claim or result.lower >= result.claim:
+        return result  # no copy; no power at these runs (finish warned); or refuted: power shown
+    with warnings.catch_warnings():  # the copy's own ceiling is this audit's
+        warnings.simplefilter("ignore", UserWarning)
+        free = rerun()
+    result = result._replace(noiseless=free.lower)
+    if free.lower < result.claim:
+        name = "ρ" if result.kind == "rho" else "ε"
+        return _warn(
+            result,
+            f"{result.component}: this audit has no power against its claim: {copy} is not refuted either "
+            f"({name} >= {free.lower:.3g} against the claim {result.claim:g}): its statistic cannot tell the two "
+            "neighbours apart well enough, and a lower bound below the claim proves nothing; audit the released "
+            "statistic (jaxpriv.audit.audit_release(learner, ..., statistic=...)) or choose other neighbours",
+        )
+    return result

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
 import numpy as np
 
-from jaxpriv._base import Learner, Mechanism
-from jaxpriv.audit._bounds import KINDS, Audit, budget_claim, finish
-from jaxpriv.audit._runs import canary_ends, check_runs, learner_runs
+from jaxpriv._base import Learner, Mechanism, spec_of
+from jaxpriv.audit._bounds import KINDS, NOISE_FREE, Audit, budget_claim, finish, noise_free_params, with_noise_free
+from jaxpriv.audit._runs import canary_ends, check_runs, learner_runs, learner_states
 from jaxpriv.audit._scores import heldout_fisher_scores, node_scores, path_nodes
 from jaxpriv.mechanisms._accounting import tree_depth
 from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
@@ -165,6 +166,7 @@ def audit_learner(
     interact: int | None = None,
     alpha: float = 0.05,
     name: str = "learner",
+    noiseless: bool | Learner = True,
 ) -> Audit:
     """Audit a full-information (or loss-value) learner on two neighbouring feedback tables.
 
@@ -191,6 +193,13 @@ def audit_learner(
       interact: the 1-based round whose point multiplies the features (see above).
       alpha: ``1 - confidence``.
       name: the table's name.
+      noiseless: the power check (``Audit.noiseless``): ``True`` (default) runs the same audit on the learner at
+        a budget ``NOISE_FREE`` times the claim (``params``' ``rho`` or ``epsilon`` field, by ``kind``; skipped when
+        it has none); a ``Learner``: your copy without noise, at ``params``; ``False``: none. When the copy
+        without noise is not refuted, the audit has no power: a ``UserWarning`` and ``Audit.warning`` say so.
+
+    Returns:
+      The ``Audit``: the claim, the lower bound, its ``ceiling`` and ``noiseless`` results (``Audit.power``).
 
     Raises:
       ValueError: ``kind`` unknown; tables that are not two of the same shape, or that differ
@@ -211,6 +220,7 @@ def audit_learner(
         raise ValueError(f"points must be in [1, {horizon + 1}], got {points!r}")
     if learner.check is not None:
         learner.check(params)
+    rerun, copy = _noise_free(noiseless, learner, params, kind)
     w = learner_runs(learner, params, key, runs, tab).astype(np.float64)
     w = w.reshape(2, runs, horizon + 1, -1)
     feats = w[:, :, :points].reshape(2, runs, -1)
@@ -218,7 +228,122 @@ def audit_learner(
         if not 1 <= int(interact) <= points:
             raise ValueError(f"interact must be in [1, points={points}], got {interact!r}")
         feats = np.concatenate([feats, feats * w[:, :, int(interact) - 1, :1]], axis=-1)
-    return finish(name, kind, float(claim), heldout_fisher_scores(feats), alpha, runs, delta)
+    result = finish(name, kind, float(claim), heldout_fisher_scores(feats), alpha, runs, delta)
+    same = {"kind": kind, "claim": claim, "delta": delta, "points": points, "interact": interact, "alpha": alpha,
+            "name": name, "noiseless": False}  # fmt: skip
+    if rerun is None:
+        return result
+    return with_noise_free(result, lambda: audit_learner(rerun[0], rerun[1], key, tab, runs, **same), copy)
+
+
+def _noise_free(noiseless: bool | Learner, learner: Learner, params: Any, kind: str) -> tuple[Any, str]:
+    """``((learner, params) of the copy without noise, its description)``, or ``(None, "")`` for none."""
+    if isinstance(noiseless, Learner):
+        return (noiseless, params), "the copy without noise given (noiseless=)"
+    if noiseless is not True:
+        if noiseless is not False:
+            raise ValueError(f"noiseless must be True, False or a Learner (a copy without noise), got {noiseless!r}")
+        return None, ""
+    free = noise_free_params(params, kind)
+    if free is None:
+        return None, ""
+    field = "rho" if kind == "rho" else "epsilon"
+    return (learner, free), f"the same learner at {field} x {NOISE_FREE:g} (a copy without noise)"
+
+
+def audit_release(
+    learner: Learner,
+    params: Any,
+    key: Any,
+    runs: int = 20000,
+    *,
+    statistic: str | Callable[[Any], Any],
+    tables: Any = None,
+    horizon: int = 8,
+    canary: float = 1.0,
+    alpha: float = 0.05,
+    name: str | None = None,
+    noiseless: bool | Learner = True,
+) -> Audit:
+    """Audit any learner on the statistic its proof releases, read from its state after the last round.
+
+    A private learner's proof usually privatises one statistic (a noisy sum, a noisy mean, a noisy gradient) and
+    every action is post-processing of it; the actions can hide it (an argmax of two noisy means barely moves
+    with one reward), so ``audit_learner`` on the actions may have no power where this audit has it.
+    Neighbours: ``tables`` (``[2, T, ...]``, differing in one round); default, for a bandit policy with ``K`` arms
+    (``Spec.num_arms``): every reward 0 but round 1's reward of arm 0, 0 (A) against ``canary`` (B), ``T =
+    horizon`` rounds (the policy must pull arm 0 at round 1 for the canary to enter; give ``tables`` otherwise).
+    The feedback at ``t`` is ``tables[side, t-1, a_t]`` for a bandit policy, ``tables[side, t-1]`` otherwise (a
+    gradient, a cost vector). Statistic: ``statistic`` after round ``T``, a state field's name or a traceable
+    function of the state; one number is the score itself (both tails are tried), a vector is scored by the
+    held-out Fisher direction (``heldout_fisher_scores``: the exact likelihood ratio for a Gaussian release). The
+    claim is ``params.rho`` (ρ-zCDP of a Gaussian mechanism, via μ-GDP) if set, else ``params.epsilon``.
+
+    Args:
+      learner: the learner (yours or the library's); ``params`` its params.
+      key: PRNG key or integer seed.
+      runs: runs per side.
+      statistic: the released statistic: a field of the learner's state (``"noisy"``), or ``state -> array``.
+      tables: the two neighbouring feedback tables (default: the bandit canary above).
+      horizon: ``T`` of the default tables.
+      canary: the differing reward of the default tables.
+      alpha: ``1 - confidence``.
+      name: the table's name (default ``<Spec.name>[release]``).
+      noiseless: the power check (``audit_learner``'s): ``True`` runs the learner at a budget ``NOISE_FREE``
+        times the claim, a ``Learner`` is your copy without noise, ``False`` none.
+
+    Returns:
+      The ``Audit`` (its ``ceiling``, ``noiseless`` and ``power``; a ``UserWarning`` when it has no power).
+
+    Raises:
+      ValueError: no budget field in ``params``; default tables for a learner without ``Spec.num_arms``; tables
+        that are not ``[2, T, ...]`` differing in exactly one round; a statistic that is no field of the state or
+        not finite; too few runs; bad params (the learner's ``check``).
+    """
+    runs = check_runs(runs)
+    if not isinstance(learner, Learner):
+        raise ValueError(f"learner must be a jaxpriv.Learner, got {type(learner).__name__}")
+    if not (isinstance(statistic, str) or callable(statistic)):
+        raise ValueError(f"statistic must be a state field's name or a function of the state, got {statistic!r}")
+    spec = spec_of(learner)
+    bandit = spec.num_arms is not None
+    if tables is None:
+        if not bandit:
+            raise ValueError(f"{spec.name or 'the learner'} declares no number of arms (Spec.num_arms): give tables")
+        if int(horizon) != horizon or horizon < 1:
+            raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
+        tab = np.zeros((2, int(horizon), spec.num_arms), np.float32)
+        tab[1, 0, 0] = canary
+    else:
+        tab = np.asarray(tables, np.float32)
+    if tab.ndim < 2 + bandit or tab.shape[0] != 2:
+        raise ValueError(f"tables must be [2, T, ...] (side A, side B), got shape {tab.shape}")
+    rounds = tab.shape[1]
+    differs = np.any((tab[0] != tab[1]).reshape(rounds, -1), axis=1)
+    if int(differs.sum()) != 1:
+        raise ValueError(f"neighbouring tables must differ in exactly one round, they differ in {int(differs.sum())}")
+    kind = "rho" if getattr(params, "rho", None) is not None else "epsilon"
+    if kind == "epsilon" and getattr(params, "epsilon", None) is None:
+        raise ValueError(f"params {type(params).__name__} has no rho or epsilon: the claim is read from its budget")
+    claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
+    if learner.check is not None:
+        learner.check(params)
+    rerun, copy = _noise_free(noiseless, learner, params, kind)
+    if isinstance(statistic, str):
+        fields = getattr(jax.eval_shape(learner.init, jax.random.key(0), params), "_fields", ())
+        if statistic not in fields:
+            raise ValueError(f"statistic {statistic!r} is not a field of the learner's state {fields}")
+    y = learner_states(learner, params, key, runs, tab, statistic, bandit=bandit, last=True)
+    y = np.asarray(y, np.float64).reshape(2, runs, -1)
+    if not np.all(np.isfinite(y)):
+        raise ValueError("the statistic must be finite in every run")
+    scores = y[..., 0] if y.shape[-1] == 1 else heldout_fisher_scores(y)
+    label = name or f"{spec.name or 'learner'}[release]"
+    result = finish(label, kind, claim, scores, alpha, runs)
+    if rerun is None:
+        return result
+    same = {"statistic": statistic, "tables": tab, "alpha": alpha, "name": label, "noiseless": False}
+    return with_noise_free(result, lambda: audit_release(rerun[0], rerun[1], key, runs, **same), copy)
 
 
 LEARNERS = ("regularized_pftal", "private_experts", "private_bandit_ftal", "wdp_cocop", "wdp_cocol")
@@ -236,6 +361,7 @@ def audit_oco(
     params: Any = None,
     alpha: float = 0.05,
     name: str | None = None,
+    noiseless: bool | Learner = False,
 ) -> Audit:
     """Audit one of the private OCO learners in one dimension, with the documented adversarial neighbours.
 
@@ -267,7 +393,8 @@ def audit_oco(
     ``L = μ = 1``; pass ``params`` to audit others. Statistic: ``audit_learner``'s held-out
     Fisher direction on the points; the projection is often active (the points are clipped to
     the set), so the points are a non-linear function of the releases and the bound is weaker
-    than the mechanism's.
+    than the mechanism's. ``noiseless``: ``audit_learner``'s power check (default ``False``: the
+    ``Audit.ceiling`` only; ``True`` doubles the runs).
 
     Raises:
       ValueError: an unknown learner (the known ones named) or noise family; ``position``
@@ -326,4 +453,5 @@ def audit_oco(
         interact=interact,
         alpha=alpha,
         name=name or f"{learner}[{noise}]",
+        noiseless=noiseless,
     )

@@ -217,21 +217,25 @@ def _state_batch(
     horizon: int,
     bandit: bool,
     queries: jax.Array | None,
-    field: str,
+    field: str | Callable[[Any], Any],
     last: bool,
 ) -> jax.Array:
-    """``getattr(state, field)`` after every update, ``[2, runs, T, ...]`` (``last``: after round ``T`` only).
+    """``getattr(state, field)`` (or ``field(state)``) after every update, ``[2, runs, T, ...]`` (``last``: after
+    round ``T`` only).
 
     The same runs as ``_learner_batch`` (``_rollout``: same keys, same draws), recording a field of the
-    state instead of the actions.
+    state (or a function of it) instead of the actions.
     """
 
+    def read(state):
+        return field(state) if callable(field) else getattr(state, field)
+
     def record(action, state):
-        return None if last else getattr(state, field)
+        return None if last else read(state)
 
     def one(table, key):
         state, trace, _ = _rollout(learner, params, table, key, horizon, bandit, queries, record)
-        return getattr(state, field) if last else trace
+        return read(state) if last else trace
 
     return _both_sides(one, tables, keys)
 
@@ -242,7 +246,7 @@ def learner_states(
     key: Any,
     runs: int,
     tables: np.ndarray,
-    field: str,
+    field: str | Callable[[Any], Any],
     *,
     bandit: bool = False,
     queries: jax.Array | None = None,
@@ -251,7 +255,8 @@ def learner_states(
     """A field of the learner's state after every round, ``[2, runs, T, ...]`` (``last``: ``[2, runs, ...]``).
 
     For the components whose claim is about a released statistic kept in the state (a noisy mean, a
-    private sum): the same runs as ``learner_runs``, recording ``getattr(state, field)`` after each update.
+    private sum): the same runs as ``learner_runs``, recording ``getattr(state, field)`` after each update
+    (``field`` a callable: ``field(state)``, any traceable function of the state).
     """
     tables = jnp.asarray(tables)
     batch = _state_batch(

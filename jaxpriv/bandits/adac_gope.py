@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 from jax.typing import ArrayLike
 
+from jaxpriv import declare
 from jaxpriv._base import Learner
 from jaxpriv.bandits._gope_core import GOPEState, phased_elimination
 
@@ -29,6 +30,7 @@ class AdaCGOPEParams(NamedTuple):
     action_bound: ArrayLike = 1.0
 
 
+@declare.learner("adac_gope", params=AdaCGOPEParams)
 def adac_gope(
     num_actions: int,
     dim: int,

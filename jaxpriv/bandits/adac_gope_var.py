@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from jaxpriv import declare
 from jaxpriv._base import Learner
 from jaxpriv.bandits._gope_core import GOPEState, phased_elimination
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams
@@ -9,6 +10,7 @@ from jaxpriv.bandits.adac_gope import AdaCGOPEParams
 __all__ = ["AdaCGOPEParams", "GOPEState", "adac_gope_var"]
 
 
+@declare.learner("adac_gope_var", params=AdaCGOPEParams)
 def adac_gope_var(
     num_actions: int,
     dim: int,

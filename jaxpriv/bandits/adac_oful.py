@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 from jax.typing import ArrayLike
 
+from jaxpriv import declare
 from jaxpriv._base import Learner
 from jaxpriv.bandits._oful_core import (
     ABLATIONS,
@@ -51,6 +52,7 @@ class AdaCOFULParams(NamedTuple):
     action_bound: ArrayLike = 1.0
 
 
+@declare.learner("adac_oful", params=AdaCOFULParams)
 def adac_oful(
     num_actions: int,
     dim: int,

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
-from jaxpriv._base import Learner
+from jaxpriv import _validate, declare
+from jaxpriv._base import Learner, Spec
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
 from jaxpriv.bandits._fast_path import FastPath
@@ -73,6 +74,16 @@ def calibrate_adac(params: AdaCUCBParams) -> tuple[jax.Array, jax.Array]:
     return jnp.asarray(params.beta, jnp.float32), gaussian_stddev(params.rho, 1.0)
 
 
+def adac_ucb_bound(params: AdaCUCBParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """Theorem 5.6's bound for AdaC-UCB on a Bernoulli instance (``None`` unless ``beta > 3``)."""
+    del spec
+    beta = float(np.asarray(params.beta))
+    if not beta > 3:  # Theorem 5.6 needs beta > 3
+        return None
+    return float(adac_ucb_regret_bound(np.asarray(env_params.means), horizon, float(np.asarray(params.rho)), beta))
+
+
+@declare.learner("adac_ucb", params=AdaCUCBParams, bound=adac_ucb_bound)
 def adac_ucb(
     num_arms: int,
     horizon: int | None = None,

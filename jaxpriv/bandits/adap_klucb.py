@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+from jaxpriv import declare
 from jaxpriv._base import Learner
 from jaxpriv.bandits.adap_ucb import _adap_learner, _calibrate, unit_scale
 from jaxpriv.theory import adap_lower_bound
@@ -105,6 +106,7 @@ def calibrate_klucb(params: AdaPKLUCBParams) -> tuple[jax.Array, jax.Array]:
     return _calibrate("adap_klucb", params)
 
 
+@declare.learner("adap_klucb", params=AdaPKLUCBParams)
 def adap_klucb(
     num_arms: int,
     horizon: int | None = None,

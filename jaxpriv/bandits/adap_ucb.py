@@ -8,14 +8,15 @@ this module but the index.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
-from jaxpriv._base import Learner
+from jaxpriv import _validate, declare
+from jaxpriv._base import Learner, Spec
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
 from jaxpriv.bandits._fast_path import FastPath
@@ -130,6 +131,17 @@ def _adap_learner(
     )
 
 
+def adap_ucb_bound(params: AdaPUCBParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """Theorem 7 of Azize & Basu (NeurIPS 2022) for AdaP-UCB (``None`` unless ``alpha > 3``)."""
+    del spec
+    alpha = float(np.asarray(params.alpha))
+    if not alpha > 3:
+        return None
+    epsilon = float(np.asarray(params.epsilon))
+    return float(adap_ucb_regret_bound(np.asarray(env_params.means), horizon, epsilon, alpha))
+
+
+@declare.learner("adap_ucb", params=AdaPUCBParams, bound=adap_ucb_bound)
 def adap_ucb(
     num_arms: int,
     horizon: int | None = None,

@@ -16,14 +16,15 @@ derived for exactly these constants (``jaxpriv.theory.anytime_lazy_ucb_regret_bo
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, static_args
+from jaxpriv import _validate, declare
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field
 from jaxpriv.bandits import _lazy
 from jaxpriv.bandits._episodic_ucb import TIE_BREAKS, choose
 from jaxpriv.bandits._fast_path import FastPath
@@ -76,6 +77,14 @@ def _index(released: jax.Array, used: jax.Array, t: ArrayLike, inv_epsilon: jax.
     return jnp.where(used > 0, value, jnp.inf)
 
 
+def anytime_lazy_ucb_bound(params: AnytimeLazyUCBParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """Anytime-Lazy-UCB's bound derived for its index (``anytime_lazy_ucb_regret_bound``)."""
+    del spec
+    epsilon = float(np.asarray(params.epsilon))
+    return float(anytime_lazy_ucb_regret_bound(np.asarray(env_params.means), horizon, epsilon))
+
+
+@declare.learner("anytime_lazy_ucb", params=AnytimeLazyUCBParams, bound=anytime_lazy_ucb_bound)
 def anytime_lazy_ucb(
     num_arms: int, horizon: int | None = None, *, tie_break: str = "random", private: bool = True
 ) -> Learner:
@@ -148,16 +157,8 @@ def anytime_lazy_ucb(
         del t
         return _lazy.lazy_update(key, state, action, reward)
 
-    static = static_args(num_arms=K, horizon=horizon, tie_break=tie_break, private=private)
     # The exact event-level simulator (``jaxpriv.bandits.episodic.lazy``): releases and leader changes.
     fast_path = FastPath("lazy", (("tie_break", tie_break),))
-    spec = Spec(
-        "anytime_lazy_ucb",
-        AnytimeLazyUCBParams,
-        private=private,
-        static=static,
-        num_arms=K,
-        fast_path=fast_path,
-        sampler_floor=_lazy.LAZY_RELEASE_FLOOR if private else None,
-    )
+    floor = _lazy.LAZY_RELEASE_FLOOR if private else None
+    spec = Spec(private=private, num_arms=K, fast_path=fast_path, sampler_floor=floor)
     return Learner(init_fn, act_fn, update_fn, check, nonfinite=nonfinite_field, spec=spec)

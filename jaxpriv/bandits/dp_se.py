@@ -25,15 +25,15 @@ used by the step-level policy here and by the epoch-level simulator
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
+from jaxpriv import _rng, _validate, declare
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.bandits._fast_path import FastPath
 from jaxpriv.mechanisms import LAPLACE
@@ -177,6 +177,15 @@ def round_robin(active: jax.Array, played: jax.Array) -> jax.Array:
     return jnp.argmax(active & (rank == played % m)).astype(jnp.int32)
 
 
+def dp_se_bound(params: DPSEParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """DP-SE's bound from its schedule (``dp_se_regret_bound``)."""
+    del spec
+    beta = None if params.beta is None else float(np.asarray(params.beta))
+    epsilon = float(np.asarray(params.epsilon))
+    return float(dp_se_regret_bound(np.asarray(env_params.means), horizon, epsilon, beta))
+
+
+@declare.learner("dp_se", params=DPSEParams, bound=dp_se_bound)
 def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True, private: bool = True) -> Learner:
     """DP-SE: ε-DP successive elimination with Laplace-noised epoch means (not anytime).
 
@@ -286,8 +295,5 @@ def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True, private: bo
             nonfinite=state.nonfinite + bad,
         )
 
-    static = static_args(num_arms=K, horizon=T, clip_rewards=clip_rewards, private=private)
-    spec = Spec(
-        "dp_se", DPSEParams, private=private and not reasons, static=static, num_arms=K, fast_path=FastPath("dp_se")
-    )
+    spec = Spec(private=private and not reasons, num_arms=K, fast_path=FastPath("dp_se"))
     return Learner(init_fn, act_fn, update_fn, check, T, nonfinite=nonfinite_field, spec=spec)

@@ -33,8 +33,8 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, static_args, zero_nonfinite
+from jaxpriv import _rng, _validate, declare
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, zero_nonfinite
 from jaxpriv.bandits import _lazy
 from jaxpriv.bandits._lazy import LazyState
 from jaxpriv.mechanisms._sampler_floor import HYBRID_FLOOR
@@ -173,6 +173,7 @@ def lazy_dp_ts_sample(key: PRNGKey, a: ArrayLike, b: ArrayLike) -> jax.Array:
     return g_a / (g_a + g_b)
 
 
+@declare.learner("lazy_dp_ts", params=LazyDPTSParams)
 def lazy_dp_ts(num_arms: int, horizon: int | None = None, *, private: bool = True) -> Learner:
     """Lazy-DP-TS (Hu & Hegde, UAI 2022, Algorithm 2): Thompson sampling on lazily released means; ε-DP.
 
@@ -236,9 +237,7 @@ def lazy_dp_ts(num_arms: int, horizon: int | None = None, *, private: bool = Tru
         del t
         return _lazy.lazy_update(key, state, action, reward)
 
-    static = static_args(num_arms=K, horizon=horizon, private=private)
-    floor = _lazy.LAZY_RELEASE_FLOOR if private else None
-    spec = Spec("lazy_dp_ts", LazyDPTSParams, private=private, static=static, num_arms=K, sampler_floor=floor)
+    spec = Spec(private=private, num_arms=K, sampler_floor=_lazy.LAZY_RELEASE_FLOOR if private else None)
     return Learner(init_fn, act_fn, update_fn, check, nonfinite=nonfinite_field, spec=spec)
 
 
@@ -327,6 +326,7 @@ def dp_ts_posterior(state: DPTSState, t: ArrayLike) -> tuple[jax.Array, jax.Arra
     return _dp_ts_posterior(state, t)
 
 
+@declare.learner("dp_ts", params=DPTSParams)
 def dp_ts(num_arms: int, horizon: int | None = None, *, private: bool = True) -> Learner:
     """DP-TS (Hu & Hegde, UAI 2022, Algorithm 1): Thompson sampling on hybrid-mechanism private sums; ε-DP.
 
@@ -423,7 +423,5 @@ def dp_ts(num_arms: int, horizon: int | None = None, *, private: bool = True) ->
             nonfinite=state.nonfinite + bad,
         )
 
-    static = static_args(num_arms=K, horizon=horizon, private=private)
-    floor = HYBRID_FLOOR if private else None
-    spec = Spec("dp_ts", DPTSParams, private=private, static=static, num_arms=K, sampler_floor=floor)
+    spec = Spec(private=private, num_arms=K, sampler_floor=HYBRID_FLOOR if private else None)
     return Learner(init_fn, act_fn, update_fn, check, nonfinite=nonfinite_field, spec=spec)

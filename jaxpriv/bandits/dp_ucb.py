@@ -48,7 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args, zero_nonfinite
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.mechanisms import NoiseFamily, TreeParams, binary_tree, describe, noise_family, release_variance
@@ -199,6 +199,17 @@ def _noise_at(table: NoiseTable, stddev: jax.Array, counts: jax.Array, noise_sca
     return var, scale
 
 
+def dp_ucb_bound(params: DPUCBParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """DP-UCB's derived bound (``dp_ucb_regret_bound``; ``None`` unless ``alpha > 2``)."""
+    if not float(np.asarray(params.alpha)) > 2:
+        return None
+    a = declare.arguments(spec)
+    means = np.asarray(env_params.means)
+    mech = declare.rebuild(a["mechanism"])
+    return float(dp_ucb_regret_bound(means, horizon, params, noise=a["noise"], mechanism=mech))
+
+
+@declare.learner("dp_ucb", params=DPUCBParams, bound=dp_ucb_bound, mechanism_dim=1)
 def dp_ucb(
     num_arms: int,
     horizon: int,
@@ -332,9 +343,9 @@ def dp_ucb(
     def nonfinite_fn(state: DPUCBState) -> jax.Array:
         return jnp.sum(state.nonfinite, dtype=jnp.int32) + nonfinite_inputs(mech, state.trees)
 
-    static = static_args(num_arms=K, horizon=T, noise=family, mechanism=mech, tie_break=tie_break)
     private = spec_of(mech).private is not False
-    spec = Spec("dp_ucb", DPUCBParams, private=private, static=static, num_arms=K, sampler_floor=sampler_floor_of(mech))
+    static = static_args(noise=family, mechanism=mech)  # the family and tree that run (not None)
+    spec = Spec(private=private, static=static, num_arms=K, sampler_floor=sampler_floor_of(mech))
     return Learner(init_fn, act_fn, update_fn, check, T, nonfinite=nonfinite_fn, spec=spec)
 
 

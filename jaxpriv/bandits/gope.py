@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 from jax.typing import ArrayLike
 
+from jaxpriv import declare
 from jaxpriv._base import Learner
 from jaxpriv.bandits._gope_core import GOPEState, phased_elimination
 
@@ -27,6 +28,7 @@ class GOPEParams(NamedTuple):
     action_bound: ArrayLike = 1.0
 
 
+@declare.learner("gope", params=GOPEParams)
 def gope(
     num_actions: int,
     dim: int,

@@ -19,14 +19,15 @@ draws, ``V(n) = 2n/ε²`` and ``b_max = 1/ε``. With ``ε = inf`` it is UCB's Ho
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, static_args, zero_nonfinite
+from jaxpriv import _rng, _validate, declare
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, zero_nonfinite
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits.dp_ucb import dp_ucb_bonus
@@ -83,6 +84,15 @@ def ldp_ucb_regret_bound(means: ArrayLike, horizon: int, params: LDPUCBParams) -
     )
 
 
+def ldp_ucb_bound(params: LDPUCBParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """LDP-UCB's derived bound (``ldp_ucb_regret_bound``; ``None`` unless ``alpha > 2``)."""
+    del spec
+    if not float(np.asarray(params.alpha)) > 2:
+        return None
+    return float(ldp_ucb_regret_bound(np.asarray(env_params.means), horizon, params))
+
+
+@declare.learner("ldp_ucb", params=LDPUCBParams, bound=ldp_ucb_bound)
 def ldp_ucb(num_arms: int, horizon: int | None = None, *, tie_break: str = "random") -> Learner:
     """LDP-UCB: UCB on rewards privatised by the Laplace mechanism before the learner sees them.
 
@@ -173,8 +183,7 @@ def ldp_ucb(num_arms: int, horizon: int | None = None, *, tie_break: str = "rand
             nonfinite=state.nonfinite + bad,
         )
 
-    static = static_args(num_arms=K, horizon=horizon, tie_break=tie_break)
-    spec = Spec("ldp_ucb", LDPUCBParams, private=True, static=static, num_arms=K)
+    spec = Spec(private=True, num_arms=K)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)
 
 

@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 from jax.typing import ArrayLike
 
+from jaxpriv import declare
 from jaxpriv._base import Learner
 from jaxpriv.bandits._oful_core import OFULState, oful_radius, rarely_switching_oful
 
@@ -32,6 +33,7 @@ class RSOFULParams(NamedTuple):
     action_bound: ArrayLike = 1.0
 
 
+@declare.learner("rs_oful", params=RSOFULParams)
 def rs_oful(num_actions: int, dim: int, horizon: int, clip: bool = True) -> Learner:
     """RS-OFUL for linear contextual bandits: Algorithm 9 of the thesis without noise.
 

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate
+from jaxpriv import _rng, _validate, declare, theory
 from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon, static_args
 from jaxpriv.bandits.dp_ts import _gamma_at_least_one
 from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree, tree_depth
@@ -391,6 +391,19 @@ def _observe(state: PrivateLinUCBState, feedback: Any) -> tuple[PrivateLinUCBSta
     return state, outer
 
 
+def private_linucb_bound(params: Any, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """Shariff & Sheffet's Theorem 5 at the policy's constants, w.p. 1 - α: ``theory.private_linucb_regret_bound``,
+    or ``theory.private_linucb_wishart_regret_bound`` for ``noise = "wishart"`` (the fields follow the params class).
+    """
+    del env_params
+    a = declare.arguments(spec)
+    values = [float(np.asarray(v)) for v in params]
+    wishart = a.get("noise", "gaussian") == "wishart"
+    bound = theory.private_linucb_wishart_regret_bound if wishart else theory.private_linucb_regret_bound
+    return float(bound(horizon, int(a["dim"]), *values))
+
+
+@declare.learner("private_linucb", bound=private_linucb_bound)  # the params class follows noise: from its spec
 def private_linucb(num_actions: int, dim: int, horizon: int, noise: NoiseFamily | str = "gaussian") -> Learner:
     """Joint-DP LinUCB (Shariff & Sheffet 2018, Algorithm 1 with the tree of §4, Gaussian or Wishart noise).
 
@@ -539,10 +552,9 @@ def private_linucb(num_actions: int, dim: int, horizon: int, noise: NoiseFamily 
         tree_state, release = tree.step(key, state.tree, outer.reshape(-1), t)
         return _fit(state._replace(tree=tree_state), release, t)
 
-    static = static_args(num_actions=num_actions, dim=dim, horizon=horizon)
+    static = static_args(noise=declare.OMIT)  # the Gaussian tree (the default): recorded as before ``noise``
     spec = Spec(
-        "private_linucb",
-        PrivateLinUCBParams,
+        params=PrivateLinUCBParams,
         private=True,
         static=static,
         num_arms=num_actions,
@@ -651,12 +663,9 @@ def _private_linucb_wishart(num_actions: int, dim: int, horizon: int) -> Learner
         release = poison_past_horizon(release, t, horizon)
         return _fit(state._replace(tree=state.tree._replace(sums=sums)), release, t)
 
-    static = static_args(num_actions=num_actions, dim=dim, horizon=horizon, noise="wishart")
     spec = Spec(
-        "private_linucb",
-        PrivateLinUCBWishartParams,
+        params=PrivateLinUCBWishartParams,
         private=True,
-        static=static,
         num_arms=num_actions,
         sampler_floor=None,  # not covered: the Bartlett draws (docstring)
     )

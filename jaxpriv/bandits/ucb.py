@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits._episodic_ucb import EpisodicUCBState
@@ -51,6 +51,7 @@ def _calibrate(params: UCBParams) -> tuple[jax.Array, jax.Array]:
     return jnp.asarray(params.beta, jnp.float32), jnp.zeros((), jnp.float32)
 
 
+@declare.learner("ucb", params=UCBParams)
 def ucb(
     num_arms: int,
     horizon: int | None = None,

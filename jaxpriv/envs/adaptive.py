@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Env, PRNGKey, Spec, static_args
 from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.envs.quadratic import QuadraticStats, quadratic_best_relative, quadratic_feedback, target_radius
@@ -41,6 +41,7 @@ class AdaptiveState(NamedTuple):
     reference: jax.Array  # shape=[d], c = Π_C(center), the fixed point of the relative regret
 
 
+@declare.env("adaptive_quadratic", params=AdaptiveParams)
 def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None) -> Env:
     """An adaptive adversary: ``f_t(w) = (H/2)||w - z_t||²`` with ``z_t`` chosen from the learner's past points.
 
@@ -99,6 +100,5 @@ def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None)
         return quadratic_best_relative(constraint, state.strong_convexity, stats, t, state.reference)
 
     comparator = exact_comparator(best_relative)
-    static = static_args(constraint=constraint, z_radius=z_radius)
-    spec = Spec("adaptive_quadratic", AdaptiveParams, static=static, action_shape=(dim,), ndims=(("center", 1),))
+    spec = Spec(static=static_args(z_radius=z_radius), action_shape=(dim,), ndims=(("center", 1),))  # resolved
     return Env(reset_fn, step_fn, comparator, check, relative=True, exact=True, spec=spec)

@@ -14,8 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, nan_unless_valid_arm, static_args
+from jaxpriv import _rng, _validate, declare
+from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, nan_unless_valid_arm
 
 #: The means of the paper's finite-armed experiment (Section VII, as in Sajed & Sheffet, ICML 2019).
 PAPER_MEANS: tuple[float, ...] = (0.75, 0.625, 0.5, 0.375, 0.25)
@@ -36,6 +36,7 @@ class BernoulliState(NamedTuple):
     gaps: jax.Array  # shape=[K], float32, max(means) - means
 
 
+@declare.env("bernoulli_bandit", params=BernoulliParams)
 def bernoulli_bandit(num_arms: int) -> Env:
     """The Bernoulli ``K``-armed bandit: arm ``a`` pays ``1`` with probability ``μ_a``, else ``0``.
 
@@ -91,9 +92,6 @@ def bernoulli_bandit(num_arms: int) -> Env:
         return state, reward, EnvInfo(loss=-reward, regret=regret, stats=())
 
     spec = Spec(
-        "bernoulli_bandit",
-        BernoulliParams,
-        static=static_args(num_arms=num_arms),
         num_arms=num_arms,
         action_shape=(),
         ndims=(("means", 1),),

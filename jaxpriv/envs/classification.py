@@ -16,7 +16,7 @@ import numpy as np
 import optax
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate
+from jaxpriv import _rng, _validate, declare
 from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, static_args
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
@@ -188,6 +188,7 @@ def _hinge_duality_gap(constraint: ConstraintSet, best: jax.Array, alpha: jax.Ar
     return best - dual
 
 
+@declare.env("classification_stream", params=ClassificationParams)
 def classification_stream(
     constraint: ConstraintSet,
     horizon: int,
@@ -320,15 +321,6 @@ def classification_stream(
             gap = _hinge_duality_gap(constraint, best, mask * -smooth_slope(margins), yx)
         return best, jnp.maximum(gap, 0.0)
 
-    static = static_args(
-        constraint=constraint,
-        horizon=horizon,
-        loss=loss,
-        data=data,
-        feature_radius=radius,
-        solver_steps=solver_steps,
-        smoothing=float(smoothing),
-    )
-    ndims = (("direction", 1),)
-    spec = Spec("classification_stream", ClassificationParams, static=static, action_shape=(dim,), ndims=ndims)
+    static = static_args(feature_radius=radius, smoothing=float(smoothing))  # as floats
+    spec = Spec(static=static, action_shape=(dim,), ndims=(("direction", 1),))
     return Env(reset_fn, step_fn, comparator, check, horizon=horizon, spec=spec)

@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, static_args
+from jaxpriv import _validate, declare
+from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec
 from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.sets import ConstraintSet, simplex
 
@@ -36,6 +36,7 @@ def linear_best(constraint: ConstraintSet, total: jax.Array) -> jax.Array:
     return jnp.sum(total * constraint.linear_oracle(total))
 
 
+@declare.env("experts_stream", params=ExpertsParams)
 def experts_stream(num_experts: int, pattern: str = "iid") -> Env:
     """Learning with experts (Smith & Thakurta 2013, Table 1, first row): ``f_t(w) = <c_t, w>`` on ``Δ_p``.
 
@@ -94,9 +95,6 @@ def experts_stream(num_experts: int, pattern: str = "iid") -> Env:
         return linear_best(constraint, stats)
 
     spec = Spec(
-        "experts_stream",
-        ExpertsParams,
-        static=static_args(num_experts=p, pattern=pattern),
         action_shape=(p,),
         ndims=(("means", 1),),
     )

@@ -19,8 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
-from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, nan_unless_valid_arm, static_args
+from jaxpriv import _validate, declare
+from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, nan_unless_valid_arm
 
 
 def unit_sphere(key: PRNGKey, shape: tuple[int, ...], dim: int) -> jax.Array:
@@ -83,6 +83,7 @@ def _check_common(name: str, value: ArrayLike) -> None:
         raise ValueError(f"{name} must be finite, got {value!r}")
 
 
+@declare.env("linear_bandit", params=LinearBanditParams)
 def linear_bandit(num_actions: int, dim: int, random_theta: bool = False) -> Env:
     """Stochastic linear bandit with a fixed finite action set ``A = {a_1..a_K} ⊂ R^d``.
 
@@ -130,9 +131,6 @@ def linear_bandit(num_actions: int, dim: int, random_theta: bool = False) -> Env
         return state, reward, EnvInfo(loss=-reward, regret=regret, stats=())
 
     spec = Spec(
-        "linear_bandit",
-        LinearBanditParams,
-        static=static_args(num_actions=num_actions, dim=dim, random_theta=random_theta),
         num_arms=num_actions,
         action_shape=(),
         ndims=(("actions", 2), ("theta", 1)),
@@ -183,6 +181,7 @@ class ContextualFeedback(NamedTuple):
     next_actions: jax.Array
 
 
+@declare.env("contextual_linear_bandit", params=ContextualBanditParams)
 def contextual_linear_bandit(num_actions: int, dim: int, random_theta: bool = False) -> Env:
     """Linear contextual bandit: ``K`` fresh actions each round, i.i.d. ``N(μ, s²·I_d)``.
 
@@ -260,9 +259,6 @@ def contextual_linear_bandit(num_actions: int, dim: int, random_theta: bool = Fa
         return state._replace(actions=nxt), ContextualFeedback(reward, vec, nxt), info
 
     spec = Spec(
-        "contextual_linear_bandit",
-        ContextualBanditParams,
-        static=static_args(num_actions=num_actions, dim=dim, random_theta=random_theta),
         num_arms=num_actions,
         action_shape=(),
         ndims=(("theta", 1), ("context_mean", 1)),

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate
+from jaxpriv import _rng, _validate, declare
 from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, static_args
 from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.mechanisms import clip_l2
@@ -90,6 +90,7 @@ def quadratic_feedback(
     return grad, EnvInfo(loss=loss, regret=relative, stats=QuadraticStats(z))
 
 
+@declare.env("quadratic_stream", params=QuadraticParams)
 def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z_dist: str = "iid") -> Env:
     """Oblivious quadratic losses ``f_t(w) = (H/2)||w - z_t||²`` on a constraint set.
 
@@ -166,6 +167,5 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z
         return quadratic_best_relative(constraint, state.strong_convexity, stats, t, state.reference)
 
     comparator = exact_comparator(best_relative)
-    static = static_args(constraint=constraint, z_radius=z_radius, z_dist=z_dist)
-    spec = Spec("quadratic_stream", QuadraticParams, static=static, action_shape=(dim,), ndims=(("center", 1),))
+    spec = Spec(static=static_args(z_radius=z_radius), action_shape=(dim,), ndims=(("center", 1),))  # resolved
     return Env(reset_fn, step_fn, comparator, check, relative=True, exact=True, spec=spec)

@@ -169,18 +169,23 @@ def _parameter(row: audit.Audit) -> str:
 
 
 def print_table(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[audit.Audit]:
-    """Print the table (markdown) and the wall time; returns the rows."""
+    """Print the table (markdown) and the wall time; returns the rows.
+
+    The last column is each audit's power (``Audit.power``): the largest lower bound it can return at these runs
+    (its ``ceiling``, or its result on a copy without noise where one was run), marked "no power" below the claim.
+    """
     t0 = time.perf_counter()
     rows = audit_rows(runs=runs, seed=seed, alpha=alpha)
     wall = time.perf_counter() - t0
-    print("| component | parameter | claim | lower bound | confidence | runs per side | lower / claim |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| component | parameter | claim | lower bound | confidence | runs per side | lower / claim | power |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
+        power = f"{r.power:.3g}" + (" (no power)" if r.warning else "")
         print(
             f"| {r.component} | {_parameter(r)} | {r.claim:g} | {r.lower:.3f} | "
-            f"{r.confidence:.2f} | {r.runs} | {r.ratio:.2f} |"
+            f"{r.confidence:.2f} | {r.runs} | {r.ratio:.2f} | {power} |"
         )
     for name, why in EXCLUDED.items():
-        print(f"| {name} | | | — | | | {why} |")
+        print(f"| {name} | | | — | | | {why} | |")
     print(f"\n{len(rows)} audits in {wall:.1f} s (CPU, compilation included)")
     return rows

@@ -487,7 +487,7 @@ def _bounds(study: Study, arm: StudyLearner) -> np.ndarray | None:
     for g in range(study.size):
         point = _take(arm.params, axes, np.asarray(g)) if size else arm.params
         try:
-            b = arm.bound(point.learner, point.env, arm.static, study.horizon, study.constraint)
+            b = arm.bound(point.learner, point.env, arm.learner.spec, study.horizon)
         except (ValueError, TypeError, AttributeError):
             b = None
         values.append(np.nan if b is None else b)

@@ -100,6 +100,12 @@ takes; a missing, empty or repeated label; a ``reference`` that is no label.
 simulator (``Spec.fast_path``); ``[[figures]]`` entries name recipes over ``jaxpriv.plot``
 (``FIGURE_RECIPES``, drawn by ``jaxpriv.experiments.figures``).
 
+**Components of your own.** ``imports = ["mymod", "more/other.py"]`` (top level) imports the modules that
+register them before any name is looked up: a module name importable from the file's folder, the working
+directory or ``sys.path``, or a ``.py`` path relative to the file's folder (else the working directory);
+``jaxpriv sweep FILE --import mymod`` does the same from the command line, and installed packages' entry points
+(group ``jaxpriv.components``) load when a name is not found (``jaxpriv.experiments.imports``).
+
 ``parse_study(text, source)`` builds a ``Study`` from TOML text; ``load_study(path)``
 reads the file first (refusing a folder, a missing or unreadable file).
 """
@@ -119,9 +125,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import _validate, envs, mechanisms, sim
+from jaxpriv import _validate, declare, envs, mechanisms, sim
 from jaxpriv._base import check_horizon, spec_of
 from jaxpriv.experiments import registry
+from jaxpriv.experiments.imports import HOW, import_component_module, load_entry_points
 from jaxpriv.experiments.registry import Bound, Component
 from jaxpriv.sim import _resume
 
@@ -148,7 +155,7 @@ __all__ = [
 
 TOP_KEYS = (
     "name", "description", "horizon", "horizons", "seeds", "seed", "chunk", "segment", "grid_chunk", "checkpoints",
-    "zip",
+    "zip", "imports",
 )  # fmt: skip
 TABLES = ("set", "learner", "env", "smoke", "figures")
 #: What a ``[smoke]`` table may override (its tables ``grid``, ``env``, ``set`` are merged key by key).
@@ -413,6 +420,7 @@ def parse_study(
     raw = _apply_smoke(source, raw, smoke)
     if edit is not None:
         raw = edit(raw)
+    _import_modules(source, raw)
     study = _parse_raw(source, raw)
     if study.horizons:  # every horizon's components and values are checked now, before anything compiles
         for horizon in study.horizons[:-1]:
@@ -425,6 +433,27 @@ def at_horizon(study: Study, horizon: int) -> Study:
     (its components built for that horizon: a learner tuned to ``T`` is another learner at each ``T``)."""
     raw = {k: v for k, v in study.raw.items() if k != "horizons"} | {"horizon": int(horizon)}
     return _parse_raw(study.source, raw)._replace(smoke=study.smoke, figures=study.figures)
+
+
+def _import_modules(source: Path, raw: dict[str, Any]) -> None:
+    """Import the modules of the file's ``imports`` (names or ``.py`` paths; the file's folder, then the working
+    directory), so that the components they register can be named (``jaxpriv.experiments.imports``)."""
+    specs = raw.get("imports", [])
+    if not isinstance(specs, list) or not all(isinstance(s, str) and s.strip() for s in specs):
+        raise _fail(source, "imports", f"must be a list of module names or .py paths, got {specs!r}")
+    for spec in specs:
+        try:
+            import_component_module(spec, [source.parent])
+        except ValueError as err:
+            raise _fail(source, "imports", str(err)) from None
+
+
+def _known(components: Any, name: Any) -> bool:
+    """Whether ``components`` (a registry table) holds ``name``, after loading installed packages' entry points
+    (group ``jaxpriv.components``) when it does not."""
+    if isinstance(name, str) and name not in components:
+        load_entry_points()
+    return isinstance(name, str) and name in components
 
 
 def _apply_smoke(source: Path, raw: dict[str, Any], smoke: bool) -> dict[str, Any]:
@@ -753,12 +782,12 @@ def _constraint_set(source: Path, raw: dict[str, Any]) -> Any:
         return None
     table = raw["set"]
     kind = table.get("kind") if isinstance(table, dict) else None
-    if kind not in registry.SETS:
+    if not _known(registry.SETS, kind):
         known = sorted(registry.SETS)
-        raise _fail(source, "set.kind", f"unknown set {kind!r}{_suggest(str(kind), known)}; known: {known}")
+        raise _fail(source, "set.kind", f"unknown set {kind!r}{_suggest(str(kind), known)}; {HOW}; known: {known}")
     factory = registry.SETS[kind]
     args = {k: v for k, v in table.items() if k != "kind"}
-    signature = inspect.signature(factory).parameters
+    signature = declare.declarations("set")[kind].parameters
     for key in args:
         if key not in signature:
             raise _fail(source, f"set.{key}", f"{kind} takes no argument {key!r}; it takes {sorted(signature)}")
@@ -781,13 +810,15 @@ def _build(
     if not isinstance(table, dict):
         raise _fail(source, section, f"must be a table, got {table!r}")
     name = table.get("name")
-    if name not in components:
+    if not _known(components, name):
         known = sorted(components)
-        raise _fail(source, f"{section}.name", f"unknown {what} {name!r}{_suggest(str(name), known)}; known: {known}")
+        raise _fail(
+            source, f"{section}.name", f"unknown {what} {name!r}{_suggest(str(name), known)}; {HOW}; known: {known}"
+        )
     entry = components[name]
     skip = ("name", "params", "bandit_feedback", "mechanism", "simulator", *reserved)
     static = {k: v for k, v in table.items() if k not in skip}
-    signature = inspect.signature(entry.factory).parameters
+    signature = entry.parameters
     for key in static:
         if key not in signature or key in supplied:
             allowed = sorted(k for k in signature if k not in supplied)
@@ -798,15 +829,13 @@ def _build(
             if value is None:
                 raise _fail(source, "set", f"{section} {name!r} needs a constraint set: add a [set] table")
             kwargs[key] = value
-    missing = [
-        k for k, p in signature.items() if p.default is inspect.Parameter.empty and k not in kwargs and k != "self"
-    ]
+    missing = [k for k in entry.required if k not in kwargs]
     if missing:
         raise _fail(source, section, f"{name} needs the static argument(s) {missing}")
     if "mechanism" in table:
         if entry.mechanism_dim is None or "mechanism" not in signature:
             raise _fail(source, f"{section}.mechanism", f"{name} takes no prefix-sum mechanism")
-        mech = _mechanism(source, f"{section}.mechanism", table["mechanism"], entry, static, supplied)
+        mech = _mechanism(source, f"{section}.mechanism", table["mechanism"], entry, static, kwargs, supplied)
         kwargs["mechanism"] = mech
         static = {**static, "mechanism": mech, "noise": mechanisms.describe(mech).noise}
     try:
@@ -823,8 +852,9 @@ def _build(
 
 
 def _mechanism(
-    source: Path, key: str, value: Any, entry: Component, static: dict[str, Any], supplied: dict[str, Any]
-) -> Any:
+    source: Path, key: str, value: Any, entry: Component, static: dict[str, Any], learner_kwargs: dict[str, Any],
+    supplied: dict[str, Any],
+) -> Any:  # fmt: skip
     """The prefix-sum mechanism a learner's ``mechanism`` names (a name, or a table with ``name`` and kwargs)."""
     if isinstance(value, str):
         table = {"name": value}
@@ -833,16 +863,16 @@ def _mechanism(
     else:
         raise _fail(source, key, f"must be a mechanism name or a table with a name, got {value!r}")
     name = table.pop("name", None)
-    if name not in registry.MECHANISMS:
+    if not _known(registry.MECHANISMS, name):
         known = sorted(registry.MECHANISMS)
-        raise _fail(source, key, f"unknown mechanism {name!r}{_suggest(str(name), known)}; known: {known}")
+        raise _fail(source, key, f"unknown mechanism {name!r}{_suggest(str(name), known)}; {HOW}; known: {known}")
     factory = registry.MECHANISMS[name]
-    signature = inspect.signature(factory).parameters
+    signature = declare.declarations("mechanism")[name].parameters
     for arg in table:
         if arg not in signature or arg in ("horizon", "dim", "dtype"):
             allowed = sorted(k for k in signature if k not in ("horizon", "dim", "dtype"))
             raise _fail(source, f"{key}.{arg}", f"{name} takes no argument {arg!r}; it takes {allowed}")
-    dim = entry.mechanism_dim(static, supplied["constraint"])
+    dim = declare.mechanism_dim(entry, learner_kwargs)
     kwargs: dict[str, Any] = {"horizon": supplied["horizon"], "dim": dim}
     if "neighbouring" in signature:
         kwargs["neighbouring"] = "replace"
@@ -907,10 +937,9 @@ def _params(
 def _other_budgets(built: _Built) -> tuple[str, ...]:
     """The budget fields of the noise families other than the learner's (``("rho",)`` for an ε-DP tree): a shared
     axis of that name is not the learner's by default (a Gaussian tree beside a Gamma one on ``[grid] epsilon``)."""
-    signature = inspect.signature(built.entry.factory).parameters
-    if "noise" not in signature:
+    if "noise" not in built.entry.parameters:
         return ()
-    noise = built.static.get("noise", signature["noise"].default)
+    noise = built.static.get("noise", built.entry.defaults.get("noise"))
     noise = "gamma" if noise is None else noise
     if noise not in BUDGET_FIELDS:
         return ()
@@ -928,10 +957,9 @@ def _check_budget_family(
     each params field the file sets -> the file key that sets it.
     """
     fields = getattr(entry.params, "_fields", ())
-    signature = inspect.signature(entry.factory).parameters
-    if "noise" not in signature or not {"epsilon", "rho"} <= set(fields):
+    if "noise" not in entry.parameters or not {"epsilon", "rho"} <= set(fields):
         return
-    noise = static.get("noise", signature["noise"].default)
+    noise = static.get("noise", entry.defaults.get("noise"))
     noise = "gamma" if noise is None else noise
     if noise not in BUDGET_FIELDS:
         return  # the factory has refused it already

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate
+from jaxpriv import _rng, _validate, declare
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, static_args
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
@@ -178,6 +178,7 @@ class BLTState(NamedTuple):
     nonfinite: jax.Array
 
 
+@declare.mechanism("blt", params=TreeParams)
 def blt(
     horizon: int,
     dim: int,
@@ -271,9 +272,7 @@ def blt(
         )
         return new, release
 
-    static = static_args(
-        horizon=horizon, dim=dim, noise=noise, neighbouring=neighbouring, buffers=buffers, dtype=np.dtype(dtype).name
-    )
+    static = static_args(noise=noise, dtype=np.dtype(dtype).name)  # by name; the declaration records the rest
     return factor_mechanism(
         "blt",
         init_fn,

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args
 from jaxpriv._inplace import set_row
 from jaxpriv.mechanisms import _accounting
@@ -61,6 +61,7 @@ class HonakerState(NamedTuple):
     nonfinite: jax.Array
 
 
+@declare.mechanism("honaker_tree", params=TreeParams)
 def honaker_tree(
     horizon: int, dim: int, noise: NoiseFamily | str = "gamma", neighbouring: str = "add_remove", dtype=jnp.float32
 ) -> Mechanism:
@@ -160,7 +161,7 @@ def honaker_tree(
         bits = sum(((t >> h) & 1) * weights[h] for h in range(depth))
         return node * bits
 
-    static = static_args(horizon=horizon, dim=dim, noise=noise, neighbouring=neighbouring, dtype=np.dtype(dtype).name)
+    static = static_args(noise=noise, dtype=np.dtype(dtype).name)  # by name
     return Mechanism(
         init_fn,
         step_fn,
@@ -168,5 +169,5 @@ def honaker_tree(
         horizon,
         nonfinite=nonfinite_field,
         info=PrefixSumInfo("honaker_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
-        spec=Spec("honaker_tree", TreeParams, private=True, static=static, sampler_floor=sampler_floor),
+        spec=Spec(private=True, static=static, sampler_floor=sampler_floor),
     )

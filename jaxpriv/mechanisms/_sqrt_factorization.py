@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate
+from jaxpriv import _rng, _validate, declare
 from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args
 from jaxpriv._inplace import set_row
 from jaxpriv.mechanisms import _accounting
@@ -93,6 +93,7 @@ class SqrtState(NamedTuple):
     nonfinite: jax.Array
 
 
+@declare.mechanism("sqrt_factorization", params=TreeParams)
 def sqrt_factorization(
     horizon: int, dim: int, noise: NoiseFamily | str = "gaussian", neighbouring: str = "add_remove", dtype=jnp.float32
 ) -> Mechanism:
@@ -190,5 +191,5 @@ def sqrt_factorization(
         neighbouring,
         factor * col_norm,
         lambda t: row_norm2[t - 1],
-        static_args(horizon=horizon, dim=dim, noise=noise, neighbouring=neighbouring, dtype=np.dtype(dtype).name),
+        static_args(noise=noise, dtype=np.dtype(dtype).name),  # by name; the declaration records the rest
     )

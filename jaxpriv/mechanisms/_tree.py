@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate
+from jaxpriv import _rng, _validate, declare
 from jaxpriv._base import (
     Mechanism,
     PrefixSumInfo,
@@ -209,6 +209,7 @@ def check_tree_params(
 NEIGHBOURING = ("add_remove", "replace")
 
 
+@declare.mechanism("binary_tree", params=TreeParams)
 def binary_tree(
     horizon: int, dim: int, noise: NoiseFamily | str = "gamma", neighbouring: str = "add_remove", dtype=jnp.float32
 ) -> Mechanism:
@@ -312,7 +313,7 @@ def binary_tree(
         # popcount(t) independent nodes, each with the budget split D ways
         return popcount(t) * tree_node_variance(noise, params, sensitivity_fn(params), dim, depth)
 
-    static = static_args(horizon=horizon, dim=dim, noise=noise, neighbouring=neighbouring, dtype=np.dtype(dtype).name)
+    static = static_args(noise=noise, dtype=np.dtype(dtype).name)  # by name
     return Mechanism(
         init_fn,
         step_fn,
@@ -320,7 +321,7 @@ def binary_tree(
         horizon,
         nonfinite=nonfinite_field,
         info=PrefixSumInfo("binary_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
-        spec=Spec("binary_tree", TreeParams, private=True, static=static, sampler_floor=sampler_floor),
+        spec=Spec(private=True, static=static, sampler_floor=sampler_floor),
     )
 
 

@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
+from jaxpriv import _validate, declare
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import clip_l2, dyadic_init, dyadic_step, tree_depth
 from jaxpriv.oco import one_point
 from jaxpriv.oco._shared import (
@@ -43,6 +43,7 @@ class BanditFTALParams(NamedTuple):
     regularization: ArrayLike = float("nan")
 
 
+@declare.learner("bandit_ftal", params=BanditFTALParams)
 def bandit_ftal(horizon: int, constraint: ConstraintSet, preset: str = "oblivious") -> Learner:
     """Bandit FTAL (Smith & Thakurta 2013, §3.1, eq. (8)): FTAL on one-point gradient estimates.
 
@@ -116,6 +117,5 @@ def bandit_ftal(horizon: int, constraint: ConstraintSet, preset: str = "obliviou
         total = poison_past_horizon(total, t, horizon)
         return next_state(state, constraint, sums, total, t, bad)
 
-    static = static_args(horizon=horizon, constraint=constraint, preset=preset)
-    spec = Spec("bandit_ftal", BanditFTALParams, private=False, static=static)
+    spec = Spec(private=False)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)

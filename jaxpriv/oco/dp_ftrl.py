@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args
 from jaxpriv.mechanisms import NoiseFamily, TreeParams, noise_family, release_variance
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
@@ -96,6 +96,14 @@ def dp_ftrl_learner_bound(
     )
 
 
+def dp_ftrl_bound(params: DPFTRLParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """DP-FTRL's bound with its mechanism's exact per-step variance (``regularization = nan``: the tuned λ)."""
+    del env_params
+    a = declare.arguments(spec)
+    return dp_ftrl_learner_bound(horizon, a["constraint"], params, a["noise"], declare.rebuild(a["mechanism"]))
+
+
+@declare.learner("dp_ftrl", params=DPFTRLParams, bound=dp_ftrl_bound, mechanism_dim="constraint")
 def dp_ftrl(
     horizon: int,
     constraint: ConstraintSet,
@@ -229,7 +237,7 @@ def dp_ftrl(
     def nonfinite_fn(state: DPFTRLState) -> jax.Array:
         return nonfinite_inputs(tree, state.tree)  # the gradients the mechanism zeroed
 
-    static = static_args(horizon=horizon, constraint=constraint, noise=noise, mechanism=tree)
+    static = static_args(noise=noise, mechanism=tree)  # the family and tree that run (not None)
     private = spec_of(tree).private is not False
-    spec = Spec("dp_ftrl", DPFTRLParams, private=private, static=static, sampler_floor=sampler_floor_of(tree))
+    spec = Spec(private=private, static=static, sampler_floor=sampler_floor_of(tree))
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate, theory
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
+from jaxpriv import _validate, declare, theory
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
 from jaxpriv.oco import one_point
 from jaxpriv.sets import ConstraintSet
 
@@ -41,6 +41,7 @@ class FKMState(NamedTuple):
     nonfinite: jax.Array  # shape=(), int32, loss values that were NaN / ±inf, replaced by zero
 
 
+@declare.learner("fkm", params=FKMParams)
 def fkm(horizon: int, constraint: ConstraintSet) -> Learner:
     """FKM bandit gradient descent: projected gradient descent on one-point gradient estimates.
 
@@ -109,5 +110,5 @@ def fkm(horizon: int, constraint: ConstraintSet) -> Learner:
         u = one_point.direction_at(state.sphere_key, t + 1, constraint)
         return state._replace(y=y, direction=u, nonfinite=state.nonfinite + bad)
 
-    spec = Spec("fkm", FKMParams, private=False, static=static_args(horizon=horizon, constraint=constraint))
+    spec = Spec(private=False)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)

@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon, static_args
+from jaxpriv import _validate, declare
+from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, tree_depth
 from jaxpriv.oco._shared import MAX_DEPTH, dyadic_prefix_sum, leader_point, no_nonfinite
 from jaxpriv.sets import ConstraintSet, require_projection
@@ -28,6 +28,7 @@ class FTALState(NamedTuple):
     strong_convexity: jax.Array  # shape=()
 
 
+@declare.learner("ftal", params=FTALParams)
 def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     """FTAL for ``H``-strongly convex losses: follow the leader on quadratic approximations.
 
@@ -90,5 +91,5 @@ def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         w = constraint.project(leader_point(total_w, total, state.strong_convexity, t))
         return state._replace(w=w, points=points, sums=sums)
 
-    spec = Spec("ftal", FTALParams, private=False, static=static_args(constraint=constraint, horizon=horizon))
+    spec = Spec(private=False)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=no_nonfinite, spec=spec)

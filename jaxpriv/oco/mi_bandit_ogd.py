@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate, theory
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
+from jaxpriv import _rng, _validate, declare, theory
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import (
     DyadicSums,
     bandit_clip_bound,
@@ -64,6 +64,7 @@ def _require_budget(params: MIBanditOGDParams) -> None:
     )
 
 
+@declare.learner("mi_bandit_ogd", params=MIBanditOGDParams)
 def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
     """MI-private bandit OGD with lazy projection (Zhang & Venkatasubramaniam 2018, Algorithm 2).
 
@@ -182,6 +183,5 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
         e = one_point.direction_at(state.sphere_key, t + 1, constraint)
         return state._replace(w=w, direction=e, theta=theta, sums=sums, nonfinite=state.nonfinite + bad)
 
-    static = static_args(horizon=horizon, constraint=constraint)
-    spec = Spec("mi_bandit_ogd", MIBanditOGDParams, private=True, static=static)
+    spec = Spec(private=True)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate, theory
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
+from jaxpriv import _rng, _validate, declare, theory
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, dyadic_step, mutual_information_to_stddev, tree_depth
 from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import MAX_DEPTH
@@ -51,6 +51,16 @@ def _require_budget(params: MIOGDParams) -> None:
     )
 
 
+def mi_ogd_bound(params: MIOGDParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """MI-OGD's bound at the noise its mutual-information budget calibrates (``learning_rate = nan``: tuned)."""
+    del env_params
+    c = declare.arguments(spec)["constraint"]
+    stddev = mutual_information_to_stddev(params.mutual_information, params.lipschitz, c.dim)
+    eta = None if np.isnan(np.asarray(params.learning_rate, np.float64)) else params.learning_rate
+    return float(theory.mi_ogd_regret_bound(horizon, c.dim, params.lipschitz, c.radius, stddev, eta))
+
+
+@declare.learner("mi_ogd", params=MIOGDParams, bound=mi_ogd_bound)
 def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     """MI-private OGD with lazy projection (Zhang & Venkatasubramaniam 2018, Algorithm 1).
 
@@ -140,5 +150,5 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         w = constraint.project(state.learning_rate * theta)
         return state._replace(w=w, theta=theta, sums=sums, nonfinite=state.nonfinite + bad)
 
-    spec = Spec("mi_ogd", MIOGDParams, private=True, static=static_args(constraint=constraint, horizon=horizon))
+    spec = Spec(private=True)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)

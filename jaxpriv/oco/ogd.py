@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, Spec, static_args
+from jaxpriv import _validate, declare, theory
+from jaxpriv._base import Learner, PRNGKey, Spec
 from jaxpriv.oco._shared import no_nonfinite
 from jaxpriv.sets import ConstraintSet
 
@@ -32,6 +32,15 @@ class OGDState(NamedTuple):
     lipschitz: jax.Array  # shape=()
 
 
+def ogd_bound(params: OGDParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """OGD's regret bound for its step-size schedule (``theory.ogd_regret_bound``)."""
+    del env_params
+    a = declare.arguments(spec)
+    diameter = a["constraint"].diameter
+    return float(theory.ogd_regret_bound(horizon, params.lipschitz, diameter, params.strong_convexity, a["schedule"]))
+
+
+@declare.learner("ogd", params=OGDParams, bound=ogd_bound)
 def ogd(constraint: ConstraintSet, schedule: str = "strongly_convex") -> Learner:
     """Projected online gradient descent ``w_{t+1} = Π_C(w_t - η_t ∇f_t(w_t))``.
 
@@ -71,5 +80,5 @@ def ogd(constraint: ConstraintSet, schedule: str = "strongly_convex") -> Learner
         w = constraint.project(jnp.asarray(action, jnp.float32) - eta * jnp.asarray(grad, jnp.float32))
         return state._replace(w=w)
 
-    spec = Spec("ogd", OGDParams, private=False, static=static_args(constraint=constraint, schedule=schedule))
+    spec = Spec(private=False)
     return Learner(init_fn, act_fn, update_fn, check, nonfinite=no_nonfinite, spec=spec)

@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon, static_args
+from jaxpriv import _validate, declare
+from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, tree_depth
 from jaxpriv.oco._shared import MAX_DEPTH, WDPParams, dyadic_prefix_sum, no_nonfinite, start_point
 from jaxpriv.oco.wdp_cocol import WDPCOCOLState, local_oracle_learner
@@ -29,6 +29,7 @@ class OFWState(NamedTuple):
     strong_convexity: jax.Array  # shape=()
 
 
+@declare.learner("online_frank_wolfe", params=OFWParams)
 def online_frank_wolfe(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     """Online Frank–Wolfe with the set's global linear oracle: the projection-free non-private baseline.
 
@@ -90,8 +91,7 @@ def online_frank_wolfe(constraint: ConstraintSet, horizon: int | None = None) ->
         sigma = jnp.clip(-jnp.sum(direction * step) / jnp.maximum(mu * tf * sq, jnp.finfo(jnp.float32).tiny), 0.0, 1.0)
         return state._replace(x=x + sigma * step, points=points, grads=grads)
 
-    static = static_args(constraint=constraint, horizon=horizon)
-    spec = Spec("online_frank_wolfe", OFWParams, private=False, static=static)
+    spec = Spec(private=False)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=no_nonfinite, spec=spec)
 
 
@@ -107,6 +107,7 @@ class GarberHazanParams(NamedTuple):
     strong_convexity: ArrayLike = 1.0
 
 
+@declare.learner("garber_hazan", params=GarberHazanParams)
 def garber_hazan(horizon: int, constraint: ConstraintSet, constants: str = "proof") -> Learner:
     """The Garber–Hazan online conditional gradient algorithm: ``oco.wdp_cocol`` with the noise off.
 
@@ -145,6 +146,5 @@ def garber_hazan(horizon: int, constraint: ConstraintSet, constants: str = "proo
     def init_fn(key: PRNGKey, params: GarberHazanParams) -> WDPCOCOLState:
         return inner.init(key, as_wdp(params))
 
-    static = static_args(horizon=horizon, constraint=constraint, constants=constants)
-    spec = Spec("garber_hazan", GarberHazanParams, private=False, static=static)
+    spec = Spec(private=False)
     return Learner(init_fn, inner.act, inner.update, check, inner.horizon, nonfinite=inner.nonfinite, spec=spec)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _validate, declare, theory
 from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args
 from jaxpriv.mechanisms import DyadicSums, NoiseFamily, TreeParams, dyadic_init, noise_family, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
@@ -47,6 +47,18 @@ class PFTALState(NamedTuple):
     tree: Any  # the prefix-sum mechanism's state (TreeState for the paper's tree): private sums of the gradients
 
 
+def pftal_bound(params: PFTALParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """Theorem 4's regret bound at ``params`` for the Gamma binary tree (``None`` with another family or mechanism)."""
+    del env_params
+    a = declare.arguments(spec)
+    if a["noise"] != "gamma" or a["mechanism"].name != "binary_tree":
+        return None
+    c = a["constraint"]
+    lipschitz, strong_convexity, epsilon = params.lipschitz, params.strong_convexity, params.epsilon
+    return float(theory.pftal_gamma_regret_bound(horizon, c.dim, lipschitz, strong_convexity, c.radius, epsilon))
+
+
+@declare.learner("pftal", params=PFTALParams, bound=pftal_bound, mechanism_dim="constraint")
 def pftal(
     horizon: int,
     constraint: ConstraintSet,
@@ -161,7 +173,7 @@ def pftal(
     def nonfinite_fn(state: PFTALState) -> jax.Array:
         return nonfinite_inputs(tree, state.tree)  # the gradients the tree zeroed
 
-    static = static_args(horizon=horizon, constraint=constraint, noise=noise, mechanism=tree)
     private = spec_of(tree).private is not False
-    spec = Spec("pftal", PFTALParams, private=private, static=static, sampler_floor=sampler_floor_of(tree))
+    static = static_args(noise=noise, mechanism=tree)  # the family and tree that run (not None)
+    spec = Spec(private=private, static=static, sampler_floor=sampler_floor_of(tree))
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate, theory
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
+from jaxpriv import _rng, _validate, declare, theory
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import analytic_gaussian_sigma, clip_l2
 from jaxpriv.mechanisms._accounting import _gdp_lower
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, pocp_sampler_floor
@@ -61,6 +61,16 @@ def _require_budget(params: POCPParams) -> None:
     _validate.budget("pocp", "gaussian", params, needs=("epsilon", "delta"), guarantee="(ε, δ)-DP")
 
 
+def pocp_bound(params: POCPParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """POCP's (IGD instance) expected-regret bound at its (ε, δ) (``theory.pocp_regret_bound``)."""
+    del env_params
+    c, p = declare.arguments(spec)["constraint"], params
+    return float(
+        theory.pocp_regret_bound(horizon, c.dim, p.lipschitz, p.strong_convexity, c.diameter, p.epsilon, p.delta)
+    )
+
+
+@declare.learner("pocp", params=POCPParams, bound=pocp_bound)
 def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
     """POCP (Algorithm 1, "Private OCP") with implicit gradient descent (IGD) as its OCP algorithm.
 
@@ -195,6 +205,5 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
         release = poison_past_horizon(x + sigma * _rng.normal(key, (dim,), jnp.float32), t + 1, horizon)
         return state._replace(x=x, release=release, nonfinite=state.nonfinite + bad)
 
-    static = static_args(horizon=horizon, constraint=constraint)
-    spec = Spec("pocp", POCPParams, private=True, static=static, sampler_floor=sampler_floor)
+    spec = Spec(private=True, sampler_floor=sampler_floor)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)

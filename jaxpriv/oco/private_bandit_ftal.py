@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args
 from jaxpriv.mechanisms import NoiseFamily, TreeParams, noise_family, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
@@ -51,6 +51,7 @@ class PrivateBanditFTALParams(NamedTuple):
     regularization: ArrayLike = float("nan")
 
 
+@declare.learner("private_bandit_ftal", params=PrivateBanditFTALParams, mechanism_dim="constraint")
 def private_bandit_ftal(
     horizon: int,
     constraint: ConstraintSet,
@@ -175,7 +176,7 @@ def private_bandit_ftal(
         return jnp.sum(state.nonfinite, dtype=jnp.int32) + nonfinite_inputs(tree, state.sums)
 
     private = spec_of(tree).private is not False
-    static = static_args(horizon=horizon, constraint=constraint, noise=noise, preset=preset, mechanism=tree)
+    static = static_args(noise=noise, mechanism=tree)  # the family and tree that run (not None)
     floor = sampler_floor_of(tree)
-    spec = Spec("private_bandit_ftal", PrivateBanditFTALParams, private=private, static=static, sampler_floor=floor)
+    spec = Spec(private=private, static=static, sampler_floor=floor)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)

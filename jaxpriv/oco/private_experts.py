@@ -8,7 +8,7 @@ import jax
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, spec_of, static_args
 from jaxpriv.mechanisms import NoiseFamily, noise_family
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
@@ -33,6 +33,7 @@ class PrivateExpertsParams(NamedTuple):
     strong_convexity: ArrayLike = float("nan")
 
 
+@declare.learner("private_experts", params=PrivateExpertsParams, mechanism_dim="num_experts")
 def private_experts(
     horizon: int, num_experts: int, noise: NoiseFamily | str | None = None, mechanism: Mechanism | None = None
 ) -> Learner:
@@ -86,7 +87,6 @@ def private_experts(
         return base.update(key, state, action, costs, t)
 
     private = spec_of(base).private is not False
-    static = static_args(horizon=horizon, num_experts=p, noise=noise, base=base)
-    floor = sampler_floor_of(base)
-    spec = Spec("private_experts", PrivateExpertsParams, private=private, static=static, sampler_floor=floor)
+    static = static_args(noise=noise, base=base, mechanism=declare.OMIT)  # the base learner holds the mechanism
+    spec = Spec(private=private, static=static, sampler_floor=sampler_floor_of(base))
     return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite, spec=spec)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate, theory
+from jaxpriv import _validate, declare, theory
 from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, spec_of, static_args
 from jaxpriv.mechanisms import GAMMA, NoiseFamily, TreeParams, describe, noise_family, release_variance, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
@@ -40,6 +40,26 @@ class RegularizedPFTALParams(NamedTuple):
     strong_convexity: ArrayLike = float("nan")
 
 
+def regularized_pftal_bound(params: RegularizedPFTALParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
+    """The regularized PFTAL bound at its budget (ε, or ρ for the Gaussian tree); ``H = nan`` is the tuned one.
+
+    ``None`` with another prefix-sum mechanism than the paper's binary tree.
+    """
+    del env_params
+    a = declare.arguments(spec)
+    if dict(a["base"].static)["mechanism"].name != "binary_tree":
+        return None
+    c, noise = a["constraint"], a["noise"]  # the family that runs, by name
+    budget = getattr(params, noise_family(noise).budget)
+    h = np.asarray(params.strong_convexity, np.float64)
+    if np.isnan(h):
+        h = theory.regularized_pftal_strength(horizon, c.dim, params.lipschitz, c.radius, budget, noise)
+    return float(theory.regularized_pftal_regret_bound(horizon, c.dim, params.lipschitz, h, c.radius, budget, noise))
+
+
+@declare.learner(
+    "regularized_pftal", params=RegularizedPFTALParams, bound=regularized_pftal_bound, mechanism_dim="constraint"
+)
 def regularized_pftal(
     horizon: int,
     constraint: ConstraintSet,
@@ -160,7 +180,6 @@ def regularized_pftal(
         return base.update(key, state, action, jnp.asarray(grad, jnp.float32) + state.strong_convexity * w, t)
 
     private = spec_of(base).private is not False
-    static = static_args(horizon=horizon, constraint=constraint, noise=noise, base=base)
-    floor = sampler_floor_of(base)
-    spec = Spec("regularized_pftal", RegularizedPFTALParams, private=private, static=static, sampler_floor=floor)
+    static = static_args(noise=noise, base=base, mechanism=declare.OMIT)  # the base learner holds the mechanism
+    spec = Spec(private=private, static=static, sampler_floor=sampler_floor_of(base))
     return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite, spec=spec)

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import _validate
+from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_inputs, poison_past_horizon, static_args
 from jaxpriv.mechanisms import (
     GAMMA,
@@ -197,22 +197,13 @@ def local_oracle_learner(
         return nonfinite_inputs(tree, state.grads)  # the gradients the window tree zeroed
 
     # Not private: exact dyadic sums, nothing is zeroed (Garber–Hazan).
-    static = static_args(
-        horizon=horizon,
-        constraint=constraint,
-        window=window,
-        noise=noise,
-        sensitivity=sensitivity,
-        calibration=calibration,
-        constants=constants,
-        round_window=round_window,
-        private=private,
-    )
-    spec = Spec("wdp_cocol", WDPParams, private=private, static=static, sampler_floor=sampler_floor)
+    # wdp_cocol's declaration records the other arguments; Garber–Hazan keeps its own spec.
+    spec = Spec(private=private, static=static_args(private=private), sampler_floor=sampler_floor)
     nonfinite = nonfinite_fn if private else no_nonfinite
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite, spec=spec)
 
 
+@declare.learner("wdp_cocol", params=WDPParams)
 def wdp_cocol(
     horizon: int,
     constraint: ConstraintSet,

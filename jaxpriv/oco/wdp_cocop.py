@@ -12,8 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_inputs, static_args
+from jaxpriv import _validate, declare
+from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_inputs
 from jaxpriv.mechanisms import (
     WINDOW_NOISE_FAMILIES,
     DyadicSums,
@@ -48,6 +48,7 @@ class WDPCOCOPState(NamedTuple):
     noise_max: jax.Array  # shape=(), max_{s<=t} ||ĝ_s - g_s||_2: the realised N_t of the regret bound (a diagnostic)
 
 
+@declare.learner("wdp_cocop", params=WDPParams)
 def wdp_cocop(
     horizon: int,
     constraint: ConstraintSet,
@@ -178,14 +179,5 @@ def wdp_cocop(
     def nonfinite_fn(state: WDPCOCOPState) -> jax.Array:
         return nonfinite_inputs(tree, state.tree)  # the gradients the window tree zeroed
 
-    static = static_args(
-        horizon=horizon,
-        constraint=constraint,
-        window=window,
-        noise=noise,
-        sensitivity=sensitivity,
-        calibration=calibration,
-        round_window=round_window,
-    )
-    spec = Spec("wdp_cocop", WDPParams, private=True, static=static, sampler_floor=sampler_floor)
+    spec = Spec(private=True, sampler_floor=sampler_floor)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)

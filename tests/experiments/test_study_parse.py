@@ -5,7 +5,6 @@ extension points; the one writer of experiment outputs (``jaxpriv.experiments._o
 import csv
 import json
 from pathlib import Path
-from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -171,11 +170,10 @@ def test_build_grid_is_pure_numpy_and_checks_the_zip():
         assert message in str(err.value)
 
 
-def test_the_registry_is_extended_by_name(monkeypatch):
-    monkeypatch.setattr(registry, "_LEARNERS", dict(registry._LEARNERS))  # a scratch table and its view
-    monkeypatch.setattr(registry, "LEARNERS", MappingProxyType(registry._LEARNERS))
+def test_the_registry_is_extended_by_name(scratch_declarations):
     entry = registry.register_learner("my_pftal", oco.pftal, oco.PFTALParams)
-    assert entry == registry.Component(oco.pftal, oco.PFTALParams, None)
+    assert entry.factory.__wrapped__ is oco.pftal and entry.params is oco.PFTALParams and entry.bound is None
+    assert entry.name == "my_pftal" and entry.kind == "learner" and entry.required == ("horizon", "constraint")
     s = parse_study(_text("", ('name = "pftal"', 'name = "my_pftal"')))
     assert s.learner_name == "my_pftal" and s.learner_bound is None and s.size == 6
     with pytest.raises(ValueError, match="already registered"):
@@ -183,9 +181,7 @@ def test_the_registry_is_extended_by_name(monkeypatch):
     with pytest.raises(ValueError, match="NamedTuple class"):
         registry.register_learner("other", oco.ftal, dict, replace=True)
     registry.register_learner("my_pftal", oco.ftal, oco.FTALParams, replace=True)
-    assert registry.LEARNERS["my_pftal"].factory is oco.ftal
-    monkeypatch.setattr(registry, "_SETS", dict(registry._SETS))  # a scratch table and its view
-    monkeypatch.setattr(registry, "SETS", MappingProxyType(registry._SETS))
+    assert registry.LEARNERS["my_pftal"].factory.__wrapped__ is oco.ftal
     with pytest.raises(ValueError, match="already registered"):
         registry.register_set("l2_ball", jp.sets.l2_ball)
 
@@ -242,7 +238,7 @@ def test_a_study_file_selects_private_linucbs_wishart_noise():
     s = parse_study(WISHART.format(noise='noise = "wishart"', params="epsilon = [1.0, 2.0]\ndelta = 1e-3"), "w.toml")
     assert type(s.learners[0].params.learner).__name__ == "PrivateLinUCBWishartParams" and s.size == 2
     lp = s.learners[0].params.learner._replace(epsilon=1.0)  # the bound is Theorem 5 of the Wishart variant
-    bound = s.learners[0].bound(lp, None, {"dim": 2, "noise": "wishart"}, 32, None)
+    bound = s.learners[0].bound(lp, None, s.learners[0].learner.spec, 32)  # (params, env params, spec, horizon)
     assert bound == theory.private_linucb_wishart_regret_bound(32, 2, *map(float, lp))
     g = parse_study(WISHART.format(noise="", params="rho = 1.0"), "g.toml")
     assert type(g.learners[0].params.learner).__name__ == "PrivateLinUCBParams"

@@ -1,8 +1,6 @@
 """The study-file format's reproduction features: [smoke], horizons (slopes), simulator = "episodes", [[figures]]
 recipes, and the shipped files by name (jaxpriv sweep --list / NAME)."""
 
-from types import MappingProxyType
-
 import numpy as np
 import pytest
 
@@ -103,12 +101,10 @@ def test_the_shipped_files_are_listed_and_run_by_name(capsys):
     assert "did you mean 'demo'" in capsys.readouterr().err
 
 
-def test_one_call_registration_takes_the_params_class_from_the_components_spec(monkeypatch):
+def test_one_call_registration_takes_the_params_class_from_the_components_spec(scratch_declarations):
     from jaxpriv import oco
     from jaxpriv.experiments import registry
 
-    monkeypatch.setattr(registry, "_LEARNERS", dict(registry._LEARNERS))  # a scratch table and its view
-    monkeypatch.setattr(registry, "LEARNERS", MappingProxyType(registry._LEARNERS))
     entry = registry.register_learner("my_pftal", oco.pftal)  # one call: no params class
     assert entry.params is None
     text = (

@@ -24,6 +24,7 @@ LAYERS = {
     "_inplace": 0,
     "_validate": 0,
     "_base": 1,
+    "declare": 1,
     "stats": 1,
     "mechanisms": 2,
     "sets": 3,
