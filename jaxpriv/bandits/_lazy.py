@@ -29,6 +29,7 @@ from jaxpriv import _rng, _validate
 from jaxpriv._base import PRNGKey, zero_nonfinite
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.mechanisms import LAPLACE
+from jaxpriv.mechanisms._sampler_floor import LAZY_RELEASE_FLOOR, SamplerFloor, check_sampler_floor
 
 #: ``2^{r_j}`` is capped at ``2^30`` (an int32); a batch that long never closes within ``T < 2^31``.
 MAX_EPOCH = 30
@@ -48,8 +49,10 @@ class LazyState(NamedTuple):
     nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
-def check_budget(component: str, params, private: bool) -> None:
-    """ε is given, numeric, in ``(0, inf)``; ``inf`` only when built with ``private=False``."""
+def check_budget(component: str, params, private: bool, floor: SamplerFloor = LAZY_RELEASE_FLOOR) -> None:
+    """ε is given, numeric, in ``(0, inf)``; ``inf`` only when built with ``private=False``; and, when private, the
+    float32 samplers' δ floor of ``floor`` at ε is at most ``SAMPLER_DELTA_MAX`` (``check_sampler_floor``: a finite
+    ε above about 11.6 for the lazy release, 23 for DP-TS's hybrid mechanism, is refused)."""
     _validate.budget(component, LAPLACE, params, needs=("epsilon",), refuses=("rho",))
     _validate.budget_value("epsilon", params.epsilon)
     eps = _validate._concrete(params.epsilon)
@@ -59,6 +62,8 @@ def check_budget(component: str, params, private: bool) -> None:
             "epsilon > 0, or build it with private=False to run the non-private limit (epsilon=inf; its results "
             "are then marked private: false)"
         )
+    if private:
+        check_sampler_floor(component, params, floor)  # the Laplace sampler's bounded support (issue 45)
 
 
 def init_state(num_arms: int, params) -> LazyState:

@@ -204,7 +204,8 @@ def anytime_lazy_ucb(
 
     # The exact event-level simulator (``jaxpriv.bandits.episodic.lazy``): releases and leader changes.
     fast_path = FastPath(simulate, (("tie_break", tie_break),))
-    spec = Spec(private=private, num_arms=K, fast_path=fast_path)
+    floor = _lazy.LAZY_RELEASE_FLOOR if private else None
+    spec = Spec(private=private, num_arms=K, fast_path=fast_path, sampler_floor=floor)
     return Learner(init_fn, act_fn, update_fn, check, nonfinite=nonfinite_field, spec=spec)
 
 

@@ -21,6 +21,7 @@ from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon, static_ar
 from jaxpriv.bandits.dp_ts import _gamma_at_least_one
 from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree, tree_depth
 from jaxpriv.mechanisms._dyadic import dyadic_init, dyadic_step
+from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 
 SQRT2 = math.sqrt(2.0)
@@ -40,6 +41,14 @@ __all__ = [
 
 #: The node noises of ``private_linucb``: the paper's two mechanisms (§4.2 Gaussian, §4.1 Wishart).
 NOISES = ("gaussian", "wishart")
+
+#: The largest Wishart degrees of freedom ``k`` accepted (``ε`` below about 1e-12 at ``δ = 1e-5``, ``T = 1e4``):
+#: float32 holds ``k`` (to 3.4e38; ``ε² < 1.2e-38`` flushes to 0 and makes it ``inf``, which ``init`` reads as
+#: "no noise"), and the tree's sums of ``m <= 64`` draws ``~ L̃² k`` and ``ρ_max ≈ L̃² m k`` stay 1e6 times below
+#: float32's largest number for ``L̃² <= 50``. The Gamma sampler behind the draws is right at every finite shape.
+MAX_WISHART_DOF = 1e30
+
+FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 
 
 class PrivateLinUCBParams(NamedTuple):
@@ -187,7 +196,9 @@ def wishart(key: PRNGKey, dof: ArrayLike, width: int) -> jax.Array:
     ``W = A Aᵀ`` with ``A`` lower triangular, ``A_ii² ~ χ²(k - i)`` (``i = 0..p-1``) and ``A_ij ~ N(0, 1)`` below
     the diagonal (Bartlett 1933; the law of the Cholesky factor of a Wishart matrix). ``χ²(ν) = 2 Gamma(ν/2)``
     by the loop-free Marsaglia–Tsang sampler of ``bandits.dp_ts`` (shape ``ν/2 >= 1``; exact but for an event of
-    probability ``< 4e-11`` per draw). No loop in the step: ``p`` Gamma draws and ``p(p-1)/2`` normals.
+    probability ``< 4e-11`` per draw, and right in float32 at every finite shape since issue 45: before, its
+    acceptance test cancelled from shape ~1e4 and the χ² draws were not χ²(k) for ε below about 0.15, KS p = 1e-23
+    at k = 6.7e7). No loop in the step: ``p`` Gamma draws and ``p(p-1)/2`` normals.
     """
     k_chi, k_norm = _rng.split(key)
     idx = jnp.arange(width, dtype=jnp.float32)
@@ -393,7 +404,7 @@ def private_linucb_bound(params: Any, env_params: Any, spec: Spec, horizon: int)
 
 
 @declare.learner("private_linucb", bound=private_linucb_bound)  # the params class follows noise: from its spec
-def private_linucb(num_actions: int, dim: int, horizon: int, noise: str = "gaussian") -> Learner:
+def private_linucb(num_actions: int, dim: int, horizon: int, noise: NoiseFamily | str = "gaussian") -> Learner:
     """Joint-DP LinUCB (Shariff & Sheffet 2018, Algorithm 1 with the tree of §4, Gaussian or Wishart noise).
 
     **Joint DP, not DP**: what user ``t`` sees (its own action) depends on its own context; what every other
@@ -468,8 +479,8 @@ def private_linucb(num_actions: int, dim: int, horizon: int, noise: str = "gauss
       num_actions: ``K >= 2`` actions per round.
       dim: ``d >= 1``.
       horizon: ``T >= K``: fixes the tree's depth ``D = ceil(log2 T) + 1`` and the union bound.
-      noise: ``"gaussian"`` (default; ρ-zCDP, params ``PrivateLinUCBParams``) or ``"wishart"`` ((ε, δ)-DP,
-        params ``PrivateLinUCBWishartParams``).
+      noise: ``"gaussian"`` or the family ``GAUSSIAN`` (default; ρ-zCDP, params ``PrivateLinUCBParams``) or
+        ``"wishart"`` ((ε, δ)-DP, params ``PrivateLinUCBWishartParams``).
 
     Returns:
       A ``Learner`` with params ``PrivateLinUCBParams`` (``"gaussian"``) or ``PrivateLinUCBWishartParams``
@@ -480,7 +491,9 @@ def private_linucb(num_actions: int, dim: int, horizon: int, noise: str = "gauss
         ``rho <= 0``, ``rho = inf`` (or ``epsilon = inf``) with ``regularization = 0`` (no regulariser),
         ``alpha ∉ (0, 1)``, non-positive or infinite ``theta_bound`` / ``action_bound`` / ``reward_bound``,
         negative ``noise_bound`` or ``regularization``, a ρ whose float32 samplers' δ floor is too large;
-        Wishart: ``epsilon <= 0``, ``delta ∉ (0, 1)``, a per-node ``ε₀ >= 1`` or a composition above ``ε``.
+        Wishart: ``epsilon <= 0``, ``delta ∉ (0, 1)``, a per-node ``ε₀ >= 1`` or a composition above ``ε``, a
+        ``delta`` below float32's smallest normal number (0 in float32: ``k`` would be infinite, read as no
+        noise), or ``k > MAX_WISHART_DOF`` (``epsilon = 1e-30``: ``k`` overflows float32).
 
     References:
       R. Shariff, O. Sheffet. Differentially Private Contextual Linear Bandits. NeurIPS 2018 (arXiv
@@ -490,6 +503,8 @@ def private_linucb(num_actions: int, dim: int, horizon: int, noise: str = "gauss
       O. Sheffet. Private Approximations of the 2nd-Moment Matrix Using Existing Techniques in Linear
       Regression. arXiv 1507.00056 (2015), Theorem 4.1, Lemma A.3 (as quoted by Shariff & Sheffet's appendix).
     """
+    if isinstance(noise, NoiseFamily):  # the family object, as every noise= accepts it (Wishart has no object)
+        noise = noise_family(noise, ("gaussian",)).name
     noise = _validate.choice("noise", noise, NOISES)
     if noise == "wishart":
         return _private_linucb_wishart(num_actions, dim, horizon)
@@ -579,9 +594,24 @@ def _private_linucb_wishart(num_actions: int, dim: int, horizon: int) -> Learner
         if eps is None or dlt is None:
             return
         eps, dlt = np.broadcast_arrays(np.asarray(eps, np.float64), np.asarray(dlt, np.float64))
+        if np.any(dlt < FLOAT32_TINY):  # δ = 1e-300 is 0 in float32: k = inf, read as "no noise"
+            raise ValueError(
+                f"private_linucb (wishart): delta={params.delta!r} is below float32's smallest normal number "
+                f"{FLOAT32_TINY:.3g}: the traced degrees of freedom would be infinite (no noise added)"
+            )
+        finite = np.isfinite(eps)
+        with np.errstate(divide="ignore", over="ignore"):
+            dof = np.where(finite, width + 224.0 * depth * np.log(8.0 * depth / dlt) * np.log(2.0 / dlt) / eps**2, 0.0)
+        if np.any(dof > MAX_WISHART_DOF):
+            worst = float(np.max(dof))
+            raise ValueError(
+                f"private_linucb (wishart): epsilon={params.epsilon!r}, delta={params.delta!r} give Wishart degrees of "
+                f"freedom k = {worst:.3g} (m = {depth}), above MAX_WISHART_DOF = {MAX_WISHART_DOF:g}: in float32 k "
+                "overflows (or ε² underflows and k becomes inf, read as no noise), and the tree's sums of m draws and "
+                "ρ_max ≈ L̃² m k leave float32's range: give a larger epsilon"
+            )
         if np.any(dlt / (2.0 * depth) >= 1.0 / math.e):  # Theorem 4.1's δ₀ < 1/e (only at m = 1: T = 1)
             raise ValueError("private_linucb (wishart): the per-node δ₀ = δ/(2m) must be < 1/e (Sheffet 2015, Thm 4.1)")
-        finite = np.isfinite(eps)
         eps0 = np.where(finite, eps, 0.0) / np.sqrt(8.0 * depth * np.log(2.0 / dlt))
         composed = np.where(finite, eps, 0.0) / 2.0 + depth * eps0 * np.expm1(eps0)
         if np.any(finite & (eps0 >= 1.0)):

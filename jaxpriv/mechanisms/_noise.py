@@ -136,9 +136,17 @@ def noise_family(noise: NoiseFamily | str, allowed: tuple[str, ...] | None = Non
 
     Raises:
       ValueError: anything else (a wrong type or unknown name, or a family outside ``allowed``);
-        the message lists the accepted families.
+        the message lists the accepted families. A ``NoiseFamily`` that is not one of the three
+        instances (``dataclasses.replace(GAMMA, sampler=...)``, a copy built by hand) is refused
+        whatever its name: its sampler and calibration are not the ones the guarantee is proved for.
     """
     allowed = tuple(FAMILIES) if allowed is None else allowed
+    if isinstance(noise, NoiseFamily) and FAMILIES.get(noise.name) is not noise:
+        raise ValueError(
+            f"{name} must be one of the noise families GAMMA, LAPLACE, GAUSSIAN (or their names {allowed}), "
+            f"got another NoiseFamily object named {noise.name!r}: a family is identified by the object, not its "
+            "name (its sampler and calibration are what the privacy guarantee is proved for)"
+        )
     family = noise if isinstance(noise, NoiseFamily) else FAMILIES.get(noise) if isinstance(noise, str) else None
     if family is None or family.name not in allowed:
         raise ValueError(f"{name} must be one of {allowed}, got {noise!r}")

@@ -10,11 +10,18 @@ The studies and the demo record the floor per learner and grid point in ``settin
 
 Covered: ``binary_tree`` and ``honaker_tree`` (each input enters ``D = tree_depth(T)`` nodes), the
 learners built on them (PFTAL, regularised PFTAL, private experts, private bandit FTAL, DP-FTRL,
-DP-UCB), and the WDP learners' window tree (``k_W = window_depth(W, T)`` nodes; its Gaussian noise,
-calibrated from (ε, δ), as a per-node shift ``s/σ``). Not covered (no declaration, ``None`` in
+DP-UCB), the WDP learners' window tree (``k_W = window_depth(W, T)`` nodes; its Gaussian noise,
+calibrated from (ε, δ), as a per-node shift ``s/σ``), and, since issue 45, the releases outside a
+tree: POCP's ``T - 1`` Gaussian releases (``"gaussian_releases"``: each shifted by ``1/c`` in units of
+its noise, ``c`` from (ε, δ) by the analytic Gaussian mechanism; δ is POCP's own claimed parameter,
+so its floor must also stay below that δ: ``delta_claimed``), Lazy-DP-TS's and Anytime-Lazy-UCB's
+lazy release (``"lazy_release"``: each reward enters one ``Lap(1/ε)`` draw, a one-node Laplace
+floor) and DP-TS's hybrid mechanism (``"hybrid"``: at most two Laplace nodes of ``ε/2`` per reward,
+the worst case, see ``jaxpriv.bandits.dp_ts``). Not covered (no declaration, ``None`` in
 ``settings.json``): the square-root factorization and BLT (transformed Gaussian noise), MI-OGD's
-per-step noise, the bandits' own Laplace and Gaussian draws, and the ``window_tree`` mechanism used
-on its own (its ``check`` is ``_window_tree.check_window_tree_params``).
+per-step noise, the other bandits' own Laplace and Gaussian draws, private LinUCB's Wishart draws,
+and the ``window_tree`` mechanism used on its own (its ``check`` is
+``_window_tree.check_window_tree_params``).
 """
 
 from __future__ import annotations
@@ -47,12 +54,17 @@ class SamplerFloor(NamedTuple):
     """What a component's samplers' δ floor is computed from (declared in its spec, ``Spec.sampler_floor``).
 
     Attributes:
-      mechanism: the tree the noise goes through: ``"binary_tree"``, ``"honaker_tree"`` or ``"window_tree"``.
+      mechanism: the tree the noise goes through: ``"binary_tree"``, ``"honaker_tree"`` or ``"window_tree"``;
+        or the releases outside a tree: ``"gaussian_releases"`` (POCP), ``"lazy_release"`` (Lazy-DP-TS,
+        Anytime-Lazy-UCB), ``"hybrid"`` (DP-TS).
       noise: its family: ``"gamma"``, ``"laplace"`` or ``"gaussian"``.
-      depth: the nodes one input enters, each with ``budget/depth`` (``D``, or the window tree's ``k_W``).
+      depth: the nodes (releases) one input enters, each with ``budget/depth`` (``D``, the window tree's ``k_W``,
+        POCP's ``T - 1``).
       dim: ``d``, the dimension of a node's noise.
-      calibration: the window tree's Gaussian calibration (``"paper"`` or ``"composition"``), which
-        turns (ε, δ) into the node's σ; ``None`` otherwise.
+      calibration: the Gaussian calibration from (ε, δ) to the node's σ (the window tree's ``"paper"`` or
+        ``"composition"``; POCP's is ``"composition"``); ``None`` otherwise.
+      delta_claimed: δ is the component's own claimed parameter (POCP): its floor is refused above
+        ``min(δ, SAMPLER_DELTA_MAX)``, not only above ``SAMPLER_DELTA_MAX``.
     """
 
     mechanism: str
@@ -60,6 +72,7 @@ class SamplerFloor(NamedTuple):
     depth: int
     dim: int
     calibration: str | None = None
+    delta_claimed: bool = False
 
     @property
     def family(self) -> NoiseFamily:
@@ -68,17 +81,19 @@ class SamplerFloor(NamedTuple):
 
     @property
     def window_delta(self) -> bool:
-        """A window tree whose noise is calibrated from (ε, δ) (not pure: Gaussian); its floor goes through a ρ."""
-        return self.mechanism == "window_tree" and not self.family.pure
+        """Gaussian noise calibrated from (ε, δ) (a Gaussian window tree, POCP); its floor goes through a ρ."""
+        return self.mechanism in _DELTA_CALIBRATED and not self.family.pure
 
     @property
     def budget_name(self) -> str:
         """The params field of the budget: ``"rho"`` for a Gaussian tree, ``"epsilon"`` otherwise (window trees too)."""
-        return "epsilon" if self.mechanism == "window_tree" else self.family.budget
+        return "epsilon" if self.mechanism in _DELTA_CALIBRATED else self.family.budget
 
     @property
     def guarantee(self) -> str:
         """The guarantee the floor weakens, for messages."""
+        if self.mechanism == "gaussian_releases":
+            return "(ε, δ)-DP"
         if self.mechanism == "window_tree":
             return "window ε-DP" if self.family.pure else "window (ε, δ)-DP"
         return self.family.guarantee if self.family.pure else f"{self.family.guarantee} (and its (ε, δ) conversions)"
@@ -113,7 +128,20 @@ class SamplerFloor(NamedTuple):
         out = {"mechanism": self.mechanism, "noise": self.noise, "nodes_per_input": self.depth, "dim": self.dim}
         if self.calibration is not None:
             out["calibration"] = self.calibration
+        if self.delta_claimed:
+            out["delta_claimed"] = True
         return out
+
+    def limit(self, params: Any) -> np.ndarray | float:
+        """The largest floor accepted: ``SAMPLER_DELTA_MAX``, and no more than the claimed δ (``delta_claimed``)."""
+        if not self.delta_claimed:
+            return SAMPLER_DELTA_MAX
+        delta = None if getattr(params, "delta", None) is None else _validate._concrete(params.delta)
+        return SAMPLER_DELTA_MAX if delta is None else np.minimum(np.asarray(delta, np.float64), SAMPLER_DELTA_MAX)
+
+
+#: The mechanisms whose Gaussian noise is calibrated from (ε, δ): their floor goes through a ρ.
+_DELTA_CALIBRATED = ("window_tree", "gaussian_releases")
 
 
 def _window_gaussian_rho(epsilon: np.ndarray, delta: np.ndarray, depth: int, calibration: str) -> np.ndarray:
@@ -177,16 +205,30 @@ def check_sampler_floor(component: str, params: Any, floor: SamplerFloor | None)
     if values is None:
         return
     budget = np.broadcast_to(floor.budget(params), values.shape)
-    bad = np.isfinite(budget) & (values > SAMPLER_DELTA_MAX)
+    limits = np.broadcast_to(floor.limit(params), values.shape)
+    bad = np.isfinite(budget) & (values > limits)
     if not np.any(bad):
         return
     i = int(np.flatnonzero(bad)[0])
-    name, b, f = floor.budget_name, float(budget.flat[i]), float(values.flat[i])
+    name, b, f, limit = floor.budget_name, float(budget.flat[i]), float(values.flat[i]), float(limits.flat[i])
     where = "" if values.ndim == 0 else f" (grid point {i})"
     delta = None
     if floor.window_delta:
         delta = float(np.broadcast_to(_validate._concrete(params.delta), values.shape).flat[i])
+    if limit < SAMPLER_DELTA_MAX:  # POCP: the floor is above the δ it claims
+        raise ValueError(
+            f"{component}: epsilon={b:g}, delta={delta:g}{where} is refused: the float32 samplers' bounded support "
+            f"(SAMPLER_SUPPORT) leaves a δ floor of {f:.3g} under its {floor.guarantee} guarantee "
+            f"({floor.depth} Gaussian releases of dimension {floor.dim} per input), above the claimed delta={delta:g}: "
+            f"the claim would hold only with δ >= {f:.3g}. Give a delta of at least {f:.3g} (or a smaller epsilon); "
+            f"{DOCS}."
+        )
     largest = _largest_accepted(floor, b, delta)
+    model = (
+        f"noise={floor.noise!r}, {floor.depth} nodes per input, each with {name}/{floor.depth}, d={floor.dim}"
+        if floor.mechanism != "gaussian_releases"
+        else f"{floor.depth} Gaussian releases of dimension {floor.dim} per input"
+    )
     at = "" if delta is None else f" at delta={delta:g}"
     hint = (
         f"the largest {name} accepted here{at} is about {largest:.3g}"
@@ -196,7 +238,7 @@ def check_sampler_floor(component: str, params: Any, floor: SamplerFloor | None)
     raise ValueError(
         f"{component}: {name}={b:g}{where} is refused: the float32 samplers' bounded support "
         f"(SAMPLER_SUPPORT) leaves a δ floor of {f:.3g} under its {floor.guarantee} guarantee "
-        f"(noise={floor.noise!r}, {floor.depth} nodes per input, each with {name}/{floor.depth}, d={floor.dim}), "
+        f"({model}), "
         f"above the stated δ SAMPLER_DELTA_MAX = {SAMPLER_DELTA_MAX:g}: the claim would hold only with δ >= {f:.3g}. "
         f"{hint[0].upper() + hint[1:]}; an infinite {name} (no noise) is always accepted ({DOCS})."
     )
@@ -252,3 +294,30 @@ def sampler_settings(components: dict[str, tuple[Any, Any]], size: int) -> dict[
         "support": {k: [float(lo), float(hi)] for k, (lo, hi) in SAMPLER_SUPPORT.items()},
         "floor": floors,
     }
+
+
+def pocp_sampler_floor(horizon: int, dim: int) -> SamplerFloor | None:
+    """POCP's floor: ``T - 1`` Gaussian releases of dimension ``d``, each shifted by ``1/c`` in units of its noise.
+
+    A replaced loss at step ``τ`` moves ``x̂_t`` by ``Δ_t = λ/t`` for every ``t > τ`` and the release ``x̃_t`` gets
+    ``N(0, (c Δ_t)² I)``: a shift of ``1/c`` unit normals, in every one of the ``T - 1`` releases (``τ = 1``).
+    ``c = sqrt(T - 1) σ₁(ε, δ)`` (``theory.pocp_noise_multiplier``): the window tree's ``"composition"`` model with
+    ``k = T - 1`` nodes (``ρ = 1/(2σ₁²)``, node shift ``sqrt(2ρ/k) = 1/c``), so the floor is
+    ``1 - (1 - g_d(1/c))^(T-1)``. The exact float64 ``σ₁`` is never above the traced one, so the floor is never
+    understated. ``None`` at ``T = 1`` (no release reads the data).
+    """
+    if horizon <= 1:
+        return None
+    return SamplerFloor("gaussian_releases", "gaussian", int(horizon) - 1, int(dim), "composition", True)
+
+
+#: Lazy-DP-TS's and Anytime-Lazy-UCB's floor: each reward enters one released batch mean, with ``Lap(1/(ε n))`` for
+#: sensitivity ``1/n``: one Laplace node shifted by ``ε`` (7.6e-4 at ε = 15, 0.11 at 20, 0.985 at 25; refused from
+#: ε ≈ 11.6).
+LAZY_RELEASE_FLOOR = SamplerFloor("lazy_release", "laplace", 1, 1)
+
+#: DP-TS's floor: a reward of a block of size ``2^r`` enters ``r + 1`` p-sums with ``Lap(2(r + 1)/ε)`` and the
+#: block's ``Lap(2/ε)`` release, a shift of ``ε/(2(r + 1))`` and ``ε/2`` unit Laplace draws. ``-log(1 - δ₁(s))``
+#: is convex in ``s`` and 0 at 0, so ``r + 1`` nodes of ``s/(r + 1)`` leave at most what one node of ``s`` does:
+#: the worst case is ``r = 0``, two nodes of ``ε/2`` (the model here).
+HYBRID_FLOOR = SamplerFloor("hybrid", "laplace", 2, 1)

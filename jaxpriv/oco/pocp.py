@@ -12,10 +12,23 @@ from jax.typing import ArrayLike
 from jaxpriv import _rng, _validate, declare, theory
 from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import analytic_gaussian_sigma, clip_l2
+from jaxpriv.mechanisms._accounting import _gdp_lower
+from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, pocp_sampler_floor
 from jaxpriv.sets import ConstraintSet, require_projection
 
 #: The largest noise scale ``c · 2L/H`` accepted: beyond it a float32 draw ``σ_t N(0, 1)`` can overflow.
 MAX_NOISE_SCALE = 1e30
+
+#: The least ``μ = 1/σ₁(ε, δ)`` accepted (a noise multiplier of at most 1e8 per unit sensitivity). Below it the
+#: analytic Gaussian calibration cancels: its ``δ(ε)`` is a difference of two normal probabilities within ``μ`` of
+#: 1/2, so the float64 ``σ₁`` loses its digits (at ``δ = 1e-20`` it is 500 times too small) or its search does not
+#: end. It is checked on the certified lower end ``_gdp_lower(ε, δ) <= μ``, before any calibration runs: only a
+#: tiny ε with a tiny δ reach it (``ε <= 1e-9`` with ``δ <= 1e-10``, say).
+MIN_MU = 1e-8
+
+#: The least δ accepted: float32's smallest normal number; below it δ is 0 in the traced calibration (XLA flushes
+#: subnormals), which gives an infinite noise scale (``δ = 1e-300``: every release NaN and dropped).
+MIN_DELTA = float(np.finfo(np.float32).tiny)
 
 
 class POCPParams(NamedTuple):
@@ -90,8 +103,13 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
     analytic Gaussian mechanism (Balle & Wang 2018, Thm. 8) so that ``μ`` is (ε, δ)-DP: the same
     guarantee with less noise (``theory.pocp_noise_multiplier``). Gradients are clipped to ``L`` and a
     gradient with a NaN / ±inf entry is replaced by zero and counted (``POCPState.nonfinite``), so the
-    guarantee holds whatever the environment feeds back. The samplers' δ floor is not declared (as
-    for MI-OGD's per-step noise, ``jaxpriv.mechanisms.SamplerFloor``).
+    guarantee holds whatever the environment feeds back. The float32 normal sampler's bounded support
+    (``|N| <= 6.45``) costs a δ floor: a neighbour shifts each of the ``T - 1`` releases by ``1/c`` unit
+    normals, and a release within ``1/c`` of the support's end is one the neighbour cannot produce, so
+    the guarantee holds only with ``δ >= 1 - (1 - g_d(1/c))^(T-1)`` (``mechanisms._sampler_floor.
+    pocp_sampler_floor``, declared in ``spec.sampler_floor``). δ is POCP's own claimed parameter:
+    ``check`` refuses a floor above ``min(δ, SAMPLER_DELTA_MAX)`` (about 7e-8 at ε = 1, T = 2¹⁶, d = 2,
+    so ``δ = 2⁻³²`` is refused there; issue 45).
 
     Regret (``theory.pocp_regret_bound``, proof there): for ``H``-strongly convex losses with
     ``||∇f_t|| <= L`` on ``C`` (diameter ``D``),
@@ -100,9 +118,10 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
     Table 1, quote ``Õ(sqrt(pT) log²(1/δ)/ε)``).
 
     Against PFTAL (ε-DP, ``O(log^2.5 T/ε)``): Smith & Thakurta's Table 1 sets the bounds side by side
-    without fixing δ. The comparisons of this library (``benchmarks/jkt12_vs_pftal.py``) run both at
-    the same ε and POCP at ``δ = 1/T²``; as ε-DP implies (ε, δ)-DP for every δ, PFTAL is then the
-    more private of the two.
+    without fixing δ. The comparisons of this library (``benchmarks/jkt12_vs_pftal.py``, the study
+    ``jkt12_vs_pftal``) run both at the same ε and POCP at ``δ = 1e-6``, a δ the float32 samplers can
+    give (until issue 45: ``1/T²``, below the floor); as ε-DP implies (ε, δ)-DP for every δ, PFTAL is
+    then the more private of the two.
 
     Args:
       horizon: ``T``, fixes the noise multiplier (the composition runs over ``T - 1`` releases).
@@ -113,8 +132,10 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
 
     Raises:
       ValueError: ``constraint`` has no projection or ``horizon < 1``; ``check``: a missing ε or δ,
-        ε not finite and ``> 0``, δ outside ``(0, 1)``, ``L`` or ``H`` not finite and ``> 0``, or a noise
-        scale ``c·2L/H`` beyond ``MAX_NOISE_SCALE`` (float32 noise would overflow).
+        ε not finite and ``> 0`` (or below 1e-30), δ outside ``(0, 1)`` (or below float32's smallest normal,
+        ``MIN_DELTA``), ``L`` or ``H`` not finite and ``> 0``, a noise scale ``c·2L/H`` beyond
+        ``MAX_NOISE_SCALE`` (float32 noise would overflow), a noise multiplier beyond ``1/MIN_MU`` (the
+        calibration cancels), or a samplers' δ floor above ``min(δ, SAMPLER_DELTA_MAX)``.
 
     References:
       Jain, Kothari & Thakurta, Differentially Private Online Learning, COLT 2012 (JMLR W&CP 23:24.1-24.34),
@@ -123,6 +144,7 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
     require_projection(constraint)
     horizon = _validate.horizon(horizon)
     dim = constraint.dim
+    sampler_floor = pocp_sampler_floor(horizon, dim)
 
     def check(params: POCPParams) -> None:
         _require_budget(params)
@@ -130,6 +152,7 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
         _validate.positive("epsilon", params.epsilon, allow_inf=False)
         _validate.numeric("delta", params.delta)
         _validate.in_open_interval("delta", params.delta, 0.0, 1.0)
+        _validate.budget_value("epsilon", params.epsilon)  # a float32-representable ε (1e-45 is 0 there)
         _validate.positive("lipschitz", params.lipschitz, allow_inf=False)
         _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
         values = [_validate._concrete(v) for v in (params.epsilon, params.delta, params.lipschitz)]
@@ -137,6 +160,19 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
         if any(v is None for v in values) or h is None:
             return
         eps, delta, lip = values
+        if np.any(delta < MIN_DELTA):
+            raise ValueError(
+                f"pocp: delta={params.delta!r} is below float32's smallest normal number {MIN_DELTA:.3g}: the traced "
+                "calibration would see delta = 0 and an infinite noise scale (every release NaN and dropped)"
+            )
+        e64, d64 = np.broadcast_arrays(np.asarray(eps, np.float64), np.asarray(delta, np.float64))
+        mu_low = np.asarray(_gdp_lower(e64, d64))  # a certified lower end of μ = 1/σ₁(ε, δ)
+        if np.any(mu_low < MIN_MU):
+            raise ValueError(
+                f"pocp: epsilon={params.epsilon!r}, delta={params.delta!r} need a Gaussian noise multiplier above "
+                f"1/MIN_MU = {1 / MIN_MU:.0e} per unit sensitivity, where the analytic Gaussian calibration "
+                "cancels in float64 (its σ would be wrong): give a larger epsilon or delta"
+            )
         unit = analytic_gaussian_sigma(eps, delta, 1.0)
         scale = np.sqrt(max(horizon - 1, 0)) * unit * 2.0 * lip / h
         if np.any(scale > MAX_NOISE_SCALE):
@@ -144,6 +180,7 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
                 f"epsilon={params.epsilon!r}, delta={params.delta!r} give POCP a noise scale c·2L/H up to "
                 f"{float(np.max(scale)):.3g} (T={horizon}): beyond {MAX_NOISE_SCALE:g}, float32 noise overflows"
             )
+        check_sampler_floor("pocp", params, sampler_floor)  # the bounded normal's δ floor, at most δ (issue 45)
 
     def init_fn(key: PRNGKey, params: POCPParams) -> POCPState:
         del key
@@ -168,5 +205,5 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
         release = poison_past_horizon(x + sigma * _rng.normal(key, (dim,), jnp.float32), t + 1, horizon)
         return state._replace(x=x, release=release, nonfinite=state.nonfinite + bad)
 
-    spec = Spec(private=True)
+    spec = Spec(private=True, sampler_floor=sampler_floor)
     return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)

@@ -442,3 +442,30 @@ def test_wishart_nonfinite_feedback_is_zeroed_and_counted():
     z = np.array([1 / np.sqrt(2), 1 / np.sqrt(2), 0.0])
     np.testing.assert_allclose(np.asarray(state.exact) - before, np.outer(z, z), atol=1e-6)
     assert np.all(np.isfinite(np.asarray(state.theta))) and np.isfinite(float(state.radius))
+
+
+# --- issue 45: the family object, and Wishart budgets float32 cannot carry ------------------------------------------
+
+
+def test_the_gaussian_family_object_is_accepted_like_its_name():
+    by_object, by_name = private_linucb(K, D, 64, noise=mechanisms.GAUSSIAN), private_linucb(K, D, 64)
+    assert by_object.spec.params is by_name.spec.params is PrivateLinUCBParams
+    assert by_object.spec.static == by_name.spec.static and by_object.spec.sampler_floor == by_name.spec.sampler_floor
+    for other in (mechanisms.LAPLACE, mechanisms.GAMMA):
+        with pytest.raises(ValueError, match="noise must be one of"):
+            private_linucb(K, D, 64, noise=other)
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, match",
+    [(1e-30, 1e-5, "MAX_WISHART_DOF"), (1e-15, 1e-5, "MAX_WISHART_DOF"), (1.0, 1e-300, "smallest normal")],
+)
+def test_wishart_budgets_whose_dof_float32_cannot_carry_are_refused_before_compiling(epsilon, delta, match):
+    # Before: k overflowed to inf (ε² underflows, or δ is 0 in float32), init read it as "no noise" and arm 0 was
+    # played in 63 of 64 rounds, with no error.
+    from jaxpriv.bandits.private_linucb import PrivateLinUCBWishartParams
+
+    policy = private_linucb(K, D, 10**4, noise="wishart")
+    with pytest.raises(ValueError, match=match):
+        policy.check(PrivateLinUCBWishartParams(epsilon=epsilon, delta=delta))
+    policy.check(PrivateLinUCBWishartParams(epsilon=0.1, delta=1e-5))  # k = 6.7e7: accepted (the sampler is right)

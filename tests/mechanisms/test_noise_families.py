@@ -112,3 +112,37 @@ def test_a_learner_built_from_the_object_is_the_learner_built_from_the_name():
     assert np.asarray(runs[0].regret).tobytes() == np.asarray(runs[1].regret).tobytes()
     with pytest.raises(ValueError, match="noise must be None or 'gamma'"):
         oco.pftal(16, ball, M.GAUSSIAN, mechanism=M.binary_tree(16, 3, M.GAMMA, neighbouring="replace"))
+
+
+def _zeros(key, shape, dtype=np.float32):
+    del key
+    return jax.numpy.zeros(shape, dtype)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_a_counterfeit_family_is_refused_before_compiling(family):
+    """A ``NoiseFamily`` with a family's name but not the instance (here: a sampler that draws zeros) is refused
+    by identity, by ``noise_family`` and by every factory that takes ``noise=`` (issue 45: ``pftal`` ran it with
+    no noise while ``Result.private`` was True)."""
+    import dataclasses
+
+    fake = dataclasses.replace(family, sampler=_zeros)
+    assert fake.name == family.name and fake is not family
+    with pytest.raises(ValueError, match="another NoiseFamily object named"):
+        M.noise_family(fake)
+    ball = sets.l2_ball(3)
+    factories = [
+        lambda: M.binary_tree(8, 2, fake),
+        lambda: M.honaker_tree(8, 2, fake),
+        lambda: oco.pftal(8, ball, fake),
+        lambda: oco.dp_ftrl(8, ball, fake),
+        lambda: oco.regularized_pftal(8, ball, noise=fake),
+        lambda: oco.private_experts(8, 3, fake),
+    ]
+    if family is not M.LAPLACE:
+        factories += [lambda: M.window_tree(8, 2, 4, noise=fake), lambda: oco.wdp_cocop(8, ball, 4, noise=fake)]
+    if family is M.GAUSSIAN:
+        factories += [lambda: M.sqrt_factorization(8, 2, noise=fake), lambda: M.blt(8, 2, noise=fake)]
+    for build in factories:
+        with pytest.raises(ValueError, match="another NoiseFamily object named"):
+            build()

@@ -173,3 +173,45 @@ def test_another_params_class_is_refused():
         jp.run(oco.pocp(16, sets.l2_ball(D)), env, jp.SimParams(wrong, envs.QuadraticParams()), 0, 16)
     with pytest.raises(ValueError, match="horizon"):
         oco.pocp(0, sets.l2_ball(D))
+
+
+# --- issue 45: the bounded normal's δ floor, and budgets float32 cannot carry -------------------------------------
+
+
+def test_pocp_declares_its_samplers_floor_one_minus_one_minus_g_to_the_t_minus_one():
+    # d = 1: the floor is exactly 1 - (1 - g(1/c))^(T-1), g the normal's mass within 1/c of its support's nearer end.
+    from jaxpriv.mechanisms._accounting import _gaussian_coordinate_floor
+
+    T, eps, delta = 512, 1.0, 2.0**-32
+    learner = oco.pocp(T, sets.l2_ball(1))
+    floor = learner.spec.sampler_floor
+    assert floor is not None and floor.delta_claimed and floor.depth == T - 1
+    c = np.sqrt(T - 1) * mechanisms.analytic_gaussian_sigma(eps, delta)
+    exact = -np.expm1((T - 1) * np.log1p(-_gaussian_coordinate_floor(1.0 / c)))
+    got = float(mechanisms.component_delta_floor(learner, oco.POCPParams(epsilon=eps, delta=delta)))
+    assert got == pytest.approx(float(exact), rel=1e-3) and got > 10 * delta  # the study's old delta: refused
+
+
+@pytest.mark.parametrize(
+    "horizon, epsilon, delta, match",
+    [
+        (512, 1.0, 2.0**-32, "above the claimed delta"),  # jkt12_vs_pftal's old delta: floor 27x it at d = 2
+        (2, 30.0, 0.1, "SAMPLER_DELTA_MAX"),  # floor 0.66 (issue 45: "at least 0.053")
+        (64, 1e-45, 1e-5, "epsilon must be >= 1e-30"),  # 0 in float32
+        (64, 1e-30, 1e-20, "MIN_MU"),  # the calibration cancels (and its search did not end)
+        (64, 1.0, 1e-300, "smallest normal"),  # 0 in float32: the scale was inf, 504 of 512 seed-steps dropped
+    ],
+)
+def test_pocp_refuses_before_compiling_what_its_float32_samplers_and_calibration_cannot_give(
+    horizon, epsilon, delta, match
+):
+    learner = oco.pocp(horizon, sets.l2_ball(D))
+    with pytest.raises(ValueError, match=match):
+        learner.check(oco.POCPParams(epsilon=epsilon, delta=delta))
+
+
+def test_pocp_accepts_the_studys_delta_at_every_horizon():
+    for horizon in (256, 2048, 65536):  # jkt12_vs_pftal's horizons: floor <= 1e-7 at delta = 1e-6
+        oco.pocp(horizon, sets.l2_ball(D)).check(oco.POCPParams(epsilon=1.0, delta=1e-6))
+    grid = oco.POCPParams(epsilon=np.array([0.3, 1.0, 3.0, 10.0]), delta=1e-6)  # examples/jkt12_vs_pftal.toml
+    oco.pocp(4096, sets.l2_ball(D)).check(grid)
