@@ -69,7 +69,8 @@ import numpy as np
 import jaxpriv
 from jaxpriv import mechanisms, sim, stats
 from jaxpriv._base import as_key, spec_of
-from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
+from jaxpriv.experiments._outputs import mean_se, relative_path, write_settings, write_table
+from jaxpriv.experiments._tables import format_table, once_rows, roundoff_tolerance, within_roundoff
 from jaxpriv.experiments.figures import (
     Data,
     _curves_figure,
@@ -181,6 +182,14 @@ class StudyResult(NamedTuple):
             private = spec_of(self.study.learners[i].learner).private
             out[label] = sim.Result(steps, **{k: mine.get(k) for k in FIELDS}, private=private)
         return out
+
+    def table(self) -> str:
+        """The table ``jaxpriv sweep`` prints: final regret per row of ``summary.csv``, the paired differences
+        (round-off flagged), the recipes' tables (``jaxpriv.experiments._tables``)."""
+        return format_table(self)
+
+    def __str__(self) -> str:
+        return self.table()
 
 
 FIELDS = ("regret", "loss", "best", "gap", "nonfinite_inputs", "nonfinite_steps")
@@ -534,6 +543,8 @@ def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None
         ratio = np.asarray(final[i], np.float64).mean(axis=-1) / np.where(base > 0, base, np.nan)
         # the ratio's SE by the delta method on the paired runs: SE of mean(x - R·base) over mean(base)
         _, ratio_se = mean_se(np.asarray(final[i], np.float64) - ratio[:, None] * final[r], axis=-1)
+        roundoff = within_roundoff(final[i], final[r], study.horizon)  # [G]: a difference that is no effect
+        tol = roundoff_tolerance(final[i], final[r], study.horizon).max(axis=-1)
         for g in range(study.size):
             row: dict[str, Any] = {"learner": label, "reference": study.reference, "grid_point": g}
             for key, values in study.grid.items():
@@ -543,6 +554,8 @@ def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None
             row["unpaired_se"] = float(np.hypot(se[i, g], se[r, g]))
             row["ratio"] = float(ratio[g])
             row["ratio_se"] = float(ratio_se[g] / base[g]) if base[g] > 0 else float("nan")
+            row["within_roundoff"] = bool(roundoff[g])
+            row["roundoff_tol"] = float(tol[g])
             rows.append(row)
     return rows
 
@@ -641,6 +654,10 @@ def _write_outputs(
         for row, m, e in zip(rows, upper.ravel(), upper_se.ravel(), strict=True):
             row |= {"final_upper_mean": float(m), "final_upper_se": float(e)}
     paired = _paired_rows(study, final)
+    # a learner that depends on no swept value is one row, not one per grid point (jaxpriv.experiments._tables)
+    once = {arm.label for arm in study.learners if not arm.swept} if study.compare else set()
+    rows = once_rows(rows, once, list(study.grid))
+    paired = None if paired is None else once_rows(paired, once, list(study.grid))
 
     files = {
         "npz": out / "results.npz",
@@ -665,6 +682,7 @@ def _write_outputs(
     if warning:
         print(f"{study.name}: {warning}", file=sys.stderr)
     settings = _settings(study, saved, grid_arrays, resumed, computed, seconds, warning, rows)
+    settings["file"] = relative_path(study.source, out, SHIPPED)
     if paired is not None:
         settings["paired"] = paired
     write_settings(out, settings, files["json"].name)
@@ -711,8 +729,9 @@ def _write_horizons(study: Study, out: Path, results: dict[int, StudyResult]) ->
         figures[stem] = regret_vs_horizon(study, horizons, finals, options)
         files[stem] = out / options["file"]
         figures[stem].savefig(files[stem])
-    write_settings(out, {"command": "sweep", "study": study.name, "file": str(study.source), "contents": study.raw,
-                         "horizons": list(horizons), "folders": {h: str(results[h].out) for h in horizons},
+    write_settings(out, {"command": "sweep", "study": study.name, "file": relative_path(study.source, out, SHIPPED),
+                         "contents": study.raw, "horizons": list(horizons),
+                         "folders": {h: relative_path(results[h].out, out) for h in horizons},
                          "summary": rows, "slopes": slopes})  # fmt: skip
     files["json"] = out / "settings.json"
     last = results[horizons[-1]]
