@@ -9,10 +9,13 @@ Two rules, shared by every study's outputs (``summary.csv``, ``paired.csv``, the
   once too.
 * **A difference below float32 round-off is not an effect** (``within_roundoff``). Two learners' final regrets
   ``a_s`` and ``b_s`` on seed ``s`` are *within round-off* when, on every seed,
-  ``|a_s − b_s| <= ROUNDOFF_K · eps32 · sqrt(T) · max(|a_s|, |b_s|)`` (``eps32 = 2^-23``, the float32 machine
-  epsilon; ``sqrt(T)``: the random-walk growth of the rounding errors of a ``T``-term float32 running sum;
-  ``ROUNDOFF_K = 1``). ``paired.csv`` then says ``within_roundoff = True`` beside the measured numbers, and the
-  printed table shows the difference as ``0 (within float32 round-off)`` instead of a mean ± SE.
+  ``|a_s − b_s| <= ROUNDOFF_K · eps32 · sqrt(T) · M_s``, where ``M_s = max(|a_s|, |b_s|, |L_a,s|, |L_b,s|)``
+  and ``L`` the cumulative losses where the run records them (a regret is the difference of two float32 running
+  sums of ``T`` terms, the learner's loss and the comparator's, so its rounding error scales with those sums, not
+  with the regret); ``eps32 = 2^-23``, the float32 machine epsilon; ``sqrt(T)``: the random-walk growth of the
+  rounding errors of a ``T``-term running sum; ``ROUNDOFF_K = 1``. ``paired.csv`` then says
+  ``within_roundoff = True`` beside the measured numbers, and the printed table shows the difference as
+  ``0 (within float32 round-off)`` instead of a mean ± SE.
 """
 
 from __future__ import annotations
@@ -29,25 +32,29 @@ EPS32 = float(np.finfo(np.float32).eps)
 ROUNDOFF_K = 1.0
 
 
-def roundoff_tolerance(a: Any, b: Any, horizon: int) -> np.ndarray:
-    """Per seed: ``ROUNDOFF_K · eps32 · sqrt(horizon) · max(|a|, |b|)`` (same shapes as ``a`` and ``b``)."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return ROUNDOFF_K * EPS32 * np.sqrt(float(horizon)) * np.maximum(np.abs(a), np.abs(b))
+def roundoff_tolerance(a: Any, b: Any, horizon: int, *sums: Any) -> np.ndarray:
+    """Per seed: ``ROUNDOFF_K · eps32 · sqrt(horizon) · max(|a|, |b|, |sums|...)`` (the shape of ``a``)."""
+    magnitude = np.maximum(np.abs(np.asarray(a, np.float64)), np.abs(np.asarray(b, np.float64)))
+    for s in sums:
+        magnitude = np.maximum(magnitude, np.abs(np.asarray(s, np.float64)))
+    return ROUNDOFF_K * EPS32 * np.sqrt(float(horizon)) * magnitude
 
 
-def within_roundoff(a: Any, b: Any, horizon: int, axis: int = -1) -> np.ndarray:
+def within_roundoff(a: Any, b: Any, horizon: int, *sums: Any, axis: int = -1) -> np.ndarray:
     """Whether ``a`` and ``b`` (per-seed values, seeds along ``axis``) differ by float32 round-off only.
 
     Args:
       a, b: per-seed values of the same shape (e.g. two learners' final regret ``[G, S]`` on shared seeds).
       horizon: ``T``, the number of float32 steps summed into each value.
+      *sums: the float32 running sums ``a`` and ``b`` are differences of (the learners' cumulative losses), each
+        of ``a``'s shape; their magnitudes join ``a``'s and ``b``'s.
       axis: the seed axis.
 
     Returns:
       ``a``'s shape less ``axis``: ``True`` where every seed's ``|a_s − b_s|`` is within ``roundoff_tolerance``.
     """
     diff = np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))
-    return np.all(diff <= roundoff_tolerance(a, b, horizon), axis=axis)
+    return np.all(diff <= roundoff_tolerance(a, b, horizon, *sums), axis=axis)
 
 
 def once_rows(rows: list[dict[str, Any]], once: set[str], grid_keys: list[str]) -> list[dict[str, Any]]:

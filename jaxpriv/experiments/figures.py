@@ -251,17 +251,18 @@ def _tag(study: Study, label: str, group: str) -> str:
 
 def _paired_figure(
     study: Study, steps: np.ndarray, regret: np.ndarray, reference: str | None = None, pick: list[int] | None = None,
-    shown: np.ndarray | None = None,
+    shown: np.ndarray | None = None, loss: np.ndarray | None = None,
 ) -> Any:  # fmt: skip
     """``paired.png``: a panel per grid point shown (up to 6): each learner minus the reference against ``t``,
     with paired-SE bands (``jaxpriv.plot.paired_difference``). A learner within float32 round-off of the
-    reference at every grid point (``jaxpriv.experiments._tables.within_roundoff``) is not drawn: the title
-    says so."""
+    reference at every grid point (``jaxpriv.experiments._tables.within_roundoff``, ``loss`` the final
+    cumulative losses ``[L, G, S]`` where recorded) is not drawn: the title says so."""
     reference = study.reference if reference is None else reference
     pick = list(range(len(study.labels))) if pick is None else pick
     r = study.labels.index(reference)
     final = regret[..., -1]
-    same = [i for i in pick if i != r and np.all(within_roundoff(final[i], final[r], study.horizon))]
+    sums = (lambda i: ()) if loss is None else (lambda i: (loss[i], loss[r]))
+    same = [i for i in pick if i != r and np.all(within_roundoff(final[i], final[r], study.horizon, *sums(i)))]
     pick = [i for i in pick if i not in same]
     pick = pick if r in pick else [*pick, r]
     shown = _shown(study, 6) if shown is None else shown

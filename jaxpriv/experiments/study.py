@@ -524,11 +524,13 @@ def _summary_rows(
     return rows
 
 
-def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None:
+def _paired_rows(study: Study, final: np.ndarray, loss: np.ndarray | None = None) -> list[dict[str, Any]] | None:
     """The rows of ``paired.csv`` from the final regret ``[L, G, S]``: each learner minus the reference.
 
     ``difference_se`` is the paired standard error (of the per-seed differences; the learners share
-    seed keys), ``unpaired_se`` the one that would treat them as independent, for comparison.
+    seed keys), ``unpaired_se`` the one that would treat them as independent, for comparison; ``within_roundoff``
+    whether the difference is float32 round-off (``jaxpriv.experiments._tables``; ``loss``: the final cumulative
+    losses ``[L, G, S]`` where recorded), with the tolerance of its largest seed, ``roundoff_tol``.
     """
     if study.reference is None:
         return None
@@ -543,8 +545,9 @@ def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None
         ratio = np.asarray(final[i], np.float64).mean(axis=-1) / np.where(base > 0, base, np.nan)
         # the ratio's SE by the delta method on the paired runs: SE of mean(x - R·base) over mean(base)
         _, ratio_se = mean_se(np.asarray(final[i], np.float64) - ratio[:, None] * final[r], axis=-1)
-        roundoff = within_roundoff(final[i], final[r], study.horizon)  # [G]: a difference that is no effect
-        tol = roundoff_tolerance(final[i], final[r], study.horizon).max(axis=-1)
+        sums = () if loss is None else (loss[i], loss[r])
+        roundoff = within_roundoff(final[i], final[r], study.horizon, *sums)  # [G]: a difference that is no effect
+        tol = roundoff_tolerance(final[i], final[r], study.horizon, *sums).max(axis=-1)
         for g in range(study.size):
             row: dict[str, Any] = {"learner": label, "reference": study.reference, "grid_point": g}
             for key, values in study.grid.items():
@@ -653,7 +656,8 @@ def _write_outputs(
         upper, upper_se = mean_se(final + np.asarray(arrays["gap"])[..., -1], axis=-1)
         for row, m, e in zip(rows, upper.ravel(), upper_se.ravel(), strict=True):
             row |= {"final_upper_mean": float(m), "final_upper_se": float(e)}
-    paired = _paired_rows(study, final)
+    loss = None if arrays.get("loss") is None else np.asarray(arrays["loss"])[..., -1]  # [L, G, S]
+    paired = _paired_rows(study, final, loss)
     # a learner that depends on no swept value is one row, not one per grid point (jaxpriv.experiments._tables)
     once = {arm.label for arm in study.learners if not arm.swept} if study.compare else set()
     rows = once_rows(rows, once, list(study.grid))
@@ -691,7 +695,7 @@ def _write_outputs(
         "final": _final_figure(study, final, bounds),
     }
     if paired is not None:
-        figures["paired"] = _paired_figure(study, steps, arrays["regret"])
+        figures["paired"] = _paired_figure(study, steps, arrays["regret"], loss=loss)
     tables: dict[str, list[dict[str, Any]]] = {}
     data = Data(steps, arrays["regret"], bounds)
     for options in study.figures:

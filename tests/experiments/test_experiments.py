@@ -90,3 +90,16 @@ def test_options_are_never_abbreviated_and_an_unknown_one_gets_a_did_you_mean(ca
         wanted = "--smoke" if "--smok" in command else "--horizon"
         assert message.startswith(f"jaxpriv {command[0]}: error: unrecognized arguments: ")
         assert f"(did you mean {wanted}?)" in message
+
+
+def test_every_argument_parser_refuses_abbreviations():
+    # the benchmarks' scripts too: each ArgumentParser(...) call says allow_abbrev=False (the CLI's through _Parser)
+    root = Path(__file__).resolve().parents[2]
+    calls = [
+        (path, line)
+        for folder in ("jaxpriv", "benchmarks")
+        for path in sorted((root / folder).rglob("*.py"))
+        for line in path.read_text().splitlines()
+        if "ArgumentParser(" in line and "class " not in line
+    ]
+    assert calls and all("allow_abbrev=False" in line or "_Parser(" in line for _, line in calls), calls

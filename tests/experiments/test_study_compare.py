@@ -315,5 +315,10 @@ def test_roundoff_rule_and_the_figure_grid():
     c = b.copy()
     c[1, 7] += 1.0  # one seed beyond round-off makes the grid point an effect
     assert _tables.within_roundoff(a, c, 2**14).tolist() == [True, False]
+    # the demo's worst seed: 6.4e-5 on a regret of 1.2 is beyond the regret's own scale, but that regret is the
+    # difference of two float32 sums near 2100 (the cumulative losses), whose rounding sets the scale
+    x, y, cum = np.float32([1.2]), np.float32([1.2 + 6.4e-5]), np.float32([2100.0])
+    assert not _tables.within_roundoff(x, y, 2**14) and _tables.within_roundoff(x, y, 2**14, cum, cum)
+    assert not _tables.within_roundoff(x, x + 0.1, 2**14, cum, cum)  # 0.1 is an effect there
     # four panels (the demo's four budgets) are a 2x2 grid, not 2x3 with two empty slots
     assert [figures._columns(n) for n in range(1, 7)] == [1, 2, 3, 2, 3, 3]
