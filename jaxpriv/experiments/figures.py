@@ -12,7 +12,8 @@ adds one more figure, named by its ``recipe``, into ``file`` (default ``<recipe>
     first swept scalar), ``logx``, ``logy``.
 ``paired_difference``
     each learner minus ``reference`` (default the study's) against ``t``, paired-SE bands: ``learners``,
-    ``grid_points``; its table (``<file stem>.csv``): the final differences with their paired SEs.
+    ``grid_points``; its table (``<file stem>.csv``): the final differences with their paired SEs and whether each
+    is within float32 round-off (``within_roundoff``, the rule of the study files page, on the regrets alone).
 ``price_of_privacy``
     regret(private) − regret(non-private) against ``t``, paired SE: the non-private run is the learner
     ``nonprivate`` (a label) at the same grid point, or, without it, the same learner at the ``inf`` value of
@@ -322,10 +323,12 @@ def _paired(study: Study, data: Data, options: dict[str, Any]) -> tuple[Any, lis
         if i == r:
             continue
         diff, se = stats.paired_difference(data.final[i], data.final[r], axis=-1)
+        roundoff = within_roundoff(data.final[i], data.final[r], study.horizon)
         for g in range(study.size):
             row = {"learner": study.labels[i], "reference": reference, "grid_point": g}
             row |= {k: fmt(v[g]) for k, v in study.grid.items()}
-            rows.append(row | {"difference_mean": float(diff[g]), "difference_se": float(se[g])})
+            row |= {"difference_mean": float(diff[g]), "difference_se": float(se[g])}
+            rows.append(row | {"within_roundoff": bool(roundoff[g])})
     return _titled(fig, options), rows
 
 

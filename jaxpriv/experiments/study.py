@@ -184,8 +184,9 @@ class StudyResult(NamedTuple):
         return out
 
     def table(self) -> str:
-        """The table ``jaxpriv sweep`` prints: final regret per row of ``summary.csv``, the paired differences
-        (round-off flagged), the recipes' tables (``jaxpriv.experiments._tables``)."""
+        """The table ``jaxpriv sweep`` prints: final regret (mean ± SE, the bound) per row of ``summary.csv`` (a
+        learner without a swept value once), the paired differences (``0 (within float32 round-off)`` where they
+        are: the rule is in the guide's study files page), the recipes' tables. ``print(res)`` prints it."""
         return format_table(self)
 
     def __str__(self) -> str:

@@ -322,3 +322,13 @@ def test_roundoff_rule_and_the_figure_grid():
     assert not _tables.within_roundoff(x, x + 0.1, 2**14, cum, cum)  # 0.1 is an effect there
     # four panels (the demo's four budgets) are a 2x2 grid, not 2x3 with two empty slots
     assert [figures._columns(n) for n in range(1, 7)] == [1, 2, 3, 2, 3, 3]
+
+
+def test_the_paired_difference_recipe_flags_round_off_too(compare_run):
+    from jaxpriv.experiments import figures
+
+    res, _ = compare_run
+    data = figures.Data(np.asarray(res.study.checkpoints), res.regret, [None] * 3)
+    _, rows = figures.draw(res.study, data, {"recipe": "paired_difference", "reference": "FTAL"})
+    flags = {(r["learner"], r["grid_point"]): r["within_roundoff"] for r in rows}
+    assert flags[("PFTAL", 2)] is True and flags[("PFTAL", 0)] is False and flags[("DP-FTRL", 2)] is False
