@@ -116,7 +116,7 @@ def _fmt(mean: float, se: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--horizon", type=int, default=10_000)
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--rhos", type=str, default="0.1,0.5,1,10,1000", help="the paper's reduced grid")

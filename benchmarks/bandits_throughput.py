@@ -220,7 +220,7 @@ def bench_episodic(quick: bool, reps: int = 3) -> list[tuple[str, int, int, floa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(allow_abbrev=False)
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     parser.add_argument("--full-scale", action="store_true", help="also time the full-scale reproduction")
     parser.add_argument(

@@ -136,7 +136,7 @@ def _measure(name, run, key, horizon, seeds, cache):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--horizon", type=int, default=10**7)
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--key", type=int, default=0)

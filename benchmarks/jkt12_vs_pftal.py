@@ -47,7 +47,7 @@ def final_regret(learner, lp, horizon: int, seeds: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--min-log2", type=int, default=9)
     parser.add_argument("--max-log2", type=int, default=16)
     parser.add_argument("--seeds", type=int, default=64)

@@ -91,7 +91,7 @@ def regret_and_speed(horizon: int, dim: int, seeds: int, rho: float) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, allow_abbrev=False)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     variance_table([2**10, 2**14, 2**20] if not args.quick else [2**10, 2**14])

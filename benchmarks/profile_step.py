@@ -161,7 +161,7 @@ def profile(seeds: int, horizon: int, dim: int, noise: str, reps: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(allow_abbrev=False)
     parser.add_argument("--seeds", type=int, default=1024)
     parser.add_argument("--horizon", type=int, default=1024)
     parser.add_argument("--dims", default="3,10,100")

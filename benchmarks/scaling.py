@@ -99,7 +99,7 @@ def stats_sweep(seeds: int, chunk: int, horizon: int, dim: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(allow_abbrev=False)
     parser.add_argument("--horizon", type=int, default=1024)
     parser.add_argument("--dim", type=int, default=10)
     parser.add_argument("--max-seeds", type=int, default=10**6)

@@ -52,7 +52,7 @@ def timed(learner, env, params, horizon: int, seeds: int, reps: int) -> tuple[fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(allow_abbrev=False)
     parser.add_argument("names", nargs="*", help="learners (default: every registered learner)")
     parser.add_argument("--dim", type=int, default=10)
     parser.add_argument("--horizon", type=int, default=64, help="horizon compiled for the structure (even)")

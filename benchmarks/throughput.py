@@ -674,7 +674,7 @@ def oco_rows(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(allow_abbrev=False)
     parser.add_argument("--quick", action="store_true", help="smaller configurations")
     parser.add_argument("--no-bandit", action="store_true", help="skip the bandit learners' rows")
     parser.add_argument("--no-window", action="store_true", help="skip the window-private learners' rows")

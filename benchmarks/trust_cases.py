@@ -1280,7 +1280,7 @@ def _cell(text: str, width: int = 160) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--markdown", action="store_true", help="print a markdown table (default: aligned text)")
     parser.add_argument("--only", default=None, help="run only the cases whose name contains this text")
     parser.add_argument("--json", default=None, help="also write the rows to this JSON file")

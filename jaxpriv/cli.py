@@ -183,27 +183,9 @@ def sweep(args: argparse.Namespace) -> int:
 
 
 def _report(res: Any) -> None:
-    """Print a study's table (final regret, bound), its paired differences and recipe tables; write the tidy files."""
-    learners = f"{len(res.study.learners)} learners x " if res.study.compare else ""
-    print(f"{res.study.name}: {learners}{res.study.size} grid points x {res.study.seeds} seeds x T={res.study.horizon}")
-    print(f"{'grid point':<40} {'final regret':>24} {'bound':>12}")
-    for row in res.summary:
-        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row.items() if "." in k)
-        if "learner" in row:  # a comparison: the learner's label, then its swept values if any
-            label = f"{row['learner']}: {label}" if label else str(row["learner"])
-        else:
-            label = label or res.study.learner_name
-        label = f"T={row['horizon']} {label}" if "horizon" in row else label  # a file with horizons
-        bound = f"{row['bound']:.4g}" if row["bound"] != "" else ""
-        print(f"{label:<40} {row['final_regret_mean']:>12.4g} +- {row['final_regret_se']:<8.2g} {bound:>12}")
-    for row in res.paired or []:  # a comparison's paired differences against its reference (shared seeds)
-        label = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in row.items() if "." in k)
-        label = f"{row['learner']} - {row['reference']}" + (f": {label}" if label else "")
-        print(f"{label:<40} {row['difference_mean']:>12.4g} +- {row['difference_se']:<8.2g} (paired SE)")
-    for name, table in (res.tables or {}).items():  # the recipes' tables (knee, price of privacy) and slopes
-        print(f"{name}:")
-        for row in table:
-            print("  " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
+    """Print a study's table (``StudyResult.table``: final regret, bound, paired differences with round-off
+    flagged, recipe tables); write the tidy files."""
+    print(res.table())
     files = list(res.files.values())
     try:
         from jaxpriv.experiments.study import write_tidy
@@ -242,9 +224,34 @@ def audit(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` that never abbreviates options (``--smok`` is an error, not ``--smoke``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
+def _unknown_options(parser: argparse.ArgumentParser, sub: Any, argv: list[str] | None) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, an unknown option refused by its command's parser with a did-you-mean
+    (``--horizn``: "did you mean --horizon?"), as for a study file's keys."""
+    import difflib
+
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command = sub.choices[args.command]
+        known = [o for action in command._actions for o in action.option_strings if o.startswith("--")]
+        hints = []
+        for arg in extra:
+            close = difflib.get_close_matches(arg.split("=", 1)[0], known, n=1) if arg.startswith("-") else []
+            hints.append(f"{arg} (did you mean {close[0]}?)" if close else arg)
+        command.error(f"unrecognized arguments: {' '.join(hints)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jaxpriv", description="Private online learning and bandits in JAX.")
-    common = argparse.ArgumentParser(add_help=False)
+    parser = _Parser(prog="jaxpriv", description="Private online learning and bandits in JAX.")
+    common = _Parser(add_help=False)
     common.add_argument("--no-compile-cache", action="store_true", help="do not use JAX's persistent compilation cache")
     common.add_argument(
         "--compile-cache-dir",
@@ -257,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="JAX CPU devices to split the seeds over (default: one per core; see jaxpriv.use_cpu_cores)",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser(
         "demo", parents=[common], help="PFTAL vs FTAL vs OGD over privacy levels (the shipped study 'demo')"
     )
@@ -349,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--alpha", type=float, default=0.05, help="1 - confidence")
     a.add_argument("--seed", type=int, default=0)
     a.set_defaults(func=audit)
-    args = parser.parse_args(argv)
+    args = _unknown_options(parser, sub, argv)
     if args.cpu_devices is not None and args.cpu_devices < 1:
         parser.error("--cpu-devices must be >= 1")
     try:

@@ -12,7 +12,8 @@ adds one more figure, named by its ``recipe``, into ``file`` (default ``<recipe>
     first swept scalar), ``logx``, ``logy``.
 ``paired_difference``
     each learner minus ``reference`` (default the study's) against ``t``, paired-SE bands: ``learners``,
-    ``grid_points``; its table (``<file stem>.csv``): the final differences with their paired SEs.
+    ``grid_points``; its table (``<file stem>.csv``): the final differences with their paired SEs and whether each
+    is within float32 round-off (``within_roundoff``, the rule of the study files page, on the regrets alone).
 ``price_of_privacy``
     regret(private) − regret(non-private) against ``t``, paired SE: the non-private run is the learner
     ``nonprivate`` (a label) at the same grid point, or, without it, the same learner at the ``inf`` value of
@@ -50,6 +51,7 @@ import numpy as np
 
 from jaxpriv import plot
 from jaxpriv.experiments._outputs import mean_se
+from jaxpriv.experiments._tables import within_roundoff
 from jaxpriv.experiments.study_file import Study, StudyLearner
 
 __all__ = ["RECIPES", "Data", "draw", "fmt", "knee", "label_of"]
@@ -91,11 +93,16 @@ def _loglog(steps: np.ndarray) -> bool:
     return bool(np.all(steps > 0) and steps[-1] >= 100)
 
 
+def _columns(panels: int) -> int:
+    """Columns of a figure of ``panels`` panels: up to three per row, two for four (a 2×2 grid, no empty slot)."""
+    return 2 if panels == 4 else min(panels, 3)
+
+
 def _figure(panels: int, width: float = 6.4, height: float = 4.4) -> tuple[Any, list[Any]]:
-    """A ``Figure`` (no pyplot, no backend) with ``panels`` axes, three per row."""
+    """A ``Figure`` (no pyplot, no backend) with ``panels`` axes, up to three per row (``_columns``)."""
     from matplotlib.figure import Figure
 
-    cols = min(panels, 3)
+    cols = _columns(panels)
     rows = -(-panels // cols)
     scale = 1.0 if panels == 1 else 0.75
     fig = Figure(figsize=(width * scale * cols, height * scale * rows), dpi=120)
@@ -107,7 +114,9 @@ def _curves_figure(
     shown: np.ndarray | None = None, logx: bool | None = None, logy: bool | None = None,
 ) -> Any:  # fmt: skip
     """``regret.png``: one learner: a line per grid point shown (up to 10); a comparison: a panel per grid point
-    shown (up to 6) with a line per learner. Mean and 95% band, ``jaxpriv.plot.regret_vs_t``."""
+    shown (up to 6) with a line per learner. Mean and 95% band, ``jaxpriv.plot.regret_vs_t``. A learner that
+    depends on no swept value (FTAL and OGD in the demo) is a reference: the same curve on every panel, drawn
+    grey and dashed, each with its own dash pattern and marker, so two such curves that coincide both show."""
     loglog = _loglog(steps)
     logx = loglog if logx is None else logx
     logy = loglog if logy is None else logy
@@ -122,11 +131,38 @@ def _curves_figure(
         fig, axes = _figure(len(shown))
         for ax, g in zip(axes, shown, strict=True):
             curves = {study.labels[i]: regret[i, g] for i in pick}
-            plot.regret_vs_t(steps, curves, ax=ax, logx=logx, logy=logy)
+            artists = plot.regret_vs_t(steps, curves, ax=ax, logx=logx, logy=logy)
+            _style_references(study, pick, artists)
             ax.set_title(label_of(study, int(g)) if study.grid else study.name, fontsize=9)
-        fig.suptitle(f"{study.name}: {study.seeds} seeds, shared keys (mean, 95% band)", fontsize=10)
+            ax.legend(fontsize=7)
+        refs = [study.labels[i] for i in pick if study.grid and not study.learners[i].swept]
+        note = f"; {', '.join(refs)}: no {_axis_name(study)}, the same on every panel (grey, dashed)" if refs else ""
+        fig.suptitle(f"{study.name}: {study.seeds} seeds, shared keys (mean, 95% band){note}", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+#: (dash pattern, marker) of the reference curves, in order.
+_REFERENCE_STYLES = (((0, (6, 3)), "o"), ((0, (2, 2)), "s"), ((0, (8, 3, 2, 3)), "^"), ((0, (1, 3)), "D"))
+
+
+def _style_references(study: Study, pick: list[int], artists: list[Any]) -> None:
+    """Restyle the curves (``[line, band]`` per learner of ``pick``) of the learners without a swept value."""
+    k = 0
+    for n, i in enumerate(pick):
+        if not study.grid or study.learners[i].swept:
+            continue
+        line, band = artists[2 * n], artists[2 * n + 1]
+        dash, marker = _REFERENCE_STYLES[k % len(_REFERENCE_STYLES)]
+        grey = str(0.15 + 0.2 * (k % 3))
+        line.set(color=grey, linestyle=dash, marker=marker, markevery=0.2, markersize=3.5, zorder=3 + k)
+        band.set(color=grey, alpha=0.12)
+        k += 1
+
+
+def _axis_name(study: Study) -> str:
+    """The swept keys' short names (``epsilon``)."""
+    return "/".join(k.split(".")[-1] for k in study.grid)
 
 
 def _budget_axis(study: Study) -> tuple[str, ...] | None:
@@ -216,13 +252,19 @@ def _tag(study: Study, label: str, group: str) -> str:
 
 def _paired_figure(
     study: Study, steps: np.ndarray, regret: np.ndarray, reference: str | None = None, pick: list[int] | None = None,
-    shown: np.ndarray | None = None,
+    shown: np.ndarray | None = None, loss: np.ndarray | None = None,
 ) -> Any:  # fmt: skip
     """``paired.png``: a panel per grid point shown (up to 6): each learner minus the reference against ``t``,
-    with paired-SE bands (``jaxpriv.plot.paired_difference``)."""
+    with paired-SE bands (``jaxpriv.plot.paired_difference``). A learner within float32 round-off of the
+    reference at every grid point (``jaxpriv.experiments._tables.within_roundoff``, ``loss`` the final
+    cumulative losses ``[L, G, S]`` where recorded) is not drawn: the title says so."""
     reference = study.reference if reference is None else reference
     pick = list(range(len(study.labels))) if pick is None else pick
     r = study.labels.index(reference)
+    final = regret[..., -1]
+    sums = (lambda i: ()) if loss is None else (lambda i: (loss[i], loss[r]))
+    same = [i for i in pick if i != r and np.all(within_roundoff(final[i], final[r], study.horizon, *sums(i)))]
+    pick = [i for i in pick if i not in same]
     pick = pick if r in pick else [*pick, r]
     shown = _shown(study, 6) if shown is None else shown
     fig, axes = _figure(len(shown))
@@ -230,7 +272,9 @@ def _paired_figure(
         curves = {study.labels[i]: regret[i, g] for i in pick}
         plot.paired_difference(steps, curves, reference, ax=ax, logx=_loglog(steps))
         ax.set_title(label_of(study, int(g)) if study.grid else study.name, fontsize=9)
-    fig.suptitle(f"{study.name}: regret − regret({reference}), paired SE (shared seeds)", fontsize=10)
+    note = f"\n{', '.join(study.labels[i] for i in same)} − {reference}: within float32 round-off, not drawn"
+    fig.suptitle(f"{study.name}: regret − regret({reference}), paired SE (shared seeds)" + (note if same else ""),
+                 fontsize=10)  # fmt: skip
     fig.tight_layout()
     return fig
 
@@ -279,10 +323,12 @@ def _paired(study: Study, data: Data, options: dict[str, Any]) -> tuple[Any, lis
         if i == r:
             continue
         diff, se = stats.paired_difference(data.final[i], data.final[r], axis=-1)
+        roundoff = within_roundoff(data.final[i], data.final[r], study.horizon)
         for g in range(study.size):
             row = {"learner": study.labels[i], "reference": reference, "grid_point": g}
             row |= {k: fmt(v[g]) for k, v in study.grid.items()}
-            rows.append(row | {"difference_mean": float(diff[g]), "difference_se": float(se[g])})
+            row |= {"difference_mean": float(diff[g]), "difference_se": float(se[g])}
+            rows.append(row | {"within_roundoff": bool(roundoff[g])})
     return _titled(fig, options), rows
 
 

@@ -67,7 +67,8 @@ import numpy as np
 
 from jaxpriv import mechanisms, sim, stats
 from jaxpriv._base import spec_of
-from jaxpriv.experiments._outputs import mean_se, write_settings, write_table
+from jaxpriv.experiments._outputs import mean_se, relative_path, write_settings, write_table
+from jaxpriv.experiments._tables import format_table, once_rows, roundoff_tolerance, within_roundoff
 from jaxpriv.experiments.figures import (
     Data,
     _curves_figure,
@@ -179,6 +180,15 @@ class StudyResult(NamedTuple):
             private = spec_of(self.study.learners[i].learner).private
             out[label] = sim.Result(steps, **{k: mine.get(k) for k in FIELDS}, private=private)
         return out
+
+    def table(self) -> str:
+        """The table ``jaxpriv sweep`` prints: final regret (mean ± SE, the bound) per row of ``summary.csv`` (a
+        learner without a swept value once), the paired differences (``0 (within float32 round-off)`` where they
+        are: the rule is in the guide's study files page), the recipes' tables. ``print(res)`` prints it."""
+        return format_table(self)
+
+    def __str__(self) -> str:
+        return self.table()
 
 
 FIELDS = ("regret", "loss", "best", "gap", "nonfinite_inputs", "nonfinite_steps")
@@ -417,11 +427,13 @@ def _summary_rows(
     return rows
 
 
-def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None:
+def _paired_rows(study: Study, final: np.ndarray, loss: np.ndarray | None = None) -> list[dict[str, Any]] | None:
     """The rows of ``paired.csv`` from the final regret ``[L, G, S]``: each learner minus the reference.
 
     ``difference_se`` is the paired standard error (of the per-seed differences; the learners share
-    seed keys), ``unpaired_se`` the one that would treat them as independent, for comparison.
+    seed keys), ``unpaired_se`` the one that would treat them as independent, for comparison; ``within_roundoff``
+    whether the difference is float32 round-off (``jaxpriv.experiments._tables``; ``loss``: the final cumulative
+    losses ``[L, G, S]`` where recorded), with the tolerance of its largest seed, ``roundoff_tol``.
     """
     if study.reference is None:
         return None
@@ -436,6 +448,9 @@ def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None
         ratio = np.asarray(final[i], np.float64).mean(axis=-1) / np.where(base > 0, base, np.nan)
         # the ratio's SE by the delta method on the paired runs: SE of mean(x - R·base) over mean(base)
         _, ratio_se = mean_se(np.asarray(final[i], np.float64) - ratio[:, None] * final[r], axis=-1)
+        sums = () if loss is None else (loss[i], loss[r])
+        roundoff = within_roundoff(final[i], final[r], study.horizon, *sums)  # [G]: a difference that is no effect
+        tol = roundoff_tolerance(final[i], final[r], study.horizon, *sums).max(axis=-1)
         for g in range(study.size):
             row: dict[str, Any] = {"learner": label, "reference": study.reference, "grid_point": g}
             for key, values in study.grid.items():
@@ -445,6 +460,8 @@ def _paired_rows(study: Study, final: np.ndarray) -> list[dict[str, Any]] | None
             row["unpaired_se"] = float(np.hypot(se[i, g], se[r, g]))
             row["ratio"] = float(ratio[g])
             row["ratio_se"] = float(ratio_se[g] / base[g]) if base[g] > 0 else float("nan")
+            row["within_roundoff"] = bool(roundoff[g])
+            row["roundoff_tol"] = float(tol[g])
             rows.append(row)
     return rows
 
@@ -542,7 +559,12 @@ def _write_outputs(
         upper, upper_se = mean_se(final + np.asarray(arrays["gap"])[..., -1], axis=-1)
         for row, m, e in zip(rows, upper.ravel(), upper_se.ravel(), strict=True):
             row |= {"final_upper_mean": float(m), "final_upper_se": float(e)}
-    paired = _paired_rows(study, final)
+    loss = None if arrays.get("loss") is None else np.asarray(arrays["loss"])[..., -1]  # [L, G, S]
+    paired = _paired_rows(study, final, loss)
+    # a learner that depends on no swept value is one row, not one per grid point (jaxpriv.experiments._tables)
+    once = {arm.label for arm in study.learners if not arm.swept} if study.compare else set()
+    rows = once_rows(rows, once, list(study.grid))
+    paired = None if paired is None else once_rows(paired, once, list(study.grid))
 
     files = {
         "npz": out / "results.npz",
@@ -567,6 +589,7 @@ def _write_outputs(
     if warning:
         print(f"{study.name}: {warning}", file=sys.stderr)
     settings = _settings(study, saved, grid_arrays, resumed, computed, seconds, warning, rows)
+    settings["file"] = relative_path(study.source, out, SHIPPED)
     if paired is not None:
         settings["paired"] = paired
     write_settings(out, settings, files["json"].name)
@@ -575,7 +598,7 @@ def _write_outputs(
         "final": _final_figure(study, final, bounds),
     }
     if paired is not None:
-        figures["paired"] = _paired_figure(study, steps, arrays["regret"])
+        figures["paired"] = _paired_figure(study, steps, arrays["regret"], loss=loss)
     tables: dict[str, list[dict[str, Any]]] = {}
     data = Data(steps, arrays["regret"], bounds)
     for options in study.figures:
@@ -613,8 +636,9 @@ def _write_horizons(study: Study, out: Path, results: dict[int, StudyResult]) ->
         figures[stem] = regret_vs_horizon(study, horizons, finals, options)
         files[stem] = out / options["file"]
         figures[stem].savefig(files[stem])
-    write_settings(out, {"command": "sweep", "study": study.name, "file": str(study.source), "contents": study.raw,
-                         "horizons": list(horizons), "folders": {h: str(results[h].out) for h in horizons},
+    write_settings(out, {"command": "sweep", "study": study.name, "file": relative_path(study.source, out, SHIPPED),
+                         "contents": study.raw, "horizons": list(horizons),
+                         "folders": {h: relative_path(results[h].out, out) for h in horizons},
                          "summary": rows, "slopes": slopes})  # fmt: skip
     files["json"] = out / "settings.json"
     last = results[horizons[-1]]

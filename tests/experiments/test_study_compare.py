@@ -105,12 +105,16 @@ def test_summary_and_arrays_are_the_apis_numbers(compare_run, by_hand):
     data = np.load(res.files["npz"])
     assert list(data["learners"]) == list(LABELS) and data["regret"].shape == (3, 3, 8, 3)
     rows = _read(res.files["csv"])
-    assert list(rows[0])[:3] == ["learner", "grid_point", "grid.epsilon"] and len(rows) == 9
+    assert list(rows[0])[:3] == ["learner", "grid_point", "grid.epsilon"] and len(rows) == 7
+    # FTAL depends on no swept value: one row (no grid point, no epsilon), not one per epsilon
+    assert [(r["grid_point"], r["grid.epsilon"]) for r in rows if r["learner"] == "FTAL"] == [("", "")]
+    assert len(res.summary) == 7 and str(res) == res.table()
+    assert [line.split()[0] for line in res.table().splitlines()].count("FTAL") == 1
     for row in rows:
-        final = by_hand[row["learner"]][int(row["grid_point"]), :, -1].astype(np.float64)
+        final = by_hand[row["learner"]][int(row["grid_point"] or 0), :, -1].astype(np.float64)
         assert float(row["final_regret_mean"]) == final.mean()
         assert float(row["final_regret_se"]) == final.std(ddof=1) / np.sqrt(8)
-    bounds = {r["learner"]: r["bound"] for r in rows if r["grid_point"] == "0"}
+    bounds = {r["learner"]: r["bound"] for r in rows if r["grid_point"] in ("0", "")}
     assert float(bounds["PFTAL"]) > float(rows[0]["final_regret_mean"]) and bounds["FTAL"] == ""
 
 
@@ -131,6 +135,10 @@ def test_paired_differences_use_the_per_seed_differences(compare_run, by_hand):
     # At epsilon = inf PFTAL is FTAL on the same keys: the paired SE vanishes, the unpaired one does not.
     last = next(r for r in rows if r["learner"] == "PFTAL" and r["grid_point"] == "2")
     assert float(last["difference_se"]) < 1e-3 * float(last["unpaired_se"])
+    # ... and the difference is float32 round-off, flagged; at epsilon = 1 it is an effect
+    flags = {(r["learner"], r["grid_point"]): r["within_roundoff"] for r in rows}
+    assert flags[("PFTAL", "2")] == "True" and flags[("PFTAL", "0")] == flags[("DP-FTRL", "0")] == "False"
+    assert "PFTAL - FTAL: epsilon=inf" in res.table() and "within float32 round-off" in res.table()
 
 
 def _labels(ax) -> list[str]:
@@ -145,6 +153,9 @@ def test_figures_draw_one_line_per_learner(compare_run):
     assert len(curves) == 3  # one panel per grid point
     for ax in curves:
         assert _labels(ax) == list(LABELS)
+        # FTAL (no epsilon) is a reference on every panel: grey and dashed, the others solid
+        styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines()}
+        assert styles["FTAL"] == "--" and styles["PFTAL"] == styles["DP-FTRL"] == "-"
     (final,) = res.figures["final"].axes
     drawn = _labels(final)
     # PFTAL and DP-FTRL against epsilon (their epsilon = inf dotted, bounds dashed), FTAL (no epsilon) dotted.
@@ -292,3 +303,35 @@ def test_every_learner_factory_is_nameable_in_a_study_file():
     for name, entry in registry.LEARNERS.items():  # a mechanism dimension exactly for those taking a mechanism
         takes = "mechanism" in inspect.signature(entry.factory).parameters
         assert (entry.mechanism_dim is not None) == takes, name
+
+
+def test_roundoff_rule_and_the_figure_grid():
+    # every seed's |a - b| <= eps32 sqrt(T) max(|a|, |b|): the demo's OGD - FTAL (about 2e-6 on regrets of 1.56 at
+    # T = 2^14, tolerance 2.4e-5) is round-off; a difference of 1e-3 there is an effect
+    from jaxpriv.experiments import _tables, figures
+
+    a = np.full((2, 100), 1.561, np.float32)
+    b = a + np.float32(2e-6)
+    tol = _tables.EPS32 * np.sqrt(2**14) * 1.561
+    assert np.all(_tables.within_roundoff(a, b, 2**14)) and not np.any(_tables.within_roundoff(a, a + 1e-3, 2**14))
+    assert not _tables.within_roundoff(a, b, 1)[0] and 2e-6 < tol < 3e-5  # the tolerance grows as sqrt(T)
+    c = b.copy()
+    c[1, 7] += 1.0  # one seed beyond round-off makes the grid point an effect
+    assert _tables.within_roundoff(a, c, 2**14).tolist() == [True, False]
+    # the demo's worst seed: 6.4e-5 on a regret of 1.2 is beyond the regret's own scale, but that regret is the
+    # difference of two float32 sums near 2100 (the cumulative losses), whose rounding sets the scale
+    x, y, cum = np.float32([1.2]), np.float32([1.2 + 6.4e-5]), np.float32([2100.0])
+    assert not _tables.within_roundoff(x, y, 2**14) and _tables.within_roundoff(x, y, 2**14, cum, cum)
+    assert not _tables.within_roundoff(x, x + 0.1, 2**14, cum, cum)  # 0.1 is an effect there
+    # four panels (the demo's four budgets) are a 2x2 grid, not 2x3 with two empty slots
+    assert [figures._columns(n) for n in range(1, 7)] == [1, 2, 3, 2, 3, 3]
+
+
+def test_the_paired_difference_recipe_flags_round_off_too(compare_run):
+    from jaxpriv.experiments import figures
+
+    res, _ = compare_run
+    data = figures.Data(np.asarray(res.study.checkpoints), res.regret, [None] * 3)
+    _, rows = figures.draw(res.study, data, {"recipe": "paired_difference", "reference": "FTAL"})
+    flags = {(r["learner"], r["grid_point"]): r["within_roundoff"] for r in rows}
+    assert flags[("PFTAL", 2)] is True and flags[("PFTAL", 0)] is False and flags[("DP-FTRL", 2)] is False

@@ -194,9 +194,15 @@ def test_the_writer_adds_versions_and_writes_mean_se_tables(tmp_path):
     np.testing.assert_array_equal(mean, ref_mean)
     np.testing.assert_array_equal(se, ref_se)
     np.testing.assert_allclose(se, values.astype(np.float64).std(-1, ddof=1) / 2)
-    path = _outputs.write_settings(tmp_path, {"command": "test", "inf": float("inf")})
-    settings = json.loads(path.read_text())
-    assert path.name == "settings.json" and settings["command"] == "test" and settings["inf"] == float("inf")
+    path = _outputs.write_settings(tmp_path, {"command": "test", "inf": float("inf"), "grid": np.array([1.0, -np.inf]),
+                                              "nan": [np.float32("nan")]})  # fmt: skip
+
+    def refuse(token):
+        raise ValueError(f"not JSON: {token}")
+
+    settings = json.loads(path.read_text(), parse_constant=refuse)  # strict: no Infinity / NaN tokens
+    assert path.name == "settings.json" and settings["command"] == "test" and settings["inf"] == "inf"
+    assert settings["grid"] == [1.0, "-inf"] and settings["nan"] == ["nan"]  # docs/guide/studies.md's rule
     assert list(settings)[-1] == "versions"
     assert set(settings["versions"]) == {"jaxpriv", "jax", "numpy", "python", "backend", "device"}
     with pytest.raises(ValueError, match="versions"):
