@@ -59,7 +59,8 @@ def worker(tree: Path, kind: str) -> None:
 
         def run(name: str, dim: int, seeds: int, horizon: int, rep: int) -> None:
             learner, env, ep, vary = throughput._oco_setup(name, horizon, dim)
-            r = jp.sweep(learner, env, jp.SimParams(vary(rep), ep), jax.random.key(rep + 1), horizon, seeds=seeds,
+            # vary(rep % 5): new traced params each rep, within every learner's accepted budgets (PFTAL's ρ <= 11.6)
+            r = jp.sweep(learner, env, jp.SimParams(vary(rep % 5), ep), jax.random.key(rep + 1), horizon, seeds=seeds,
                          checkpoints="log")  # fmt: skip
             jax.block_until_ready(r.regret)
 
