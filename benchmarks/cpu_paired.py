@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -57,8 +58,12 @@ def worker(tree: Path, kind: str) -> None:
 
         import jaxpriv as jp
 
+        setups: dict[tuple[str, int, int], Any] = {}  # one learner object per row: sweep compiles it once
+
         def run(name: str, dim: int, seeds: int, horizon: int, rep: int) -> None:
-            learner, env, ep, vary = throughput._oco_setup(name, horizon, dim)
+            if (name, horizon, dim) not in setups:
+                setups[name, horizon, dim] = throughput._oco_setup(name, horizon, dim)
+            learner, env, ep, vary = setups[name, horizon, dim]
             # vary(rep % 5): new traced params each rep, within every learner's accepted budgets (PFTAL's ρ <= 11.6)
             r = jp.sweep(learner, env, jp.SimParams(vary(rep % 5), ep), jax.random.key(rep + 1), horizon, seeds=seeds,
                          checkpoints="log")  # fmt: skip
