@@ -142,8 +142,7 @@ def sweep(
     """
     horizon = _validate.horizon(horizon)
     seeds = _validate.positive_int("seeds", seeds)
-    if chunk is not None:
-        chunk = _validate.positive_int("chunk", chunk)
+    chunk = _validate.chunk(chunk)
     if segment is not None:
         segment = _validate.positive_int("segment", segment)
     if stats is not None:
