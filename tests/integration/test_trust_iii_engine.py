@@ -148,3 +148,21 @@ def test_the_horizon_a_spec_records_cannot_be_bypassed():
     learner = oco.pftal(T, BALL)._replace(horizon=None)
     with pytest.raises(ValueError, match=rf"horizon {2 * T} exceeds the learner's horizon {T}"):
         jp.run(learner, ENV, P, 0, 2 * T)
+
+
+def test_a_registered_factory_that_builds_no_learner_is_named(tmp_path):
+    """Before: an AttributeError from deep inside the study parser."""
+    from jaxpriv.experiments import registry
+    from jaxpriv.experiments.study_file import parse_study
+
+    registry.register_learner(
+        "not_a_learner", lambda horizon, constraint: "pftal", params=oco.PFTALParams, replace=True
+    )
+    text = (
+        'horizon = 8\nseeds = 2\n[set]\nkind = "l2_ball"\ndim = 2\n[learner]\nname = "not_a_learner"\n'
+        '[learner.params]\nepsilon = 1.0\n[env]\nname = "quadratic_stream"\n'
+    )
+    with pytest.raises(
+        ValueError, match=r"not_a_learner: its registered factory returned a str, not a jaxpriv\.Learner"
+    ):
+        parse_study(text, "s.toml")
