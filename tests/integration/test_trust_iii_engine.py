@@ -166,3 +166,10 @@ def test_a_registered_factory_that_builds_no_learner_is_named(tmp_path):
         ValueError, match=r"not_a_learner: its registered factory returned a str, not a jaxpriv\.Learner"
     ):
         parse_study(text, "s.toml")
+
+
+def test_rollout_refuses_a_record_of_the_wrong_arity_before_compiling():
+    """Before: a raw TypeError from inside the traced scan body."""
+    params = jp.SimParams(oco.PFTALParams(epsilon=1.0), envs.QuadraticParams())
+    with pytest.raises(ValueError, match=r"record must take 6 arguments"):
+        sim.rollout(LEARNER, ENV, params, 0, T, record=lambda t, action: action)
