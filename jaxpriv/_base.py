@@ -424,6 +424,19 @@ def split_step_key(key: PRNGKey, t: jax.Array, num: int = 3) -> jax.Array:
     return _rng.split(_rng.fold_in(key, t), num)
 
 
+def _declared_horizon(component: Any) -> int | None:
+    """The ``"horizon"`` a component's ``Spec.static`` records (an integer), or ``None``."""
+    spec = getattr(component, "spec", None)
+    if not isinstance(spec, Spec):
+        return None
+    for pair in spec.static if isinstance(spec.static, tuple) else ():
+        if isinstance(pair, tuple) and len(pair) == 2 and pair[0] == "horizon":
+            value = pair[1]
+            if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+                return int(value)
+    return None
+
+
 def check_horizon(horizon: int, component: Any, what: str, label: str = "horizon") -> None:
     """Raise ``ValueError`` when ``horizon`` exceeds the horizon ``component`` declares.
 
@@ -431,6 +444,9 @@ def check_horizon(horizon: int, component: Any, what: str, label: str = "horizon
     ``label`` names the requested length (``"horizon"``, ``"stream length"``).
     """
     built = getattr(component, "horizon", None)
+    declared = _declared_horizon(component)
+    if declared is not None and (built is None or declared < built):
+        built = declared  # the spec's record cannot be bypassed by a component rebuilt with horizon=None
     if built is not None and horizon > built:
         raise ValueError(
             f"{label} {horizon} exceeds the {what}'s horizon {built}: it was built for T={built} "

@@ -27,6 +27,16 @@ def positive_int(name: str, value: Any, minimum: int = 1) -> int:
     return int(value)
 
 
+def chunk(value: Any, name: str = "chunk") -> int | None:
+    """A seed batch size: ``None`` (all seeds in one batch) or an integer ``>= 1``.
+
+    The one check of every entry point that batches seeds (``sweep``, ``map_seeds``, ``tune``,
+    ``jaxpriv.testing.rollout``, the episode sweeps): ``0``, ``-1``, ``2.5`` or ``True`` is a
+    ``ValueError`` naming ``name``, before anything is compiled.
+    """
+    return None if value is None else positive_int(name, value)
+
+
 #: Every horizon is below this: the engine's clock ``t`` and the components' step counters are int32,
 #: and some reach ``T + 1`` (the bandit factories' bound since they were written).
 HORIZON_LIMIT = 2**31 - 1

@@ -120,8 +120,7 @@ def rollout(
             raise ValueError("chunk batches the seeds: pass seeds=... with it")
         return sim.rollout(learner, env, params, key, horizon, record=record)
     seeds = _validate.positive_int("seeds", seeds)
-    if chunk is not None:
-        chunk = _validate.positive_int("chunk", chunk)
+    chunk = _validate.chunk(chunk)
     horizon = _validate.horizon(horizon)
     if record is None:
         record = sim.default_record

@@ -209,8 +209,7 @@ def value_and_grad(
     """
     horizon = _validate.horizon(horizon)
     seeds = _validate.positive_int("seeds", seeds, minimum=2)
-    if chunk is not None:
-        chunk = _validate.positive_int("chunk", chunk)
+    chunk = _validate.chunk(chunk)
     if not callable(objective):
         raise ValueError(f"objective must be a function of a Result, got {objective!r}")
     paths = (wrt,) if isinstance(wrt, str) else tuple(wrt)

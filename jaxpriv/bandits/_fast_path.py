@@ -141,8 +141,7 @@ def episode_sweep(
       ``one``'s pytree with leading axes ``[G, seeds]`` (or ``[seeds]``).
     """
     seeds = _validate.positive_int("seeds", seeds)
-    if chunk is not None:
-        chunk = _validate.positive_int("chunk", chunk)
+    chunk = _validate.chunk(chunk)
     axes, size = grid_axes(params, allow_grid=True, ndims=ndims)
     keys = padded_seed_keys(as_key(key), seeds)
     out = _sweep_jit(one, axes if size else None, chunk, keys, canonical_params(params))

@@ -124,7 +124,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate, declare, envs, mechanisms, sim
-from jaxpriv._base import check_horizon, spec_of
+from jaxpriv._base import Env, Learner, check_horizon, spec_of
 from jaxpriv.experiments import registry
 from jaxpriv.experiments.imports import HOW, import_component_module, load_entry_points
 from jaxpriv.experiments.registry import Bound, Component
@@ -832,6 +832,10 @@ def _build(
         component = entry.factory(**kwargs)
     except (ValueError, TypeError) as err:
         raise _fail(source, section, f"{name}: {err}") from None
+    kind = Learner if components is registry.LEARNERS else Env if components is registry.ENVS else None
+    if kind is not None and not isinstance(component, kind):
+        raise _fail(source, f"{section}.name", f"{name}: its registered factory returned a {type(component).__name__}, "
+                    f"not a jaxpriv.{kind.__name__}: register the factory that builds one")  # fmt: skip
     if entry.params is None:  # registered without a params class: the component's own Spec names it
         params = spec_of(component).params
         if not (isinstance(params, type) and hasattr(params, "_fields")):

@@ -28,6 +28,7 @@ from jaxpriv._base import (
     static_args,
     zero_nonfinite,
 )
+from jaxpriv._safe import safe_sqrt
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
 from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
@@ -91,7 +92,7 @@ def _clip(x: jax.Array, bound: jax.Array, norm_fn: Callable[[jax.Array], jax.Arr
 
 
 def _l2(x: jax.Array) -> jax.Array:
-    return jnp.sqrt(jnp.sum(x * x, -1, keepdims=True))
+    return safe_sqrt(jnp.sum(x * x, -1, keepdims=True))  # finite reverse-mode gradients (jaxpriv._safe)
 
 
 def _l1(x: jax.Array) -> jax.Array:

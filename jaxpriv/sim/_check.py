@@ -8,10 +8,12 @@ both sides of any mismatch (dimensions, arm counts, a state that changes shape).
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxpriv import _validate
 from jaxpriv._base import Env, Learner, check_horizon, check_params_class, spec_of
@@ -168,3 +170,100 @@ def _prepare(learner: Learner, env: Env, params: SimParams, allow_grid: bool, ho
     params = canonical_params(params)
     check_compatible(learner, env, params, axes)
     return params, axes, size
+
+
+# --- map_seeds: the one batching primitive's arguments ----------------------------------------------
+
+
+def check_seed_keys(keys: Any, name: str = "keys") -> None:
+    """``keys`` is a non-empty 1-d array of PRNG keys (``jax.random.split(key, S)``), or legacy ``uint32[S, 2]``.
+
+    Shapes and dtypes only, so a traced ``keys`` (inside ``jit`` or ``vmap``) is checked too.
+    """
+    usage = f"{name} must be a 1-d array of seed keys, jax.random.split(key, S) with S >= 1"
+    if not isinstance(keys, (jax.Array, np.ndarray)):
+        raise ValueError(f"{usage}, got {type(keys).__name__} {keys!r}"[:300])
+    typed = jnp.issubdtype(keys.dtype, jax.dtypes.prng_key)
+    legacy = keys.dtype == jnp.uint32 and keys.ndim == 2
+    if not (typed and keys.ndim == 1) and not legacy:
+        what = (
+            "a single key: split it"
+            if typed and keys.ndim == 0
+            else f"an array of shape {keys.shape}, dtype {keys.dtype}"
+        )
+        raise ValueError(f"{usage}, got {what}")
+    if keys.shape[0] == 0:
+        raise ValueError(f"{usage}, got no keys (shape {keys.shape})")
+
+
+def _takes(fn: Any, count: int) -> bool | None:
+    """Whether ``fn`` can be called with ``count`` positional arguments (``None``: its signature is unknown)."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(*([None] * count))
+    except TypeError:
+        return False
+    return True
+
+
+def _grid_length(axes: Any, params: Any) -> int | None:
+    """The grid length ``axes`` sweeps ``params`` over (``None``: no axis is swept); every leaf checked."""
+    sizes: list[tuple[str, int]] = []
+
+    def visit(path: Any, axis: Any, sub: Any) -> None:
+        where = f"params{jax.tree_util.keystr(path)}"
+        if axis is None:
+            return
+        if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+            raise ValueError(f"axes{jax.tree_util.keystr(path)} must be None or 0 (a grid axis), got {axis!r}")
+        for leaf_path, leaf in jax.tree_util.tree_leaves_with_path(sub):
+            shape = tuple(np.shape(leaf))
+            name = where + jax.tree_util.keystr(leaf_path)
+            if not -len(shape) <= int(axis) < len(shape):
+                raise ValueError(f"axes gives {name} the grid axis {axis}, but it has shape {shape} (no such axis)")
+            sizes.append((name, shape[int(axis)]))
+
+    try:
+        jax.tree_util.tree_map_with_path(visit, axes, params, is_leaf=lambda x: x is None)
+    except ValueError as err:
+        if str(err).startswith("axes"):
+            raise
+        raise ValueError(
+            "axes must be the in_axes pytree of params (grid_axes(params, True, ndims=...)[0]: its structure, "
+            f"None or 0 at each leaf): {err}"
+        ) from None
+    lengths = {n for _, n in sizes}
+    if len(lengths) > 1:
+        raise ValueError(
+            f"axes: swept leaves must share one grid length, got {', '.join(f'{w}: {n}' for w, n in sizes)}"
+        )
+    return lengths.pop() if lengths else None
+
+
+def check_map_seeds(fn: Any, keys: Any, params: Any, chunk: Any, axes: Any) -> tuple[int | None, Any]:
+    """Every argument of ``map_seeds``, before anything is traced: returns ``(chunk, axes)``.
+
+    ``fn`` callable with one argument (``params is None``) or two; ``keys`` a 1-d array of keys;
+    ``chunk`` as ``sweep`` takes it (``_validate.chunk``); ``axes`` only with ``params``, of its
+    structure, each leaf ``None`` or a grid axis, the swept leaves of one length. Axes that sweep
+    nothing (``grid_axes`` of params without a grid) are ``None``. Each a ``ValueError`` naming the argument.
+    """
+    if not callable(fn):
+        raise ValueError(f"fn must be a function fn(key) or fn(key, params), got {fn!r}"[:300])
+    check_seed_keys(keys)
+    chunk = _validate.chunk(chunk)
+    if axes is not None and params is None:
+        raise ValueError("axes names the grid axes of params, but params is None: pass the params it describes")
+    if axes is not None and _grid_length(axes, params) is None:
+        axes = None  # nothing swept: one grid point, fn(key, params)
+    count = 1 if params is None else 2
+    if _takes(fn, count) is False:
+        form = "fn(key)" if params is None else "fn(key, params)"
+        why = "params is None" if params is None else "params are given"
+        raise ValueError(
+            f"fn must take {count} argument{'s' if count > 1 else ''} ({form}, since {why}): {fn!r} cannot"
+        )
+    return chunk, axes

@@ -90,7 +90,27 @@ def spec_ndims(learner: Any, env: Any) -> dict[str, dict[str, int]]:
     ``{"learner": {field: rank}, "env": {field: rank}}``, for ``grid_axes(..., ndims=)``; a component
     without a spec names none (its params are scalars at their base).
     """
-    return {"learner": dict(spec_of(learner).ndims), "env": dict(spec_of(env).ndims)}
+    return {
+        "learner": UNDECLARED if learner.spec is None else dict(spec_of(learner).ndims),
+        "env": UNDECLARED if env.spec is None else dict(spec_of(env).ndims),
+    }
+
+
+#: ``spec_ndims``' entry for a component without a spec: its array leaves' base rank is unknown, so
+#: ``grid_axes`` refuses them instead of guessing (a vector ``means[3]`` read as a grid of three scalars).
+UNDECLARED = "undeclared"
+
+
+def _undeclared_leaf(value: Any, path: str) -> None:
+    shape = tuple(np.shape(value))
+    if shape:
+        field = path.rsplit(".", 1)[-1]
+        raise ValueError(
+            f"{path} has shape {shape}, but its component has no spec (spec=None) to say whether that is one value "
+            f"per run or a grid axis of {shape[0]} points: give the component a jaxpriv.Spec(name, "
+            f"ndims=(({field!r}, {len(shape)}),)) for one value per run (a leaf one rank higher is then a grid "
+            f"axis), or a Spec that does not name {field!r} for a grid of scalars"
+        )
 
 
 def grid_axes(
@@ -105,16 +125,21 @@ def grid_axes(
     ``Spec.ndims``). Without it every leaf is a scalar at its base.
     """
     if _is_params_node(params):
-        base = ndims or {}
+        undeclared = ndims is UNDECLARED
+        base = {} if undeclared else (ndims or {})
         axes, size = [], None
         for name, value in zip(params._fields, params, strict=True):
             sub = f"{path}.{name}"
+            rank = UNDECLARED if undeclared else base.get(name, 0)
             if _is_params_node(value):
-                ax, n = grid_axes(value, allow_grid, sub, base.get(name))
+                ax, n = grid_axes(value, allow_grid, sub, rank if undeclared else base.get(name))
             elif value is None:
                 ax, n = None, None
+            elif rank is UNDECLARED:
+                _undeclared_leaf(value, sub)
+                ax, n = None, None
             else:
-                ax, n = _leaf_axis(value, base.get(name, 0), allow_grid, sub)
+                ax, n = _leaf_axis(value, rank, allow_grid, sub)
             if n is not None:
                 if size is not None and n != size:
                     raise ValueError(f"{sub}: swept leaves must share one grid length, got {n} and {size}")
@@ -122,6 +147,9 @@ def grid_axes(
             axes.append(ax)
         return type(params)(*axes), size
     if params is None:
+        return None, None
+    if ndims is UNDECLARED:
+        _undeclared_leaf(params, path)
         return None, None
     return _leaf_axis(params, 0, allow_grid, path)
 

@@ -33,7 +33,7 @@ from jaxpriv._base import (
 )
 from jaxpriv._inplace import set_row
 from jaxpriv._kahan import kahan_add, kahan_init
-from jaxpriv.sim._check import _prepare
+from jaxpriv.sim._check import _prepare, _takes
 from jaxpriv.sim._params import SimParams, normalize_checkpoints
 
 
@@ -564,6 +564,10 @@ def rollout(
     elif not callable(record):
         raise ValueError(
             f"record must be a function (t, action, feedback, info, learner_state, env_state), got {record!r}"
+        )
+    if _takes(record, 6) is False:
+        raise ValueError(
+            f"record must take 6 arguments (t, action, feedback, info, learner_state, env_state): {record!r} cannot"
         )
     params, _, _ = _prepare(learner, env, params, allow_grid=False, horizon=horizon)
     return _rollout_jit(learner, env, horizon, record, key, params)

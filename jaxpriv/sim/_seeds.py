@@ -19,6 +19,7 @@ import numpy as np
 
 from jaxpriv import _validate
 from jaxpriv._base import PRNGKey
+from jaxpriv.sim._check import check_map_seeds
 from jaxpriv.sim._scan import Result
 from jaxpriv.stats import Accumulator, merge
 
@@ -165,6 +166,12 @@ def map_seeds(
     Returns:
       ``fn``'s outputs with a leading ``[S]`` axis (``[G, S]`` with a grid).
 
+    Raises:
+      ValueError: before anything is traced, naming the argument (``_check.check_map_seeds``): ``fn`` not a
+        function of one argument (two with ``params``), ``keys`` not a non-empty 1-d key array, ``chunk`` not
+        ``None`` or an integer ``>= 1`` (``sweep``'s check), ``axes`` without ``params`` or not of their
+        structure. Axes that sweep nothing (``grid_axes`` of params without a grid) mean no grid.
+
     Examples:
       >>> import jax, jaxpriv as jp
       >>> from jaxpriv import envs, oco, sets
@@ -176,7 +183,8 @@ def map_seeds(
       >>> out.records.loss.shape
       (4, 8)
     """
-    if params is None and axes is None:
+    chunk, axes = check_map_seeds(fn, keys, params, chunk, axes)
+    if params is None:
         return map_seeds_and_grid(lambda k, _: fn(k), None, chunk, keys, None)
     return map_seeds_and_grid(fn, axes, chunk, keys, params)
 

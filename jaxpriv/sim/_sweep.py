@@ -168,8 +168,7 @@ def sweep(
         raise ValueError("simulator_options are the episode simulator's options: pass simulator='episodes' too")
     horizon = _validate.horizon(horizon)
     seeds = _validate.positive_int("seeds", seeds)
-    if chunk is not None:
-        chunk = _validate.positive_int("chunk", chunk)
+    chunk = _validate.chunk(chunk)
     if segment is not None:
         segment = _validate.positive_int("segment", segment)
     if stats is not None:

@@ -1,0 +1,175 @@
+"""Issue 45 ("Trust III"), the derivatives and the entry points.
+
+* Second-order derivatives through the in-place rows of the dyadic sums (``jaxpriv._inplace``):
+  ``jax.hessian`` raised RecursionError and ``grad(grad)`` "Linearization failed" (both now work on the
+  rows themselves; through a whole ``rollout`` second order is still NaN: JAX's scan drops a
+  ``custom_jvp`` rule at second order, see the changelog); reverse-mode
+  ``jax.grad`` of PFTAL's summed loss through ``rollout`` was NaN (``0·inf`` in the branches of the
+  clipping that a ``where`` discards). Each now agrees with forward mode and with finite differences.
+* ``sim.map_seeds`` checks its arguments (keys, chunk, fn's arity, axes) before anything is traced,
+  with ``sweep``'s chunk check.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxpriv as jp
+from jaxpriv import envs, oco, sets, sim
+
+T = 4
+BALL = sets.l2_ball(2)
+LEARNER = oco.pftal(T, BALL)
+ENV = envs.quadratic_stream(BALL)
+
+
+def _loss(epsilon):
+    params = jp.SimParams(oco.PFTALParams(epsilon=epsilon), envs.QuadraticParams(center=jnp.array([0.3, 0.2])))
+    return sim.rollout(LEARNER, ENV, params, 0, T).records.loss.sum()
+
+
+def test_reverse_mode_gradient_of_pftal_through_rollout_agrees_with_forward_mode_and_differences():
+    x = jnp.float32(2.0)
+    forward = float(jax.jacfwd(_loss)(x))
+    reverse = float(jax.grad(_loss)(x))  # was NaN
+    assert np.isfinite(reverse)
+    np.testing.assert_allclose(reverse, forward, rtol=1e-5)
+    h = 1e-2  # central difference; float32 rounding of the loss (~1e-7 relative) / h stays far below the tolerance
+    fd = (float(_loss(x + h)) - float(_loss(x - h))) / (2 * h)
+    np.testing.assert_allclose(reverse, fd, rtol=2e-3, atol=1e-5)
+
+
+def test_inplace_rows_differentiate_to_any_order_under_vmap():
+    from jaxpriv._inplace import get_row, set_row
+
+    def f(a):
+        rows = jnp.outer(jnp.arange(4.0), a)  # [4, 3]
+        rows = set_row(rows, a * a, jnp.int32(2))
+        return jnp.sum(get_row(rows, jnp.int32(2)) * get_row(rows, jnp.int32(3)))
+
+    def plain(a):
+        rows = jnp.outer(jnp.arange(4.0), a).at[2].set(a * a)
+        return jnp.sum(rows[2] * rows[3])
+
+    a = jnp.array([0.5, -1.0, 2.0])
+    for transform in (jax.grad, jax.hessian, lambda g: jax.grad(lambda x: jnp.sum(jax.grad(g)(x))), jax.jacrev):
+        np.testing.assert_allclose(transform(f)(a), transform(plain)(a), rtol=1e-6)
+    batch = jnp.stack([a, 2 * a])
+    np.testing.assert_allclose(jax.vmap(jax.hessian(f))(batch), jax.vmap(jax.hessian(plain))(batch), rtol=1e-6)
+
+
+def test_clipping_has_finite_reverse_mode_gradients_at_zero():
+    from jaxpriv.mechanisms import clip_l2
+
+    def f(c):
+        return jnp.sum(clip_l2(jnp.array([c, 0.2]), 1.0) ** 2) + jnp.sum(clip_l2(0.0 * jnp.array([c, c]), 1.0))
+
+    x = jnp.float32(0.3)
+    np.testing.assert_allclose(float(jax.grad(f)(x)), 0.6, rtol=1e-6)  # 2c; was NaN
+
+
+# --- map_seeds -------------------------------------------------------------------------------------------------
+
+KEYS = jax.random.split(jax.random.key(0), 3)
+P = jp.SimParams(oco.PFTALParams(epsilon=1.0), envs.QuadraticParams())
+
+
+def _one(k):
+    return jax.random.uniform(k)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"keys": 0}, r"keys must be a 1-d array of seed keys"),
+        ({"keys": jax.random.key(0)}, r"keys .*a single key"),
+        ({"keys": jnp.zeros(3)}, r"keys .*shape \(3,\), dtype float32"),
+        ({"keys": KEYS[:0]}, r"keys .*no keys"),
+        ({"chunk": -1}, r"chunk must be an integer >= 1, got -1"),
+        ({"chunk": 2.5}, r"chunk must be an integer >= 1, got 2.5"),
+        ({"chunk": 0}, r"chunk must be an integer >= 1, got 0"),
+        ({"chunk": True}, r"chunk must be an integer >= 1, got True"),
+        ({"fn": None}, r"fn must be a function"),
+        ({"fn": lambda k, p: k}, r"fn must take 1 argument \(fn\(key\), since params is None\)"),
+        ({"fn": lambda k: k, "params": P}, r"fn must take 2 arguments \(fn\(key, params\)"),
+        ({"axes": 0}, r"axes names the grid axes of params, but params is None"),
+        ({"fn": lambda k, p: k, "params": P, "axes": (0, 0, 0)}, r"axes must be the in_axes pytree of params"),
+        (
+            {"fn": lambda k, p: k, "params": {"a": jnp.ones(2), "b": jnp.ones(3)}, "axes": {"a": 0, "b": 0}},
+            r"one grid length",
+        ),
+        (
+            {"fn": lambda k, p: k, "params": {"a": 1.0}, "axes": {"a": 0}},
+            r"params\['a'\] the grid axis 0, but it has shape \(\)",
+        ),
+    ],
+)
+def test_map_seeds_refuses_bad_arguments_before_tracing(kwargs, match):
+    args = {"fn": _one, "keys": KEYS, "params": None, "chunk": None, "axes": None, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        sim.map_seeds(args["fn"], args["keys"], args["params"], args["chunk"], axes=args["axes"])
+
+
+def test_map_seeds_and_sweep_share_the_chunk_check():
+    for chunk in (0, -1, 2.5):
+        with pytest.raises(ValueError, match=r"chunk must be an integer >= 1") as a:
+            sim.map_seeds(_one, KEYS, chunk=chunk)
+        with pytest.raises(ValueError, match=r"chunk must be an integer >= 1") as b:
+            jp.sweep(LEARNER, ENV, P, 0, T, seeds=2, chunk=chunk)
+        assert str(a.value) == str(b.value)
+
+
+def test_map_seeds_takes_axes_that_sweep_nothing_as_no_grid():
+    axes, _ = sim.grid_axes(P, True)  # no leaf is swept: all None
+    out = sim.map_seeds(
+        lambda k, p: p.learner.epsilon + 0 * jax.random.uniform(k), KEYS, sim.canonical_params(P), axes=axes
+    )
+    assert out.shape == (3,)
+
+
+# --- specs: grid axes and horizons that cannot be silently reinterpreted ------------------------------------
+
+
+def test_a_component_without_spec_given_an_array_leaf_names_the_leaf():
+    """Before: ``means[3]`` on a spec-less bandit ran as three one-arm instances (regret 0)."""
+    from jaxpriv import bandits
+
+    env = envs.bernoulli_bandit(3)._replace(spec=None)
+    params = jp.SimParams(bandits.UCBParams(), envs.BernoulliParams(jnp.array([0.9, 0.5, 0.1])))
+    with pytest.raises(ValueError, match=r"params\.env\.means has shape \(3,\), but its component has no spec"):
+        jp.sweep(bandits.ucb(3), env, params, 0, T, seeds=2)
+    with pytest.raises(ValueError, match=r"ndims=\(\('means', 1\),\)"):
+        jp.run(bandits.ucb(3), env, params, 0, T)
+
+
+def test_the_horizon_a_spec_records_cannot_be_bypassed():
+    """Before: ``pftal(64)`` with ``horizon=None`` ran to 128 (half its steps NaN and dropped, a warning only)."""
+    learner = oco.pftal(T, BALL)._replace(horizon=None)
+    with pytest.raises(ValueError, match=rf"horizon {2 * T} exceeds the learner's horizon {T}"):
+        jp.run(learner, ENV, P, 0, 2 * T)
+
+
+def test_a_registered_factory_that_builds_no_learner_is_named(tmp_path):
+    """Before: an AttributeError from deep inside the study parser."""
+    from jaxpriv.experiments import registry
+    from jaxpriv.experiments.study_file import parse_study
+
+    registry.register_learner(
+        "not_a_learner", lambda horizon, constraint: "pftal", params=oco.PFTALParams, replace=True
+    )
+    text = (
+        'horizon = 8\nseeds = 2\n[set]\nkind = "l2_ball"\ndim = 2\n[learner]\nname = "not_a_learner"\n'
+        '[learner.params]\nepsilon = 1.0\n[env]\nname = "quadratic_stream"\n'
+    )
+    with pytest.raises(
+        ValueError, match=r"not_a_learner: its registered factory returned a str, not a jaxpriv\.Learner"
+    ):
+        parse_study(text, "s.toml")
+
+
+def test_rollout_refuses_a_record_of_the_wrong_arity_before_compiling():
+    """Before: a raw TypeError from inside the traced scan body."""
+    params = jp.SimParams(oco.PFTALParams(epsilon=1.0), envs.QuadraticParams())
+    with pytest.raises(ValueError, match=r"record must take 6 arguments"):
+        sim.rollout(LEARNER, ENV, params, 0, T, record=lambda t, action: action)
