@@ -121,7 +121,8 @@ def _gather_result(result: Result, grid: bool) -> Result:
         shape = (*g.shape[:axis], g.shape[axis] * g.shape[axis + 1], *g.shape[axis + 2 :])
         return jnp.asarray(g.reshape(shape))
 
-    return Result(result.steps, *(gather(x) for x in result[1:-1]), private=result.private)
+    middle = (gather(x) for x in result[1:-2])
+    return Result(result.steps, *middle, private=result.private, info=jax.tree.map(gather, result.info))
 
 
 def _gather_accumulator(acc: Accumulator) -> Accumulator:
