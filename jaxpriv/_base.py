@@ -201,11 +201,16 @@ def fold_info(acc: Any, info: Any) -> Any:
     how = info_reductions(info)
     ops = {"sum": lambda a, x: a + x, "max": jnp.maximum, "last": lambda a, x: x}
     return type(info)(
-        *(jnp.asarray(ops[how[f]](a, x), jnp.asarray(a).dtype) for f, a, x in zip(type(info)._fields, acc, info, strict=True))
+        *(
+            jnp.asarray(ops[how[f]](a, x), jnp.asarray(a).dtype)
+            for f, a, x in zip(type(info)._fields, acc, info, strict=True)
+        )
     )
 
 
-def update_with_info(learner: Any, key: PRNGKey, state: Any, action: Any, feedback: Any, t: jax.Array) -> tuple[Any, Any]:
+def update_with_info(
+    learner: Any, key: PRNGKey, state: Any, action: Any, feedback: Any, t: jax.Array
+) -> tuple[Any, Any]:
     """``learner.update`` as ``(state, info)``: its own Info (``returns_info=True``), else ``None`` (the old form).
 
     The form is the learner's declaration (``Learner.returns_info``), never a guess on the value returned.

@@ -106,7 +106,8 @@ def _driver(learner, horizon, observe=None):
         rel, stats, seen = out.records
         stats_sum = jax.tree.map(lambda x: jnp.cumsum(x, axis=1), stats)
         regret = jax.vmap(regret_of)(out.env_state, jnp.cumsum(rel, axis=1), stats_sum)
-        return regret, out.learner_state, jnp.max(seen, axis=1)
+        # N_t of the regret bound: the Info's noise_max reduced by its maximum over the run (WDPInfo)
+        return regret, out.learner_state, jnp.max(seen, axis=1), jnp.max(out.info.noise_max, axis=1)
 
     return run
 
@@ -164,9 +165,9 @@ GRID = {  # (learner, window, noise, T, eps, seeds): the runs the tests below sh
 @pytest.mark.parametrize("run_id", sorted(GRID))
 def test_explicit_regret_inequalities_hold_on_every_run(run_id):
     name, horizon = GRID[run_id][0], GRID[run_id][3]
-    for regret, state, worst in _runs(*GRID[run_id]):
+    for regret, state, worst, noise_max in _runs(*GRID[run_id]):
         regret, worst = np.asarray(regret), np.asarray(worst)
-        noise_max = np.asarray(state.noise_max)
+        noise_max = np.asarray(noise_max)
         assert np.all(noise_max > 0)
         for t in (horizon // 8, horizon):
             if name == "cocop":
