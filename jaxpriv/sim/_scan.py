@@ -189,7 +189,7 @@ def _init_carry(learner: Learner, env: Env, checkpoints: tuple[int, ...], key: P
     rows = jnp.zeros((len(checkpoints) + 1, len(CheckpointRows._fields)), jnp.float32)
     learner_info = None
     if learner.returns_info:  # the Info's shapes, to start its fold at each reduction's identity
-        shapes = jax.eval_shape(update_with_info, learner, k_steps, agent, a0, fb0, jnp.int32(1))[1]
+        shapes = jax.eval_shape(partial(update_with_info, learner), k_steps, agent, a0, fb0, jnp.int32(1))[1]
         info_rows = [jnp.zeros((len(checkpoints) + 1, int(np.prod(s.shape))), s.dtype) for s in shapes]
         learner_info = (info_start(shapes), type(shapes)(*info_rows))
     return Carry(env_state, agent, sums, rows, jnp.zeros((), jnp.int32), learner_info, k_steps)
