@@ -1,6 +1,6 @@
 """WDP-COCOP, WDP-COCOL, their local linear oracles and baselines (spec window_coco.md §3–§5)."""
 
-from functools import cache
+from functools import cache, partial
 
 import jax
 import jax.numpy as jnp
@@ -9,6 +9,7 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import envs, oco, sets, theory
+from jaxpriv._base import update_with_info
 from jaxpriv.mechanisms._dyadic import dyadic_total
 from jaxpriv.testing import ks_two_sample, mean_with_stderr, rollout
 
@@ -245,7 +246,8 @@ def test_no_projection_on_the_cocol_path():
     ]:
         state = learner.init(jax.random.key(0), p)
         x = learner.act(jax.random.key(1), state, jnp.int32(1))
-        new = jax.eval_shape(learner.update, jax.random.key(2), state, x, jnp.ones(D), jnp.int32(1))
+        update = partial(update_with_info, learner)  # (state, Info) for the learners that return one
+        new, _ = jax.eval_shape(update, jax.random.key(2), state, x, jnp.ones(D), jnp.int32(1))
         assert new.x.shape == (D,)
     with pytest.raises(ValueError, match="projection"):
         oco.wdp_cocop(64, no_projection, 8)
