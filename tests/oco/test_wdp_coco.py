@@ -266,7 +266,7 @@ def test_cocol_stays_in_the_l1_ball_with_its_oracle():
     for t in range(1, T + 1):
         x = learner.act(None, state, t)
         env_state, grad, _ = step(jax.random.key(t), env_state, x, jnp.int32(t))
-        state = update(jax.random.key(T + t), state, x, grad, jnp.int32(t))
+        state, _ = update(jax.random.key(T + t), state, x, grad, jnp.int32(t))
         assert float(jnp.sum(jnp.abs(state.x))) <= 1.0 + 1e-5, t
 
 
