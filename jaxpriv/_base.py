@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -56,14 +57,17 @@ class ActFn(Protocol):
 
 
 class UpdateFn(Protocol):
-    """``update(key, state, action, feedback, t) -> state`` of a learner.
+    """``update(key, state, action, feedback, t) -> (state, info)`` of a learner (or ``-> state``).
 
     ``action`` is what ``act`` returned at ``t``; ``feedback`` is what the environment
-    revealed for it (a gradient, a loss or a reward).
+    revealed for it (a gradient, a loss or a reward). A learner built with
+    ``returns_info=True`` returns the new state and the step's Info (``NonfiniteInfo``: its
+    diagnostics, which the engine reduces over time); one built without it (the older
+    contract, still accepted) returns the state alone.
     """
 
-    def __call__(self, key: PRNGKey, state: State, action: jax.Array, feedback: Any, t: jax.Array, /) -> State:
-        """Return the state after the feedback of step ``t``."""
+    def __call__(self, key: PRNGKey, state: State, action: jax.Array, feedback: Any, t: jax.Array, /) -> Any:
+        """Return the state after the feedback of step ``t`` (with the step's Info when the learner declares it)."""
         ...
 
 
@@ -127,6 +131,104 @@ class NonfiniteFn(Protocol):
     def __call__(self, state: State, /) -> jax.Array:
         """Return the int32 count of zeroed inputs recorded in ``state``."""
         ...
+
+
+#: How an ``Info`` field is reduced over time by the engine: summed, its running maximum, or its last value.
+Reduction = Literal["sum", "max", "last"]
+REDUCTIONS: tuple[str, ...] = ("sum", "max", "last")
+
+
+def reductions(**fields: Reduction) -> Mapping[str, Reduction]:
+    """The ``reductions`` class attribute of an ``Info`` class: ``field -> "sum" | "max" | "last"`` (read-only)."""
+    for name, how in fields.items():
+        if how not in REDUCTIONS:
+            raise ValueError(f"the reduction of Info field {name!r} must be one of {REDUCTIONS}, got {how!r}")
+    return MappingProxyType(dict(fields))
+
+
+class NonfiniteInfo(NamedTuple):
+    """The ``Info`` of a step whose only diagnostic is the inputs it replaced by zero.
+
+    An *Info* is what ``update`` (of a learner built with ``returns_info=True``) returns beside its
+    state, blackjax's ``(state, info)``: a NamedTuple of arrays, one step's diagnostics, whose class
+    says how the engine reduces each field over time in a class attribute ``reductions``
+    (``jaxpriv._base.reductions``: ``"sum"``, ``"max"`` or ``"last"``). The engine folds it into
+    its carry (``fold_info``), reports the fold at the checkpoints (``Result.info``) and returns it
+    per step from ``rollout`` (``Rollout.info``). Diagnostics are never read by the algorithm: they
+    are not part of its state. A field named ``nonfinite`` (int32, reduced by ``"sum"``) is the
+    count ``Result.nonfinite_inputs`` reports.
+
+    Attributes:
+      nonfinite: int32, the inputs (gradients, losses, rewards) with a NaN / ±inf entry that the
+        learner or its mechanism replaced by zero at this step (``zero_nonfinite``).
+    """
+
+    nonfinite: jax.Array
+    reductions = reductions(nonfinite="sum")
+
+
+def info_reductions(info: Any) -> Mapping[str, Reduction]:
+    """The ``reductions`` of an Info value (its class attribute), checked to cover exactly its fields."""
+    how = getattr(type(info), "reductions", None)
+    fields = getattr(type(info), "_fields", None)
+    if how is None or fields is None or set(how) != set(fields):
+        raise ValueError(
+            f"an Info must be a NamedTuple whose class attribute `reductions` maps each of its fields to "
+            f"'sum', 'max' or 'last', got {type(info).__name__} (fields {fields}, reductions {how})"
+        )
+    return how
+
+
+def info_start(shapes: Any) -> Any:
+    """The fold's starting value for an Info of these shapes (``jax.eval_shape`` of one): each reduction's identity.
+
+    ``"sum"`` starts at 0, ``"max"`` at the dtype's least value (``-inf`` for floats), ``"last"`` at 0.
+    """
+    how = info_reductions(shapes)
+
+    def start(field: str, s: Any) -> jax.Array:
+        dtype = jnp.dtype(s.dtype)
+        if how[field] == "max":
+            low = -jnp.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).min
+            return jnp.full(s.shape, low, dtype)
+        return jnp.zeros(s.shape, dtype)
+
+    return type(shapes)(*(start(f, s) for f, s in zip(type(shapes)._fields, shapes, strict=True)))
+
+
+def fold_info(acc: Any, info: Any) -> Any:
+    """One step of the engine's reduction of Info over time: each field summed, maxed or replaced."""
+    how = info_reductions(info)
+    ops = {"sum": lambda a, x: a + x, "max": jnp.maximum, "last": lambda a, x: x}
+    return type(info)(
+        *(
+            jnp.asarray(ops[how[f]](a, x), jnp.asarray(a).dtype)
+            for f, a, x in zip(type(info)._fields, acc, info, strict=True)
+        )
+    )
+
+
+def update_with_info(
+    learner: Any, key: PRNGKey, state: Any, action: Any, feedback: Any, t: jax.Array
+) -> tuple[Any, Any]:
+    """``learner.update`` as ``(state, info)``: its own Info (``returns_info=True``), else ``None`` (the old form).
+
+    The form is the learner's declaration (``Learner.returns_info``), never a guess on the value returned.
+    """
+    out = learner.update(key, state, action, feedback, t)
+    if getattr(learner, "returns_info", False):
+        return out
+    return out, None
+
+
+def mechanism_step_count(mechanism: Any, key: PRNGKey, state: Any, x: Any, t: jax.Array) -> tuple[Any, Any, jax.Array]:
+    """``mechanism.step`` with the inputs it zeroed at this step: ``(state, release, nonfinite)`` (int32).
+
+    The transition form for a learner whose Info folds in its mechanism's count: jaxpriv's mechanisms still
+    keep their counter in their state (``Mechanism.nonfinite``); this step's count is its increase.
+    """
+    new_state, release = mechanism.step(key, state, x, t)
+    return new_state, release, nonfinite_inputs(mechanism, new_state) - nonfinite_inputs(mechanism, state)
 
 
 class Spec(NamedTuple):
@@ -292,12 +394,18 @@ class Learner(NamedTuple):
       horizon: the ``T`` the learner was built for (its tree's capacity, a
         calibration that depends on ``T``), or ``None`` for an anytime learner.
         ``run`` / ``sweep`` refuse a longer horizon before compiling.
-      nonfinite: optional ``state -> int32`` (``NonfiniteFn``): the inputs (gradients,
-        losses, rewards) the learner and its mechanism replaced by zero: its own counter
-        plus ``mechanism.nonfinite`` of its mechanism's state. ``None``: undeclared;
-        ``nonfinite_inputs`` then reports 0 (the state is not searched).
+      nonfinite: optional ``state -> int32`` (``NonfiniteFn``), the old form (``returns_info=False``):
+        the inputs (gradients, losses, rewards) the learner and its mechanism replaced by zero: its
+        own counter plus ``mechanism.nonfinite`` of its mechanism's state. ``None``: undeclared;
+        ``nonfinite_inputs`` then reports 0 (the state is not searched). A learner that returns
+        Info reports the count in its Info's ``nonfinite`` field instead and leaves this ``None``.
       spec: what the learner says about itself (``Spec``: name, params class, privacy,
         static arguments, number of arms), or ``None`` for a learner built by hand.
+      returns_info: ``True``: ``update`` returns ``(state, info)``, an Info (``NonfiniteInfo`` or a
+        NamedTuple of the same kind: a class attribute ``reductions`` says how the engine reduces
+        each field over time); the engine owns the diagnostics (``Result.info``,
+        ``Result.nonfinite_inputs`` from ``info.nonfinite``). ``False`` (the default, and the form
+        of a user's learner written against the older contract): ``update`` returns the state alone.
     """
 
     init: InitFn
@@ -307,6 +415,7 @@ class Learner(NamedTuple):
     horizon: int | None = None
     nonfinite: NonfiniteFn | None = None
     spec: Spec | None = None
+    returns_info: bool = False
 
 
 class EnvInfo(NamedTuple):

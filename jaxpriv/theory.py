@@ -654,8 +654,8 @@ def wdp_cocop_regret_inequality(
     docs/algorithms/window.md, 'Decoding choices'):
 
     ``Regret(T) <= (G/μ)(2G + N_T)(1 + ln T)``, ``G = L + μD``, ``N_T = max_{t<T} ||ĝ_t - g_t||_2``
-    (``oco.wdp_cocop``'s state keeps it in ``noise_max``). FTL on the ``G``-Lipschitz,
-    ``μ``-strongly convex surrogates (Hazan, Agarwal & Kale 2007) plus the leader's shift
+    (``oco.wdp_cocop`` reports it in its Info's ``noise_max``: ``Result.info``, ``Rollout.info``). FTL on the
+    ``G``-Lipschitz, ``μ``-strongly convex surrogates (Hazan, Agarwal & Kale 2007) plus the leader's shift
     ``||n_t||/(μt)`` (Smith & Thakurta 2013, Lemma 8, tightened). Deterministic given the noise.
     """
     g = _window_g(lipschitz, strong_convexity, diameter)

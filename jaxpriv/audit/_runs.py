@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _rng
-from jaxpriv._base import Learner, Mechanism, as_key, engine_jit
+from jaxpriv._base import Learner, Mechanism, as_key, engine_jit, update_with_info
 from jaxpriv.mechanisms._variance import describe
 from jaxpriv.sim import map_seeds
 
@@ -143,7 +143,7 @@ def _rollout(
         a = learner.act(k_act, state, t)
         pulled = a if queries is None else jnp.where(queries[t - 1] >= 0, queries[t - 1], a).astype(a.dtype)
         fb = table[t - 1, pulled] if bandit else table[t - 1]
-        state = learner.update(k_upd, state, pulled, fb, t)
+        state, _ = update_with_info(learner, k_upd, state, pulled, fb, t)  # the Info is not what is audited
         return state, record(a, state)
 
     state, records = jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))

@@ -10,7 +10,16 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args
+from jaxpriv._base import (
+    Learner,
+    Mechanism,
+    NonfiniteInfo,
+    PRNGKey,
+    Spec,
+    mechanism_step_count,
+    spec_of,
+    static_args,
+)
 from jaxpriv.mechanisms import NoiseFamily, TreeParams, noise_family, release_variance
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
@@ -230,14 +239,11 @@ def dp_ftrl(
 
     def update_fn(key: PRNGKey, state: DPFTRLState, action: jax.Array, grad: jax.Array, t: jax.Array) -> DPFTRLState:
         del action
-        tree_state, v = tree.step(key, state.tree, grad, t)
+        tree_state, v, bad = mechanism_step_count(tree, key, state.tree, grad, t)  # bad: the gradient it zeroed
         w = constraint.project(state.start - v / state.regularization)
-        return state._replace(w=w, tree=tree_state)
-
-    def nonfinite_fn(state: DPFTRLState) -> jax.Array:
-        return nonfinite_inputs(tree, state.tree)  # the gradients the mechanism zeroed
+        return state._replace(w=w, tree=tree_state), NonfiniteInfo(bad)
 
     static = static_args(noise=noise, mechanism=tree)  # the family and tree that run (not None)
     private = spec_of(tree).private is not False
     spec = Spec(private=private, static=static, sampler_floor=sampler_floor_of(tree))
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

@@ -147,4 +147,4 @@ def garber_hazan(horizon: int, constraint: ConstraintSet, constants: str = "proo
         return inner.init(key, as_wdp(params))
 
     spec = Spec(private=False)
-    return Learner(init_fn, inner.act, inner.update, check, inner.horizon, nonfinite=inner.nonfinite, spec=spec)
+    return Learner(init_fn, inner.act, inner.update, check, inner.horizon, spec=spec, returns_info=inner.returns_info)

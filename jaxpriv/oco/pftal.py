@@ -10,7 +10,16 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare, theory
-from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args
+from jaxpriv._base import (
+    Learner,
+    Mechanism,
+    NonfiniteInfo,
+    PRNGKey,
+    Spec,
+    mechanism_step_count,
+    spec_of,
+    static_args,
+)
 from jaxpriv.mechanisms import DyadicSums, NoiseFamily, TreeParams, dyadic_init, noise_family, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
@@ -164,16 +173,15 @@ def pftal(
         del key, t
         return state.w
 
-    def update_fn(key: PRNGKey, state: PFTALState, action: jax.Array, grad: jax.Array, t: jax.Array) -> PFTALState:
-        tree_state, v = tree.step(key, state.tree, grad, t)
+    def update_fn(
+        key: PRNGKey, state: PFTALState, action: jax.Array, grad: jax.Array, t: jax.Array
+    ) -> tuple[PFTALState, NonfiniteInfo]:
+        tree_state, v, bad = mechanism_step_count(tree, key, state.tree, grad, t)  # bad: the gradient it zeroed
         points, total_w = dyadic_prefix_sum(state.points, jnp.asarray(action, jnp.float32), t)
         w = constraint.project(leader_point(total_w, v, state.strong_convexity, t))
-        return state._replace(w=w, points=points, tree=tree_state)
-
-    def nonfinite_fn(state: PFTALState) -> jax.Array:
-        return nonfinite_inputs(tree, state.tree)  # the gradients the tree zeroed
+        return state._replace(w=w, points=points, tree=tree_state), NonfiniteInfo(bad)
 
     private = spec_of(tree).private is not False
     static = static_args(noise=noise, mechanism=tree)  # the family and tree that run (not None)
     spec = Spec(private=private, static=static, sampler_floor=sampler_floor_of(tree))
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

@@ -89,4 +89,4 @@ def private_experts(
     private = spec_of(base).private is not False
     static = static_args(noise=noise, base=base, mechanism=declare.OMIT)  # the base learner holds the mechanism
     spec = Spec(private=private, static=static, sampler_floor=sampler_floor_of(base))
-    return Learner(init_fn, base.act, update_fn, check, base.horizon, nonfinite=base.nonfinite, spec=spec)
+    return Learner(init_fn, base.act, update_fn, check, base.horizon, spec=spec, returns_info=True)

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_inputs, poison_past_horizon, static_args
+from jaxpriv._base import Learner, PRNGKey, Spec, mechanism_step_count, poison_past_horizon, static_args
 from jaxpriv.mechanisms import (
     GAMMA,
     WINDOW_NOISE_FAMILIES,
@@ -37,11 +37,11 @@ from jaxpriv.oco._shared import (
     WDPParams,
     check_wdp_params,
     dyadic_prefix_sum,
-    no_nonfinite,
     sensitivity_rule,
     start_point,
     window_sensitivity,
 )
+from jaxpriv.oco.wdp_cocop import WDPInfo
 from jaxpriv.sets import ConstraintSet, require_local_oracle
 
 CONSTANTS = ("proof", "paper")
@@ -54,7 +54,6 @@ class WDPCOCOLState(NamedTuple):
     strong_convexity: jax.Array  # shape=(), μ
     radius: jax.Array  # shape=(), R: the LLOO radius at t is r_t = R/(t + C₀)
     grads: WindowTreeState | DyadicSums  # window-private gradient sums (exact sums when not private)
-    noise_max: jax.Array  # shape=(), max_{s<=t} ||ĝ_s - g_s||_2 (a diagnostic, never released)
     noise_bound: jax.Array  # shape=(), N: the noise bound the radius is built on (0 when not private)
 
 
@@ -166,7 +165,6 @@ def local_oracle_learner(
             strong_convexity=mu,
             radius=jnp.asarray(radius, jnp.float32),
             grads=grads,
-            noise_max=jnp.zeros((), jnp.float32),
             noise_bound=jnp.asarray(bound, jnp.float32),
         )
 
@@ -177,13 +175,15 @@ def local_oracle_learner(
     def update_fn(key: PRNGKey, state: WDPCOCOLState, action: jax.Array, grad: jax.Array, t: jax.Array):
         del action  # the played point is state.x
         if private:
-            grads, g_hat = tree.step(key, state.grads, grad, t)  # zeroes a non-finite input, clips, adds noise
+            # zeroes a non-finite input (bad), clips, adds noise
+            grads, g_hat, bad = mechanism_step_count(tree, key, state.grads, grad, t)
             noise_norm = jnp.sqrt(jnp.sum((g_hat - grads.total) ** 2))
         else:
             grad = clip_l2(jnp.asarray(grad, jnp.float32), jnp.float32(jnp.inf))
             grads, g_hat = dyadic_prefix_sum(state.grads, grad, t)
             g_hat = poison_past_horizon(g_hat, t, horizon)
             noise_norm = jnp.zeros((), jnp.float32)
+            bad = jnp.zeros((), jnp.int32)  # exact sums: nothing is zeroed (Garber–Hazan)
         x, mu = state.x, state.strong_convexity
         tf = jnp.asarray(t, jnp.float32)
         points, total_x = dyadic_prefix_sum(state.points, x, t)
@@ -191,16 +191,11 @@ def local_oracle_learner(
         direction = g_hat + mu * (tf * x - total_x) + c0 * mu * (x - state.x1)
         p = lloo(x, state.radius / (tf + c0), direction)  # Algorithm 2, lines 6–7
         x_next = (1.0 - alpha) * x + alpha * p  # line 8
-        return state._replace(x=x_next, points=points, grads=grads, noise_max=jnp.maximum(state.noise_max, noise_norm))
+        return state._replace(x=x_next, points=points, grads=grads), WDPInfo(bad, noise_norm)
 
-    def nonfinite_fn(state: WDPCOCOLState) -> jax.Array:
-        return nonfinite_inputs(tree, state.grads)  # the gradients the window tree zeroed
-
-    # Not private: exact dyadic sums, nothing is zeroed (Garber–Hazan).
     # wdp_cocol's declaration records the other arguments; Garber–Hazan keeps its own spec.
     spec = Spec(private=private, static=static_args(private=private), sampler_floor=sampler_floor)
-    nonfinite = nonfinite_fn if private else no_nonfinite
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)
 
 
 @declare.learner("wdp_cocol", params=WDPParams)

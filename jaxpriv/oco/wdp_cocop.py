@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_inputs
+from jaxpriv._base import Learner, PRNGKey, Spec, mechanism_step_count, reductions
 from jaxpriv.mechanisms import (
     WINDOW_NOISE_FAMILIES,
     DyadicSums,
@@ -45,7 +45,21 @@ class WDPCOCOPState(NamedTuple):
     points: DyadicSums  # exact dyadic sums of the points played (S_t)
     strong_convexity: jax.Array  # shape=()
     tree: WindowTreeState  # window-private sums of the gradients
-    noise_max: jax.Array  # shape=(), max_{s<=t} ||ĝ_s - g_s||_2: the realised N_t of the regret bound (a diagnostic)
+
+
+class WDPInfo(NamedTuple):
+    """The Info of WDP-COCOP and WDP-COCOL at a step (``update -> (state, info)``; never released).
+
+    Attributes:
+      nonfinite: int32, the gradient the window tree replaced by zero at this step (0 or 1), summed over time.
+      noise_max: ``||ĝ_t - g_t||_2``, the norm of the noise in this step's released gradient sum, reduced
+        by its running maximum: at step ``t`` the engine reports ``N_t = max_{s<=t} ||ĝ_s - g_s||_2``, the
+        realised noise of the regret bound (``theory.wdp_cocop_regret_inequality``).
+    """
+
+    nonfinite: jax.Array
+    noise_max: jax.Array
+    reductions = reductions(nonfinite="sum", noise_max="max")
 
 
 @declare.learner("wdp_cocop", params=WDPParams)
@@ -98,7 +112,7 @@ def wdp_cocop(
     deterministically given the realised noise, ``Regret(T) <= (G/μ)(2G + N_T)(1 + ln T)`` with
     ``N_T = max_t ||ĝ_t - g_t||`` (derived: docs/algorithms/window.md, 'Decoding choices';
     ``theory.wdp_cocop_regret_inequality``); the state
-    keeps ``N_t`` in ``noise_max`` as a diagnostic (never released).
+    reports ``N_t`` as a diagnostic (never released): its Info's ``noise_max`` (``WDPInfo``).
 
     Args:
       horizon: ``T``; declared (``run`` refuses a longer one).
@@ -162,7 +176,6 @@ def wdp_cocop(
             points=dyadic_init(depth, constraint.dim),
             strong_convexity=mu,
             tree=tree.init(key, WindowTreeParams(params.epsilon, params.delta, clip)),
-            noise_max=jnp.zeros((), jnp.float32),
         )
 
     def act_fn(key: PRNGKey, state: WDPCOCOPState, t: jax.Array) -> jax.Array:
@@ -170,14 +183,12 @@ def wdp_cocop(
         return state.w
 
     def update_fn(key: PRNGKey, state: WDPCOCOPState, action: jax.Array, grad: jax.Array, t: jax.Array):
-        tree_state, g_hat = tree.step(key, state.tree, grad, t)  # zeroes a non-finite input, clips, adds noise
+        # zeroes a non-finite input (bad), clips, adds noise
+        tree_state, g_hat, bad = mechanism_step_count(tree, key, state.tree, grad, t)
         noise_norm = jnp.sqrt(jnp.sum((g_hat - tree_state.total) ** 2))
         points, total_w = dyadic_prefix_sum(state.points, jnp.asarray(action, jnp.float32), t)
         w = constraint.project(leader_point(total_w, g_hat, state.strong_convexity, t))
-        return state._replace(w=w, points=points, tree=tree_state, noise_max=jnp.maximum(state.noise_max, noise_norm))
-
-    def nonfinite_fn(state: WDPCOCOPState) -> jax.Array:
-        return nonfinite_inputs(tree, state.tree)  # the gradients the window tree zeroed
+        return state._replace(w=w, points=points, tree=tree_state), WDPInfo(bad, noise_norm)
 
     spec = Spec(private=True, sampler_floor=sampler_floor)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

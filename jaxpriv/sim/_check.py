@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, Learner, check_horizon, check_params_class, spec_of
+from jaxpriv._base import Env, Learner, check_horizon, check_params_class, info_reductions, spec_of
 from jaxpriv.sim._params import SimParams, _one_point, _params_leaves, canonical_params, grid_axes, spec_ndims
 
 
@@ -132,6 +132,14 @@ def check_compatible(learner: Learner, env: Env, params: SimParams, axes: Any = 
     fb_desc = ", ".join(_shapes(feedback)) or "()"
     what = f"the learner ({lname}) cannot take the environment's feedback ({ename}: {fb_desc}) after its action"
     new_agent = trace(learner.update, f"{what} ({act_desc})", key, agent, action, feedback, t)
+    if learner.returns_info:  # declared: update -> (state, info), an Info whose class says how it is reduced
+        if not (isinstance(new_agent, tuple) and len(new_agent) == 2):
+            raise ValueError(
+                f"the learner ({lname}) is built with returns_info=True, so its update must return (state, info), "
+                f"got {type(new_agent).__name__}"
+            )
+        new_agent, learner_info = new_agent
+        info_reductions(learner_info)  # a ValueError naming the class when it does not say how to reduce a field
     sides = (("learner", lname, agent, new_agent), ("environment", ename, env_state, new_env_state))
     for who, name, before, after in sides:
         change = _changed(before, after)

@@ -59,7 +59,7 @@ def _outputs_jit(learner, env, grid, carry):
 @partial(engine_jit, static_argnums=(0, 1))
 @counts_compiles("driver")
 def _summary_jit(stats, grid, outputs, valid):
-    regret, loss, _, _, nf_in, nf_steps = outputs
+    regret, loss, _, _, nf_in, nf_steps, _ = outputs
     return chunk_summary(stats, regret, loss, nf_in, nf_steps, valid)
 
 
@@ -70,6 +70,7 @@ class _Driver:
         self.learner, self.env, self.horizon, self.ckpts = learner, env, horizon, checkpoints
         self.axes, self.params, self.chunk, self.segment, self.stats = axes, params, chunk, segment, stats
         self.grid = axes is not None
+        self.info_type: Any = None  # the learner's Info class, read from its first carry (None: no Info)
 
     def run(self, keys: jax.Array, save: Path | None, fingerprint: dict | None, progress: Any) -> Any:
         n = keys.shape[0]
@@ -94,6 +95,7 @@ class _Driver:
             ks = keys[c * chunk : (c + 1) * chunk]
             valid = np.arange(width) < ks.shape[0]  # the padding's runs are dropped
             carry = _init_jit(self.learner, self.env, self.ckpts, self.axes, _pad_seeds(ks, width), self.params)
+            self.info_type = None if carry.info is None else type(carry.info[0])
             start_seg = 0
             if carry_leaves is not None:
                 carry = _restore(carry, carry_leaves)
@@ -125,14 +127,20 @@ class _Driver:
                 acc = merge(acc, to_accumulator(_summary_jit(self.stats, self.grid, out, jnp.asarray(valid))))
             else:
                 keep = int(valid.sum())
+                *out, info = out  # the learner's Info (a NamedTuple or None): its fields follow the six columns
+                out = (*out, *(info if info is not None else ()))
                 done.append(tuple(None if x is None else _take_seeds(np.asarray(x), keep, self.grid) for x in out))
             if save is not None:  # after the last chunk: the finished result, returned by a rerun
                 _save(save, fingerprint, c + 1, 0, None, done, acc)
         if self.stats is not None:
             return acc
         axis = 1 if self.grid else 0
-        cols = [None if done[0][i] is None else np.concatenate([d[i] for d in done], axis) for i in range(6)]
-        return Result(jnp.asarray(self.ckpts, jnp.int32), *(None if x is None else jnp.asarray(x) for x in cols))
+        cols = [None if done[0][i] is None else np.concatenate([d[i] for d in done], axis) for i in range(len(done[0]))]
+        cols = [None if x is None else jnp.asarray(x) for x in cols]
+        info = None
+        if self.info_type is not None:
+            info = self.info_type(*cols[6:])
+        return Result(jnp.asarray(self.ckpts, jnp.int32), *cols[:6], info=info)
 
 
 # --- saving and resuming -------------------------------------------------------------------------
@@ -192,7 +200,8 @@ def _load(path: Path, fingerprint: dict) -> tuple:
             leaves = [z[f"carry_{i}"] for i in range(sum(k.startswith("carry_") for k in z))]
         done = []
         for j in range(meta["done"]):
-            done.append(tuple(z[f"done_{j}_{i}"] if f"done_{j}_{i}" in z else None for i in range(6)))
+            width = max([5] + [int(k.rsplit("_", 1)[1]) for k in z if k.startswith(f"done_{j}_")]) + 1
+            done.append(tuple(z[f"done_{j}_{i}"] if f"done_{j}_{i}" in z else None for i in range(width)))
         acc = None
         if "acc_n" in z:
             acc = Accumulator(*(z[f"acc_{name}"] for name in Accumulator._fields))

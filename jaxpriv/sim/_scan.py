@@ -27,9 +27,12 @@ from jaxpriv._base import (
     PRNGKey,
     as_key,
     engine_jit,
+    fold_info,
+    info_start,
     nonfinite_inputs,
     spec_of,
     split_step_key,
+    update_with_info,
 )
 from jaxpriv._inplace import set_row
 from jaxpriv._kahan import kahan_add, kahan_init
@@ -57,10 +60,11 @@ class Result(NamedTuple):
         comparator is exact (``Env.exact``: a closed form, ``jaxpriv.envs.exact_comparator``,
         whose gap is always 0) or has none.
       nonfinite_inputs: ``[...]`` int32, inputs with a NaN / ±inf entry that the
-        learner and its private mechanisms replaced by zero over the run, read from the
-        final learner state by ``jaxpriv._base.nonfinite_inputs`` (the learner's declared
-        ``nonfinite``; 0 for a learner that declares none; ``jaxpriv._base.zero_nonfinite``).
-        0 in a healthy run.
+        learner and its private mechanisms replaced by zero over the run: the sum over the
+        run of its Info's ``nonfinite`` field (a learner built with ``returns_info=True``),
+        else read from the final learner state by ``jaxpriv._base.nonfinite_inputs`` (the
+        learner's declared ``nonfinite``; 0 for a learner that declares neither;
+        ``jaxpriv._base.zero_nonfinite``). 0 in a healthy run.
       nonfinite_steps: ``[...]`` int32, steps whose loss, regret or comparator
         statistics from the environment were NaN / ±inf. Such a step is left out
         of every sum (the learner's loss and the comparator's alike), so the
@@ -77,6 +81,11 @@ class Result(NamedTuple):
         the step-level state counts them; ``None`` for a step-level run.
       pulls: ``[..., K]`` int32 or ``None``: for an episode simulation, each arm's pulls at ``T``.
 
+      info: the learner's Info reduced over time as its class says (``"sum"``, ``"max"``,
+        ``"last"``: ``jaxpriv._base.NonfiniteInfo``), at each checkpoint: each field ``[..., m,
+        *shape]``; ``None`` for a learner whose ``update`` returns no Info, and from a sweep
+        with ``stats=``.
+
     Leading axes are ``[grid, seeds]`` for a sweep over a grid, ``[seeds]``
     for a sweep over seeds, none for a single run.
     """
@@ -91,6 +100,7 @@ class Result(NamedTuple):
     private: bool | None = None
     episodes: jax.Array | None = None
     pulls: jax.Array | None = None
+    info: Any = None
 
     def per_step_loss(self) -> jax.Array:
         """Per-step losses (exact when the checkpoints are every step)."""
@@ -152,6 +162,7 @@ class Carry(NamedTuple):
     sums: tuple[Any, Any]  # Kahan-compensated sums of (loss, regret, stats): (total, compensation), jaxpriv._kahan
     rows: jax.Array  # [m + 1, 4]: the CheckpointRows at the checkpoints, filled in as the run passes them
     bad_steps: jax.Array  # int32: steps with a non-finite loss / regret / stats
+    info: Any  # None, or (the learner's Info folded so far, its [m + 1, size] rows per field): _fold_info
     k_steps: jax.Array  # the key the per-step keys are folded from
 
 
@@ -163,28 +174,34 @@ def _start(learner: Learner, env: Env, key: PRNGKey, params: SimParams) -> tuple
 
 def _transition(
     learner: Learner, env: Env, k_steps: PRNGKey, agent: Any, env_state: Any, t: jax.Array
-) -> tuple[Any, Any, Any, Any, Any]:
+) -> tuple[Any, Any, Any, Any, Any, Any]:
     """The one per-step transition: step ``t``'s keys (``split_step_key``), act, the environment's answer, update.
 
-    Returns ``(learner_state, env_state, action, feedback, info)`` after step ``t``. The engine's
+    Returns ``(learner_state, env_state, action, feedback, info, learner_info)`` after step ``t``
+    (``learner_info``: the learner's Info, ``None`` when its ``update`` returns none). The engine's
     ``_step`` and ``rollout`` both step through it, so they draw the same keys and numbers.
     """
     k_act, k_env_t, k_upd = split_step_key(k_steps, t)
     action = learner.act(k_act, agent, t)
     env_state, feedback, info = env.step(k_env_t, env_state, action, t)
-    agent = learner.update(k_upd, agent, action, feedback, t)
-    return agent, env_state, action, feedback, info
+    agent, learner_info = update_with_info(learner, k_upd, agent, action, feedback, t)
+    return agent, env_state, action, feedback, info, learner_info
 
 
 def _init_carry(learner: Learner, env: Env, checkpoints: tuple[int, ...], key: PRNGKey, params: SimParams) -> Carry:
     env_state, agent, k_steps = _start(learner, env, key, params)
     # Shapes of the per-step stats, to start their sums at zero (eval_shape: the key's value is not read).
     a0 = jax.eval_shape(learner.act, k_steps, agent, jnp.int32(1))
-    _, _, info0 = jax.eval_shape(env.step, k_steps, env_state, a0, jnp.int32(1))
+    _, fb0, info0 = jax.eval_shape(env.step, k_steps, env_state, a0, jnp.int32(1))
     zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), (info0.loss, info0.regret, info0.stats))
     sums = tuple(kahan_init(zeros))  # a plain (total, compensation) pair: the scan's carry keeps one structure
     rows = jnp.zeros((len(checkpoints) + 1, len(CheckpointRows._fields)), jnp.float32)
-    return Carry(env_state, agent, sums, rows, jnp.zeros((), jnp.int32), k_steps)
+    learner_info = None
+    if learner.returns_info:  # the Info's shapes, to start its fold at each reduction's identity
+        shapes = jax.eval_shape(partial(update_with_info, learner), k_steps, agent, a0, fb0, jnp.int32(1))[1]
+        info_rows = [jnp.zeros((len(checkpoints) + 1, int(np.prod(s.shape))), s.dtype) for s in shapes]
+        learner_info = (info_start(shapes), type(shapes)(*info_rows))
+    return Carry(env_state, agent, sums, rows, jnp.zeros((), jnp.int32), learner_info, k_steps)
 
 
 #: Below this many seeds × grid points in one compiled call, an accelerator computes and writes the checkpoint
@@ -232,12 +249,12 @@ def _step(
     """
     m = len(checkpoints)
     ckpts = jnp.asarray(checkpoints, jnp.int32)
-    env_state, agent, sums, rows, bad_steps, k_steps = carry
+    env_state, agent, sums, rows, bad_steps, folded, k_steps = carry
 
     # t is shared by all seeds: a scalar. "compare_all" is one fused kernel; the default
     # binary search is a nested while loop, several kernel launches per step on a GPU.
     slot = jnp.minimum(jnp.searchsorted(ckpts, t, method="compare_all"), m - 1)
-    agent, env_state, _, _, info = _transition(learner, env, k_steps, agent, env_state, t)
+    agent, env_state, _, _, info, learner_info = _transition(learner, env, k_steps, agent, env_state, t)
     step_vals = jax.tree.map(lambda v: jnp.asarray(v, jnp.float32), (info.loss, info.regret, info.stats))
     finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(v)) for v in jax.tree.leaves(step_vals)]))
     step_vals = jax.tree.map(lambda v: jnp.where(finite, v, 0.0), step_vals)  # a bad step leaves every sum
@@ -273,7 +290,11 @@ def _step(
     else:  # comparator_under_cond
         best_gap = jax.lax.cond(at_checkpoint, compare, lambda: (zero, zero))
         rows = set_row(rows, record(best_gap), every_step)
-    return Carry(env_state, agent, sums, rows, bad_steps, k_steps)
+    if learner_info is not None:  # the learner's Info, folded; written like the rows to the next checkpoint's slot
+        acc = fold_info(folded[0], learner_info)
+        info_rows = type(acc)(*(set_row(r, a.reshape(-1), every_step) for r, a in zip(folded[1], acc, strict=True)))
+        folded = (acc, info_rows)
+    return Carry(env_state, agent, sums, rows, bad_steps, folded, k_steps)
 
 
 def _advance(
@@ -306,10 +327,17 @@ def _reports_gap(env: Env) -> bool:
 
 
 def _outputs(learner: Learner, env: Env, carry: Carry) -> tuple[Any, ...]:
-    """``(regret, loss, best, gap, nonfinite_inputs, nonfinite_steps)`` of a finished carry."""
+    """``(regret, loss, best, gap, nonfinite_inputs, nonfinite_steps, info)`` of a finished carry."""
     rows = CheckpointRows.of(carry.rows)
     gap = rows.gap if _reports_gap(env) else None
-    return rows.regret, rows.loss, rows.best, gap, nonfinite_inputs(learner, carry.agent), carry.bad_steps
+    info = None
+    if carry.info is None:
+        nonfinite = nonfinite_inputs(learner, carry.agent)
+    else:
+        acc, info_rows = carry.info
+        info = type(acc)(*(r[:-1].reshape(r.shape[0] - 1, *a.shape) for r, a in zip(info_rows, acc, strict=True)))
+        nonfinite = jnp.asarray(getattr(acc, "nonfinite", 0), jnp.int32)
+    return rows.regret, rows.loss, rows.best, gap, nonfinite, carry.bad_steps, info
 
 
 def _run(
@@ -443,8 +471,8 @@ def run(
     key = as_key(key)
     ckpts = normalize_checkpoints(horizon, checkpoints)
     params, _, _ = _prepare(learner, env, params, allow_grid=False, horizon=horizon)
-    out = _run_jit(learner, env, horizon, ckpts, key, params)
-    return Result(jnp.asarray(ckpts, jnp.int32), *out, private=spec_of(learner).private)
+    *out, info = _run_jit(learner, env, horizon, ckpts, key, params)
+    return Result(jnp.asarray(ckpts, jnp.int32), *out, private=spec_of(learner).private, info=info)
 
 
 # --- one seed's rollout ----------------------------------------------------------------------------
@@ -473,11 +501,14 @@ class Rollout(NamedTuple):
       learner_state: the learner's state after the last step.
       env_state: the environment's state after the last step.
       records: what ``record`` returned at every step, stacked: each leaf has a leading ``[T]`` axis.
+      info: the learner's Info at every step, stacked (``[T, ...]`` per field; not reduced over time:
+        ``jaxpriv._base.fold_info`` reduces it), or ``None`` for a learner whose ``update`` returns none.
     """
 
     learner_state: Any
     env_state: Any
     records: Any
+    info: Any = None
 
 
 def default_record(
@@ -491,12 +522,12 @@ def _rollout(learner: Learner, env: Env, horizon: int, record: Callable[..., Any
     env_state, agent, k_steps = _start(learner, env, key, params)
 
     def body(state, t):
-        agent, env_state, action, feedback, info = _transition(learner, env, k_steps, *state, t)
-        return (agent, env_state), record(t, action, feedback, info, agent, env_state)
+        agent, env_state, action, feedback, info, learner_info = _transition(learner, env, k_steps, *state, t)
+        return (agent, env_state), (record(t, action, feedback, info, agent, env_state), learner_info)
 
     ts = jnp.arange(1, horizon + 1, dtype=jnp.int32)
-    (agent, env_state), records = jax.lax.scan(body, (agent, env_state), ts)
-    return Rollout(agent, env_state, records)
+    (agent, env_state), (records, learner_info) = jax.lax.scan(body, (agent, env_state), ts)
+    return Rollout(agent, env_state, records, learner_info)
 
 
 @partial(engine_jit, static_argnums=(0, 1, 2, 3))

@@ -122,8 +122,9 @@ def _gather_result(result: Result, grid: bool) -> Result:
         shape = (*g.shape[:axis], g.shape[axis] * g.shape[axis + 1], *g.shape[axis + 2 :])
         return jnp.asarray(g.reshape(shape))
 
-    arrays = {name: gather(getattr(result, name)) for name in Result._fields if name not in ("steps", "private")}
-    return Result(result.steps, **arrays, private=result.private)
+    skip = ("steps", "private", "info")
+    arrays = {name: gather(getattr(result, name)) for name in Result._fields if name not in skip}
+    return Result(result.steps, **arrays, private=result.private, info=jax.tree.map(gather, result.info))
 
 
 def _gather_accumulator(acc: Accumulator) -> Accumulator:

@@ -187,8 +187,8 @@ def sweep(
     if segment is None and stats is None and save is None and not progress:
         padded = _pad_seeds(keys, _device_width(local))
         out = _sweep_jit(learner, env, horizon, ckpts, axes, chunk, padded, params)
-        out = (x if x is None else _take_seeds(x, local, axes is not None) for x in out)
-        result = Result(jnp.asarray(ckpts, jnp.int32), *out, private=spec_of(learner).private)
+        *out, info = (jax.tree.map(lambda x: _take_seeds(x, local, axes is not None), x) for x in out)
+        result = Result(jnp.asarray(ckpts, jnp.int32), *out, private=spec_of(learner).private, info=info)
         return _gather_result(result, axes is not None)
     driver = _Driver(learner, env, horizon, ckpts, axes, params, chunk or local, segment or horizon, stats)
     save = _save_path(save)

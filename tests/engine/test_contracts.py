@@ -40,8 +40,9 @@ def _stream():
 def test_protocol_fields_keep_their_order_and_defaults():
     assert Mechanism._fields == ("init", "step", "check", "horizon", "nonfinite", "info", "spec")
     assert Mechanism._field_defaults == {"check": None, "horizon": None, "nonfinite": None, "info": None, "spec": None}
-    assert Learner._fields == ("init", "act", "update", "check", "horizon", "nonfinite", "spec")
-    assert Learner._field_defaults == {"check": None, "horizon": None, "nonfinite": None, "spec": None}
+    assert Learner._fields == ("init", "act", "update", "check", "horizon", "nonfinite", "spec", "returns_info")
+    defaults = {"check": None, "horizon": None, "nonfinite": None, "spec": None, "returns_info": False}
+    assert Learner._field_defaults == defaults
     assert Env._fields == ("reset", "step", "comparator", "check", "relative", "horizon", "exact", "spec")
     assert Env._field_defaults == {
         "comparator": None,

@@ -16,7 +16,7 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import bandits, mechanisms, oco, sets
-from jaxpriv._base import Env, EnvInfo, Learner, nonfinite_inputs
+from jaxpriv._base import Env, EnvInfo, Learner, nonfinite_inputs, update_with_info
 from jaxpriv.envs.linear_bandits import ContextualFeedback
 
 T = 12  # the learners' horizon; the hand-stepped and simulated streams are this long
@@ -187,23 +187,27 @@ def test_every_learner_factory_has_a_case():
     assert _factories() == {name.split("[")[0] for name in CASES}
 
 
-def _step_by_hand(case: Case) -> tuple[Learner, Any]:
+def _step_by_hand(case: Case) -> tuple[Learner, Any, int]:
+    """The learner, its final state and its declared count (its Info's ``nonfinite`` summed, or from its state)."""
     learner = case.build()
     state = learner.init(jax.random.key(0), case.params)
-    act, update = jax.jit(learner.act), jax.jit(learner.update)
+    act, update = jax.jit(learner.act), jax.jit(lambda *a: update_with_info(learner, *a))
+    summed = 0
     for t in range(1, T + 1):  # a short Python loop over hand-made steps, each compiled once
         key = jax.random.key(t)
         action = act(key, state, jnp.int32(t))
-        state = update(key, state, action, case.feedback(t, action, case.dim), jnp.int32(t))
-    return learner, state
+        state, info = update(key, state, action, case.feedback(t, action, case.dim), jnp.int32(t))
+        summed += 0 if info is None else int(info.nonfinite)
+    declared = summed if learner.returns_info else int(nonfinite_inputs(learner, state))
+    return learner, state, declared
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_declared_count_is_the_searched_count(name):
     case = CASES[name]
-    learner, state = _step_by_hand(case)
-    assert learner.nonfinite is not None, name
-    declared = int(nonfinite_inputs(learner, state))
+    learner, state, declared = _step_by_hand(case)
+    # declared: in its Info (update -> (state, info)) or, the older form, by a function of its state
+    assert learner.returns_info != (learner.nonfinite is not None), name
     if "undeclared" not in name:
         assert declared == int(_searched(state)), name
     else:
@@ -214,13 +218,13 @@ def test_declared_count_is_the_searched_count(name):
             assert declared == case.expected, name
     else:
         assert declared == 0, name
-    # The same number for a batch of states (``nonfinite_inputs`` sums it).
-    batch = jax.tree.map(lambda x: jnp.stack([x, x]), state)
-    assert int(nonfinite_inputs(learner, batch)) == 2 * declared, name
+    if not learner.returns_info:  # the same number for a batch of states (``nonfinite_inputs`` sums it)
+        batch = jax.tree.map(lambda x: jnp.stack([x, x]), state)
+        assert int(nonfinite_inputs(learner, batch)) == 2 * declared, name
 
 
 def test_private_bandit_ftal_counts_its_own_inputs_and_its_trees():
-    learner, state = _step_by_hand(CASES["private_bandit_ftal"])
+    learner, state, _ = _step_by_hand(CASES["private_bandit_ftal"])
     assert int(state.nonfinite) == _N_BAD  # the loss values
     assert int(_searched(state.sums)) == 1  # the one-point estimate that overflowed
     assert int(nonfinite_inputs(learner, state)) == _N_BAD + 1
@@ -259,7 +263,12 @@ def test_run_reports_the_same_nonfinite_inputs(name):
     env = _stream(case)
     params = jp.SimParams(case.params, None)
     declared = jp.run(learner, env, params, 3, T)
-    undeclared = jp.run(learner._replace(nonfinite=None), env, params, 3, T)  # the engine does not search the state
+    # the engine does not search the state: the older form without a declared count, or without the Info
+    plain = learner._replace(update=lambda *a: update_with_info(learner, *a)[0], returns_info=False)
+    undeclared = jp.run(plain._replace(nonfinite=None), env, params, 3, T)
+    if learner.returns_info:
+        assert declared.info is not None and undeclared.info is None
+        assert int(declared.info.nonfinite[-1]) == int(declared.nonfinite_inputs)  # the sum's last checkpoint
     assert int(undeclared.nonfinite_inputs) == 0
     assert int(declared.nonfinite_inputs) == (case.expected if case.zeroes else 0)
     np.testing.assert_array_equal(np.asarray(declared.regret), np.asarray(undeclared.regret))

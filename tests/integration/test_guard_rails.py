@@ -1,6 +1,7 @@
 """Guard rails: horizons are declared and enforced, non-finite inputs follow one documented rule, integer keys."""
 
 import re
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -9,7 +10,7 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import bandits, envs, mechanisms, oco, sets
-from jaxpriv._base import Env, EnvInfo
+from jaxpriv._base import Env, EnvInfo, update_with_info
 from jaxpriv.testing import variance_with_stderr
 
 
@@ -114,10 +115,10 @@ def test_learners_stepped_past_their_horizon_play_nan_or_an_invalid_arm():
         (oco.mi_ogd(ball, 4), oco.MIOGDParams(float("inf"))),
     ):
         state = learner.init(jax.random.key(0), params)
-        act, update = jax.jit(learner.act), jax.jit(learner.update)
+        act, update = jax.jit(learner.act), jax.jit(partial(update_with_info, learner))
         for t in range(1, 7):  # a short Python loop over hand-made steps, each compiled once
             w = act(jax.random.key(t), state, jnp.int32(t))
-            state = update(jax.random.key(t), state, w, jnp.array([0.1, -0.2]), jnp.int32(t))
+            state, _ = update(jax.random.key(t), state, w, jnp.array([0.1, -0.2]), jnp.int32(t))
             assert bool(jnp.all(jnp.isfinite(state.w))) == (t <= 4), (learner, t)
     # A bandit policy built for T answers arm -1 past it; the bandit environments answer NaN to it.
     K, d = 3, 2

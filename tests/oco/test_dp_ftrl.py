@@ -76,7 +76,7 @@ def test_learner_steps_equal_the_reference_point_by_point_on_a_box():
     for t in range(1, horizon + 1):
         w = learner.act(jax.random.key(t), state, jnp.int32(t))
         got.append(np.asarray(w))
-        state = learner.update(jax.random.key(t), state, w, jnp.asarray(g[t - 1]), jnp.int32(t))
+        state, _ = learner.update(jax.random.key(t), state, w, jnp.asarray(g[t - 1]), jnp.int32(t))
     totals = np.cumsum(g.astype(np.float64), axis=0)
     ref = np.clip(np.zeros(3) - np.vstack([np.zeros(3), totals[:-1]]) / lam, -0.5, 0.5)
     np.testing.assert_allclose(np.array(got), ref, rtol=1e-5, atol=2e-6)
@@ -103,7 +103,7 @@ def test_mechanism_gets_clip_l_and_calibrates_to_replace_one_2l(noise, factor):
         jax.random.key(0), DPFTRLParams(**{mechanisms.budget_field(noise): jnp.inf}, lipschitz=lip, regularization=5.0)
     )
     g = np.array([30.0, 40.0])
-    new = learner.update(jax.random.key(1), free, free.w, jnp.asarray(g, jnp.float32), jnp.int32(1))
+    new, _ = learner.update(jax.random.key(1), free, free.w, jnp.asarray(g, jnp.float32), jnp.int32(1))
     norm = np.abs(g).sum() if noise == "laplace" else np.linalg.norm(g)
     np.testing.assert_allclose(np.asarray(new.w), -g * (clip / norm) / 5.0, rtol=1e-5)
 

@@ -125,7 +125,7 @@ def test_regularized_pftal_uses_theorem_11s_strength_and_feeds_the_regularised_g
     fixed = learner.init(jax.random.key(0), oco.RegularizedPFTALParams(jnp.inf, lipschitz=1.0, strong_convexity=0.5))
     g = jnp.array([0.3, -0.1, 0.2])
     w = jnp.array([0.5, 0.5, 0.0])
-    after = learner.update(jax.random.key(1), fixed, w, g, jnp.int32(1))
+    after, _ = learner.update(jax.random.key(1), fixed, w, g, jnp.int32(1))
     np.testing.assert_allclose(after.w, c.project(w - (g + 0.5 * w) / 0.5), rtol=1e-6)
 
 

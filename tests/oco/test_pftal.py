@@ -129,7 +129,7 @@ def test_pftal_clips_gradients_at_l_and_calibrates_to_replace_one_sensitivity(no
     free_p = oco.PFTALParams(**{mechanisms.budget_field(noise): jnp.inf}, lipschitz=1.5, strong_convexity=h)
     free = learner.init(jax.random.key(0), free_p)
     g = np.array([30.0, 40.0])
-    new = learner.update(jax.random.key(1), free, free.w, jnp.asarray(g, jnp.float32), jnp.int32(1))
+    new, _ = learner.update(jax.random.key(1), free, free.w, jnp.asarray(g, jnp.float32), jnp.int32(1))
     norm = np.abs(g).sum() if noise == "laplace" else np.linalg.norm(g)
     np.testing.assert_allclose(np.asarray(new.w), -g * (clip / norm) / h, rtol=1e-5)
 

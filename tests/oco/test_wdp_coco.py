@@ -1,6 +1,6 @@
 """WDP-COCOP, WDP-COCOL, their local linear oracles and baselines (spec window_coco.md §3–§5)."""
 
-from functools import cache
+from functools import cache, partial
 
 import jax
 import jax.numpy as jnp
@@ -9,6 +9,7 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import envs, oco, sets, theory
+from jaxpriv._base import update_with_info
 from jaxpriv.mechanisms._dyadic import dyadic_total
 from jaxpriv.testing import ks_two_sample, mean_with_stderr, rollout
 
@@ -106,7 +107,8 @@ def _driver(learner, horizon, observe=None):
         rel, stats, seen = out.records
         stats_sum = jax.tree.map(lambda x: jnp.cumsum(x, axis=1), stats)
         regret = jax.vmap(regret_of)(out.env_state, jnp.cumsum(rel, axis=1), stats_sum)
-        return regret, out.learner_state, jnp.max(seen, axis=1)
+        # N_t of the regret bound: the Info's noise_max reduced by its maximum over the run (WDPInfo)
+        return regret, out.learner_state, jnp.max(seen, axis=1), jnp.max(out.info.noise_max, axis=1)
 
     return run
 
@@ -164,9 +166,9 @@ GRID = {  # (learner, window, noise, T, eps, seeds): the runs the tests below sh
 @pytest.mark.parametrize("run_id", sorted(GRID))
 def test_explicit_regret_inequalities_hold_on_every_run(run_id):
     name, horizon = GRID[run_id][0], GRID[run_id][3]
-    for regret, state, worst in _runs(*GRID[run_id]):
+    for regret, state, worst, noise_max in _runs(*GRID[run_id]):
         regret, worst = np.asarray(regret), np.asarray(worst)
-        noise_max = np.asarray(state.noise_max)
+        noise_max = np.asarray(noise_max)
         assert np.all(noise_max > 0)
         for t in (horizon // 8, horizon):
             if name == "cocop":
@@ -244,7 +246,8 @@ def test_no_projection_on_the_cocol_path():
     ]:
         state = learner.init(jax.random.key(0), p)
         x = learner.act(jax.random.key(1), state, jnp.int32(1))
-        new = jax.eval_shape(learner.update, jax.random.key(2), state, x, jnp.ones(D), jnp.int32(1))
+        update = partial(update_with_info, learner)  # (state, Info) for the learners that return one
+        new, _ = jax.eval_shape(update, jax.random.key(2), state, x, jnp.ones(D), jnp.int32(1))
         assert new.x.shape == (D,)
     with pytest.raises(ValueError, match="projection"):
         oco.wdp_cocop(64, no_projection, 8)
@@ -263,7 +266,7 @@ def test_cocol_stays_in_the_l1_ball_with_its_oracle():
     for t in range(1, T + 1):
         x = learner.act(None, state, t)
         env_state, grad, _ = step(jax.random.key(t), env_state, x, jnp.int32(t))
-        state = update(jax.random.key(T + t), state, x, grad, jnp.int32(t))
+        state, _ = update(jax.random.key(T + t), state, x, grad, jnp.int32(t))
         assert float(jnp.sum(jnp.abs(state.x))) <= 1.0 + 1e-5, t
 
 
