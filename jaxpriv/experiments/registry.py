@@ -203,6 +203,18 @@ def _dp_ftrl_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, const
     return float(dp_ftrl_learner_bound(horizon, constraint, lp, static.get("noise"), static.get("mechanism")))
 
 
+def _sums_gope_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
+    """The elimination bound of the reconstructions (``theory.sums_gope_regret_bound``) at their noise scale."""
+    del ep, constraint
+    laplace = static["noise_placement"] == "sums_laplace"
+    scale = bandits._gope_core.sum_noise_scale(lp, static["noise_placement"])
+    return float(
+        theory.sums_gope_regret_bound(
+            horizon, int(static["num_actions"]), int(static["dim"]), float(np.asarray(lp.delta)), float(scale), laplace
+        )
+    )
+
+
 # --- the dimension of a learner's prefix-sum mechanism ------------------------------------------------------
 
 
@@ -263,6 +275,9 @@ _LEARNERS: dict[str, Component] = {
     "dp_ts": Component(bandits.dp_ts, bandits.DPTSParams),
     "lazy_dp_ts": Component(bandits.lazy_dp_ts, bandits.LazyDPTSParams),
     "anytime_lazy_ucb": Component(bandits.anytime_lazy_ucb, bandits.AnytimeLazyUCBParams, _anytime_lazy_ucb_bound),
+    # Reconstructions (spec/comparisons.md): the papers were out of reach, built from the seeds' descriptions.
+    "hanna_gope": Component(bandits.hanna_gope, bandits.HannaGOPEParams, _sums_gope_bound),
+    "li_zhou_ji_gope": Component(bandits.li_zhou_ji_gope, bandits.LiZhouJiGOPEParams, _sums_gope_bound),
 }
 
 _ENVS: dict[str, Component] = {

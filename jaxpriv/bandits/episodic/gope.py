@@ -118,6 +118,7 @@ def _gope_simulator(
     ablation: str | None = None,
     phase_length: str = "joint",
     noise_placement: str = "whitened",
+    small_support: bool = False,
 ) -> Callable[[PRNGKey, SimParams], tuple[jax.Array, jax.Array, jax.Array]]:
     ckpts = jnp.asarray(checkpoints, jnp.int32)
     num_scan = core.max_phases(horizon) + 1
@@ -139,7 +140,13 @@ def _gope_simulator(
         gaps = jnp.max(means) - means
         stddev = jnp.asarray(ep.noise_stddev, jnp.float32)
         x = core.normalise_actions(learner_actions, lp.action_bound, clip)
-        rho = jnp.asarray(lp.rho, jnp.float32) if private else jnp.asarray(jnp.inf, jnp.float32)
+        released = private and noise_placement in core.SUM_RELEASES
+        if released:  # the reconstructions (hanna_gope, li_zhou_ji_gope): their budget sets the per-sum noise
+            rho = jnp.asarray(jnp.inf, jnp.float32)
+            scale = core.sum_noise_scale(lp, noise_placement)
+        else:
+            rho = jnp.asarray(lp.rho, jnp.float32) if private else jnp.asarray(jnp.inf, jnp.float32)
+            scale = jnp.zeros((), jnp.float32)
         delta = jnp.asarray(lp.delta, jnp.float32)
 
         def body(carry, ell):
@@ -159,6 +166,9 @@ def _gope_simulator(
                 design_iters=design_iters,
                 run=started,
                 rule=phase_length,
+                noise_placement=noise_placement,
+                scale=scale,
+                small_support=small_support,
             )
             alloc = jnp.where(started, plan.alloc, 0)
             off = jnp.cumsum(alloc) - alloc  # support arms are played in index order
@@ -180,6 +190,7 @@ def _gope_simulator(
                 private=noisy,
                 calibration=calibration,
                 noise_placement=noise_placement,
+                scale=scale,
             )
             active = jnp.where(complete, rel.active, active)
             # Sums of int32 counts are int64 under JAX_ENABLE_X64: keep the carry's dtypes.
@@ -321,6 +332,7 @@ def simulate(
     ablation: str | None,
     phase_length: str,
     noise_placement: str,
+    small_support: bool = False,
     instance: str = "fixed",
     exact_pulls: int = 64,
     chunk: int | None = None,
@@ -331,7 +343,7 @@ def simulate(
 
     ``simulates`` names the algorithm; ``noisy`` (AdaC-GOPE, AdaC-GOPE-Var) / not (GOPE), ``clip``,
     ``calibration``, ``design_tol``, ``design_iters``, ``ablation``, ``phase_length`` and
-    ``noise_placement`` are the factory's (``_gope_core.phased_elimination``). The per-call options
+    ``noise_placement`` (and ``small_support``, a reconstruction's) are the factory's (``_gope_core.phased_elimination``). The per-call options
     (``instance``, ``exact_pulls``, ``chunk``, ``reward_sums``, ``private``) are ``simulate_gope_phases``'s;
     ``private=False`` here only marks a ``reward_sums`` hook's run (the learner's own opt-outs are its spec's).
     """
@@ -347,8 +359,10 @@ def simulate(
     learner.check(params)  # with the opt-outs of the factory (clip, ablation, calibration) refused at a finite rho
     hook = _validate.opt_outs(private, reward_sums=None if reward_sums is None else HOOK)
     if noisy:
+        budget = "epsilon" if noise_placement in core.SUM_RELEASES else "rho"
+        guarantee = core.SUM_RELEASES[noise_placement][1] if budget == "epsilon" else "ρ-zCDP"
         _validate.refuse_finite_budget(
-            f"simulate_gope_phases ({simulates})", "rho", params.rho, hook, "ρ-zCDP", private
+            f"simulate_gope_phases ({simulates})", budget, getattr(params, budget), hook, guarantee, private
         )
     holds = bool(spec.private) and not hook
     linear_bandit(num_actions, dim, random_theta=instance != "fixed").check(env_params)
@@ -370,6 +384,7 @@ def simulate(
         ablation,
         phase_length,
         noise_placement,
+        small_support,
     )
     ndims = spec_ndims(learner, linear_bandit(num_actions, dim))
     regret, episodes, pulls = episode_sweep(one, SimParams(params, env_params), key, seeds, chunk, ndims)
