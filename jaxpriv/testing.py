@@ -467,5 +467,11 @@ def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, A
             bandits.LiZhouJiGOPEParams(actions, 1.0, 1e-5),
             linear_p,
         ),
+        "linpriv": (
+            bandits.linpriv(k, 3, t),
+            envs.contextual_linear_bandit(k, 3),
+            bandits.LinPrivParams(1.0),
+            context_p,
+        ),
     }
     return {name: (learner, env, SimParams(lp, ep)) for name, (learner, env, lp, ep) in table.items()}

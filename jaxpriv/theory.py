@@ -1052,7 +1052,7 @@ def anytime_lazy_ucb_regret_bound(means: ArrayLike, horizon: int, epsilon: float
 def sums_gope_phase_constant(
     phase: int, num_actions: int, dim: int, delta: float, scale: float, laplace: bool, support: int
 ) -> float:
-    """``c_ℓ`` of ``bandits._gope_core.sums_phase_constant`` in float64 (the bound's own copy; theory imports no learner).
+    """``c_ℓ`` of ``bandits._gope_core.sums_phase_constant`` in float64 (a copy: theory imports no learner).
 
     ``c⁰ = (8d/β²) log(4/δ_{K,ℓ})``, ``c₁ = (c⁰ + sqrt(c⁰² + 4v|S|dc⁰))/2`` with ``v = σ²`` (Gaussian) or
     ``4b²`` (Laplace), and for Laplace ``c = max(c₁, 4√2 b d log(4/δ_{K,ℓ})/β)``; the derivation is in the core's
@@ -1106,6 +1106,40 @@ def sums_gope_regret_bound(
         used += length
         phase += 1
     return total
+
+
+def linpriv_regret_bound(
+    horizon: int,
+    dim: int,
+    epsilon: float,
+    delta: float = 0.001,
+    regularization: float = 1.0,
+    theta_bound: float = 1.0,
+    noise_bound: float = 1.0,
+) -> float:
+    """The regret bound of the LinPriv reconstruction (``bandits.linpriv``), the seed's rectified form (derived here).
+
+    Azize & Basu (App. F-C) rectify Neel & Roth's Theorem 5: the elliptical potential lemma bounds
+    ``Σ_t min(1, ‖x_t‖²_{V_{t-1}^{-1}}) <= 2d log(1 + T/(dλ))``, and Cauchy–Schwarz then multiplies the
+    *private* radius too by ``sqrt(2dT log(1 + T/(dλ)))`` (the formulas of App. F-C are lost in our copy
+    of the paper; this is the argument its text states). With ``‖x‖ <= 1``, ``‖θ*‖ <= S``, per-round
+    regret ``<= min(2, 2(β_T + γ_T)‖x_t‖_{V^{-1}})``, on the event (probability ``>= 1 - 2δ``) that
+    OFUL's ellipsoid and ``linpriv_noise_radius`` hold:
+    ``R_T <= 2 max(1, β_T + γ_T) sqrt(2dT log(1 + T/(dλ)))`` with
+    ``β_T = R sqrt(2 log(1/δ) + d log(1 + T/(dλ))) + √λ S`` and ``γ_T`` at ``λ_min(V) = λ``.
+    Order: ``O(d√T log T + d^{3/2} √T log² T / ε)``; the constants are ours.
+    """
+    depth = max(1, math.ceil(math.log2(max(horizon, 1)))) + 1
+    log_det = dim * math.log(1.0 + horizon / (dim * regularization))
+    beta = noise_bound * math.sqrt(2.0 * math.log(1.0 / delta) + log_det) + math.sqrt(regularization) * theta_bound
+    if math.isinf(epsilon):
+        gamma = 0.0
+    else:
+        b = depth * 2.0 * math.sqrt(dim) / epsilon
+        log_term = math.log(2.0 * dim * horizon / delta)
+        u = b * max(math.sqrt(8.0 * depth * log_term), 2.0 * math.sqrt(2.0) * log_term)
+        gamma = math.sqrt(dim) * u / math.sqrt(regularization)
+    return 2.0 * max(1.0, beta + gamma) * math.sqrt(2.0 * horizon * log_det)
 
 
 # --- POCP with implicit gradient descent (Jain, Kothari & Thakurta, COLT 2012) -------------------------------

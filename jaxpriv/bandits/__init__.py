@@ -54,6 +54,7 @@ from jaxpriv.bandits.gope import GOPEParams, gope
 from jaxpriv.bandits.hanna_gope import HannaGOPEParams, hanna_gope
 from jaxpriv.bandits.ldp_ucb import LDPUCBParams, LDPUCBState, ldp_ucb, ldp_ucb_bonus, ldp_ucb_regret_bound
 from jaxpriv.bandits.li_zhou_ji_gope import LiZhouJiGOPEParams, li_zhou_ji_gope
+from jaxpriv.bandits.linpriv import LinPrivParams, LinPrivState, linpriv, linpriv_noise_radius
 from jaxpriv.bandits.oful import RSOFULParams, rs_oful
 from jaxpriv.bandits.private_linucb import (
     PrivateLinUCBParams,
@@ -89,6 +90,8 @@ __all__ = [
     "LazyDPTSParams",
     "LazyState",
     "LiZhouJiGOPEParams",
+    "LinPrivParams",
+    "LinPrivState",
     "OFULState",
     "PrivateLinUCBParams",
     "PrivateLinUCBState",
@@ -133,6 +136,8 @@ __all__ = [
     "ldp_ucb_bonus",
     "ldp_ucb_regret_bound",
     "li_zhou_ji_gope",
+    "linpriv",
+    "linpriv_noise_radius",
     "oful_radius",
     "privacy_radius",
     "private_linucb",

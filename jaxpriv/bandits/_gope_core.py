@@ -378,9 +378,7 @@ def check_actions(actions: Any, num_actions: int, dim: int) -> None:
             raise ValueError(f"actions must span R^{dim} (G-optimal design needs V(π) invertible), got rank < {dim}")
 
 
-def check_common(
-    params: Any, num_actions: int, dim: int, private: bool, noise_placement: str = "whitened"
-) -> None:
+def check_common(params: Any, num_actions: int, dim: int, private: bool, noise_placement: str = "whitened") -> None:
     """Concrete-params checks shared by GOPE, AdaC-GOPE and the reconstructions (``SUM_RELEASES``)."""
     check_actions(params.actions, num_actions, dim)
     _validate.in_open_interval("delta", params.delta, 0.0, 1.0)

@@ -215,6 +215,13 @@ def _sums_gope_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, con
     )
 
 
+def _linpriv_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
+    """The LinPriv reconstruction's rectified bound (``theory.linpriv_regret_bound``), w.p. 1 - 2δ."""
+    del ep, constraint
+    values = [float(np.asarray(v)) for v in (lp.epsilon, lp.delta, lp.regularization, lp.theta_bound, lp.noise_bound)]
+    return float(theory.linpriv_regret_bound(horizon, int(static["dim"]), *values))
+
+
 # --- the dimension of a learner's prefix-sum mechanism ------------------------------------------------------
 
 
@@ -278,6 +285,7 @@ _LEARNERS: dict[str, Component] = {
     # Reconstructions (spec/comparisons.md): the papers were out of reach, built from the seeds' descriptions.
     "hanna_gope": Component(bandits.hanna_gope, bandits.HannaGOPEParams, _sums_gope_bound),
     "li_zhou_ji_gope": Component(bandits.li_zhou_ji_gope, bandits.LiZhouJiGOPEParams, _sums_gope_bound),
+    "linpriv": Component(bandits.linpriv, bandits.LinPrivParams, _linpriv_bound),
 }
 
 _ENVS: dict[str, Component] = {

@@ -343,7 +343,8 @@ def simulate(
 
     ``simulates`` names the algorithm; ``noisy`` (AdaC-GOPE, AdaC-GOPE-Var) / not (GOPE), ``clip``,
     ``calibration``, ``design_tol``, ``design_iters``, ``ablation``, ``phase_length`` and
-    ``noise_placement`` (and ``small_support``, a reconstruction's) are the factory's (``_gope_core.phased_elimination``). The per-call options
+    ``noise_placement`` (and a reconstruction's ``small_support``) are the factory's
+    (``_gope_core.phased_elimination``). The per-call options
     (``instance``, ``exact_pulls``, ``chunk``, ``reward_sums``, ``private``) are ``simulate_gope_phases``'s;
     ``private=False`` here only marks a ``reward_sums`` hook's run (the learner's own opt-outs are its spec's).
     """
