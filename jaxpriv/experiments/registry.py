@@ -203,16 +203,18 @@ def _dp_ftrl_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, const
     return float(dp_ftrl_learner_bound(horizon, constraint, lp, static.get("noise"), static.get("mechanism")))
 
 
-def _sums_gope_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
-    """The elimination bound of the reconstructions (``theory.sums_gope_regret_bound``) at their noise scale."""
-    del ep, constraint
-    laplace = static["noise_placement"] == "sums_laplace"
-    scale = bandits._gope_core.sum_noise_scale(lp, static["noise_placement"])
-    return float(
-        theory.sums_gope_regret_bound(
-            horizon, int(static["num_actions"]), int(static["dim"]), float(np.asarray(lp.delta)), float(scale), laplace
-        )
-    )
+def _sums_gope_bound(laplace: bool) -> Bound:
+    """The elimination bound of a reconstruction (``theory.sums_gope_regret_bound``) at its noise scale."""
+    placement = "sums_laplace" if laplace else "sums_analytic"
+
+    def bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
+        del ep, constraint
+        k, d = int(static["num_actions"]), int(static["dim"])
+        support = None if static.get("small_support", True) else k
+        scale = float(bandits._gope_core.sum_noise_scale(lp, placement))
+        return float(theory.sums_gope_regret_bound(horizon, k, d, float(np.asarray(lp.delta)), scale, laplace, support))
+
+    return bound
 
 
 def _linpriv_bound(lp: Any, ep: Any, static: dict[str, Any], horizon: int, constraint: Any) -> float | None:
@@ -283,8 +285,8 @@ _LEARNERS: dict[str, Component] = {
     "lazy_dp_ts": Component(bandits.lazy_dp_ts, bandits.LazyDPTSParams),
     "anytime_lazy_ucb": Component(bandits.anytime_lazy_ucb, bandits.AnytimeLazyUCBParams, _anytime_lazy_ucb_bound),
     # Reconstructions (spec/comparisons.md): the papers were out of reach, built from the seeds' descriptions.
-    "hanna_gope": Component(bandits.hanna_gope, bandits.HannaGOPEParams, _sums_gope_bound),
-    "li_zhou_ji_gope": Component(bandits.li_zhou_ji_gope, bandits.LiZhouJiGOPEParams, _sums_gope_bound),
+    "hanna_gope": Component(bandits.hanna_gope, bandits.HannaGOPEParams, _sums_gope_bound(True)),
+    "li_zhou_ji_gope": Component(bandits.li_zhou_ji_gope, bandits.LiZhouJiGOPEParams, _sums_gope_bound(False)),
     "linpriv": Component(bandits.linpriv, bandits.LinPrivParams, _linpriv_bound),
 }
 
