@@ -473,5 +473,11 @@ def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, A
             bandits.LinPrivParams(1.0),
             context_p,
         ),
+        "dnpr_experts": (
+            oco.dnpr_experts(t, d),
+            envs.experts_stream(d),
+            oco.DNPRExpertsParams(1.0),
+            envs.ExpertsParams(),
+        ),
     }
     return {name: (learner, env, SimParams(lp, ep)) for name, (learner, env, lp, ep) in table.items()}

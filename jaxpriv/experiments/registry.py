@@ -288,6 +288,8 @@ _LEARNERS: dict[str, Component] = {
     "hanna_gope": Component(bandits.hanna_gope, bandits.HannaGOPEParams, _sums_gope_bound(True)),
     "li_zhou_ji_gope": Component(bandits.li_zhou_ji_gope, bandits.LiZhouJiGOPEParams, _sums_gope_bound(False)),
     "linpriv": Component(bandits.linpriv, bandits.LinPrivParams, _linpriv_bound),
+    # Smith & Thakurta's Table 1 states DNPR10's O(p sqrt(T) / eps) in O(.) only: no numeric bound registered.
+    "dnpr_experts": Component(oco.dnpr_experts, oco.DNPRExpertsParams),
 }
 
 _ENVS: dict[str, Component] = {

@@ -3,6 +3,7 @@
 from jaxpriv.oco import one_point
 from jaxpriv.oco._shared import dyadic_prefix_sum
 from jaxpriv.oco.bandit_ftal import BanditFTALParams, BanditFTALState, bandit_ftal
+from jaxpriv.oco.dnpr_experts import DNPRExpertsParams, DNPRExpertsState, dnpr_experts, dnpr_perturbation_range
 from jaxpriv.oco.dp_ftrl import DPFTRLParams, DPFTRLState, dp_ftrl, dp_ftrl_regret_bound, dp_ftrl_regularization
 from jaxpriv.oco.fkm import FKMParams, FKMState, fkm
 from jaxpriv.oco.ftal import FTALParams, FTALState, ftal
@@ -21,6 +22,8 @@ from jaxpriv.oco.wdp_cocop import WDPCOCOPState, WDPParams, wdp_cocop
 __all__ = [
     "BanditFTALParams",
     "BanditFTALState",
+    "DNPRExpertsParams",
+    "DNPRExpertsState",
     "DPFTRLParams",
     "DPFTRLState",
     "FKMParams",
@@ -47,6 +50,8 @@ __all__ = [
     "WDPCOCOPState",
     "WDPParams",
     "bandit_ftal",
+    "dnpr_experts",
+    "dnpr_perturbation_range",
     "dp_ftrl",
     "dp_ftrl_regret_bound",
     "dp_ftrl_regularization",
