@@ -284,7 +284,7 @@ _LEARNERS: dict[str, Component] = {
     "dp_ts": Component(bandits.dp_ts, bandits.DPTSParams),
     "lazy_dp_ts": Component(bandits.lazy_dp_ts, bandits.LazyDPTSParams),
     "anytime_lazy_ucb": Component(bandits.anytime_lazy_ucb, bandits.AnytimeLazyUCBParams, _anytime_lazy_ucb_bound),
-    # Reconstructions (spec/comparisons.md): the papers were out of reach, built from the seeds' descriptions.
+    # Reconstructions (docs/algorithms/baselines.md): the papers were out of reach, built from the seeds' descriptions.
     "hanna_gope": Component(bandits.hanna_gope, bandits.HannaGOPEParams, _sums_gope_bound(True)),
     "li_zhou_ji_gope": Component(bandits.li_zhou_ji_gope, bandits.LiZhouJiGOPEParams, _sums_gope_bound(False)),
     "linpriv": Component(bandits.linpriv, bandits.LinPrivParams, _linpriv_bound),
