@@ -479,5 +479,11 @@ def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, A
             oco.DNPRExpertsParams(1.0),
             envs.ExpertsParams(),
         ),
+        "pqftl": (
+            oco.pqftl(t, ball),
+            envs.regression_stream(ball),
+            oco.PQFTLParams(1.0, 1e-5),
+            envs.RegressionParams(np.full(d, 0.1, np.float32)),
+        ),
     }
     return {name: (learner, env, SimParams(lp, ep)) for name, (learner, env, lp, ep) in table.items()}

@@ -290,6 +290,8 @@ _LEARNERS: dict[str, Component] = {
     "linpriv": Component(bandits.linpriv, bandits.LinPrivParams, _linpriv_bound),
     # Smith & Thakurta's Table 1 states DNPR10's O(p sqrt(T) / eps) in O(.) only: no numeric bound registered.
     "dnpr_experts": Component(oco.dnpr_experts, oco.DNPRExpertsParams),
+    # Smith & Thakurta state PQFTL's regret as poly(log T) only: no numeric bound registered.
+    "pqftl": Component(oco.pqftl, oco.PQFTLParams),
 }
 
 _ENVS: dict[str, Component] = {
@@ -300,6 +302,7 @@ _ENVS: dict[str, Component] = {
     "bernoulli_bandit": Component(envs.bernoulli_bandit, envs.BernoulliParams),
     "linear_bandit": Component(envs.linear_bandit, envs.LinearBanditParams),
     "contextual_linear_bandit": Component(envs.contextual_linear_bandit, envs.ContextualBanditParams),
+    "regression_stream": Component(envs.regression_stream, envs.RegressionParams),
 }
 
 _SETS: dict[str, Callable[..., Any]] = {

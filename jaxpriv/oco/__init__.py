@@ -13,6 +13,7 @@ from jaxpriv.oco.ogd import OGDParams, OGDState, ogd
 from jaxpriv.oco.online_frank_wolfe import GarberHazanParams, OFWParams, OFWState, garber_hazan, online_frank_wolfe
 from jaxpriv.oco.pftal import PFTALParams, PFTALState, pftal
 from jaxpriv.oco.pocp import POCPParams, POCPState, pocp
+from jaxpriv.oco.pqftl import PQFTLParams, PQFTLState, pqftl, pqftl_node_stddev, pqftl_shift
 from jaxpriv.oco.private_bandit_ftal import PrivateBanditFTALParams, private_bandit_ftal
 from jaxpriv.oco.private_experts import PrivateExpertsParams, private_experts
 from jaxpriv.oco.regularized_pftal import RegularizedPFTALParams, regularized_pftal
@@ -43,6 +44,8 @@ __all__ = [
     "PFTALState",
     "POCPParams",
     "POCPState",
+    "PQFTLParams",
+    "PQFTLState",
     "PrivateBanditFTALParams",
     "PrivateExpertsParams",
     "RegularizedPFTALParams",
@@ -66,6 +69,9 @@ __all__ = [
     "online_frank_wolfe",
     "pftal",
     "pocp",
+    "pqftl",
+    "pqftl_node_stddev",
+    "pqftl_shift",
     "private_bandit_ftal",
     "private_experts",
     "regularized_pftal",
