@@ -458,5 +458,35 @@ def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, A
         "online_frank_wolfe": (oco.online_frank_wolfe(simplex, t), on_simplex, oco.OFWParams(1.0), simplex_p),
         "garber_hazan": (oco.garber_hazan(t, simplex), on_simplex, oco.GarberHazanParams(2.0), simplex_p),
         "pocp": (oco.pocp(t, ball), quad, oco.POCPParams(epsilon=1.0, delta=1e-5, lipschitz=2.0), quad_p),
+        "hanna_gope": (
+            bandits.hanna_gope(k, 3, t),
+            envs.linear_bandit(k, 3),
+            bandits.HannaGOPEParams(actions, 1.0),
+            linear_p,
+        ),
+        "li_zhou_ji_gope": (
+            bandits.li_zhou_ji_gope(k, 3, t),
+            envs.linear_bandit(k, 3),
+            bandits.LiZhouJiGOPEParams(actions, 1.0, 1e-5),
+            linear_p,
+        ),
+        "linpriv": (
+            bandits.linpriv(k, 3, t),
+            envs.contextual_linear_bandit(k, 3),
+            bandits.LinPrivParams(1.0),
+            context_p,
+        ),
+        "dnpr_experts": (
+            oco.dnpr_experts(t, d),
+            envs.experts_stream(d),
+            oco.DNPRExpertsParams(1.0),
+            envs.ExpertsParams(),
+        ),
+        "pqftl": (
+            oco.pqftl(t, ball),
+            envs.regression_stream(ball),
+            oco.PQFTLParams(1.0, 1e-5),
+            envs.RegressionParams(np.full(d, 0.1, np.float32)),
+        ),
     }
     return {name: (learner, env, SimParams(lp, ep)) for name, (learner, env, lp, ep) in table.items()}

@@ -1046,6 +1046,102 @@ def anytime_lazy_ucb_regret_bound(means: ArrayLike, horizon: int, epsilon: float
     return total
 
 
+# --- reconstructions: GOPE with noise on the per-action sums (bandits.hanna_gope, bandits.li_zhou_ji_gope) ------
+
+
+def sums_gope_phase_constant(
+    phase: int, num_actions: int, dim: int, delta: float, scale: float, laplace: bool, support: int
+) -> float:
+    """``c_ℓ`` of ``bandits._gope_core.sums_phase_constant`` in float64 (a copy: theory imports no learner).
+
+    ``c⁰ = (8d/β²) log(4/δ_{K,ℓ})``, ``c₁ = (c⁰ + sqrt(c⁰² + 4v|S|dc⁰))/2`` with ``v = σ²`` (Gaussian) or
+    ``4b²`` (Laplace), and for Laplace ``c = max(c₁, 4√2 b d log(4/δ_{K,ℓ})/β)``; the derivation is in the core's
+    docstring (constants ours).
+    """
+    beta = 2.0**-phase
+    log_term = math.log(4.0 * num_actions * phase * (phase + 1.0) / delta)
+    c0 = 8.0 * dim / beta**2 * log_term
+    v = (4.0 if laplace else 1.0) * scale**2
+    c = 0.5 * (c0 + math.sqrt(c0**2 + 4.0 * v * support * dim * c0))
+    if laplace:
+        c = max(c, 4.0 * math.sqrt(2.0) * scale * dim * log_term / beta)
+    return c
+
+
+def sums_gope_regret_bound(
+    horizon: int,
+    num_actions: int,
+    dim: int,
+    delta: float,
+    scale: float,
+    laplace: bool,
+    support: int | None = None,
+) -> float:
+    """A high-probability regret bound for the reconstructions ``hanna_gope`` / ``li_zhou_ji_gope`` (derived here).
+
+    On the event that every arm's error is ``<= β_ℓ`` in every phase (probability ``>= 1 - δ``: union over arms
+    and phases of ``δ_{K,ℓ} = δ/(Kℓ(ℓ+1))``, which ``sums_gope_phase_constant`` is built for, with an exact
+    G-optimal design), every arm kept in phase ``ℓ`` has gap ``<= 4β_{ℓ-1} = 8β_ℓ`` (and ``<= 2`` for unit
+    actions and ``‖θ*‖ <= 1``), and phase ``ℓ`` lasts at most ``c_ℓ + |S_ℓ|`` rounds:
+    ``R_T <= Σ_ℓ min(c_ℓ + |S|, T - t_ℓ) min(2, 8β_ℓ)``, summed over the phases that start before ``T``.
+
+    Args:
+      horizon: ``T``.
+      num_actions: ``K``.
+      dim: ``d``.
+      delta: the confidence δ.
+      scale: the per-sum noise scale (Laplace ``b = 2/ε`` or Gaussian ``σ``; 0: GOPE's bound).
+      laplace: the noise family (Laplace or Gaussian).
+      support: a bound on the design's support (default ``min(K, d(d+1)/2)``, the small-support design's).
+
+    Returns:
+      The bound (float).
+    """
+    support = min(num_actions, dim * (dim + 1) // 2) if support is None else int(support)
+    total, used, phase = 0.0, 0.0, 1
+    while used < horizon:
+        length = min(sums_gope_phase_constant(phase, num_actions, dim, delta, scale, laplace, support) + support,
+                     horizon - used)  # fmt: skip
+        total += length * min(2.0, 8.0 * 2.0**-phase)
+        used += length
+        phase += 1
+    return total
+
+
+def linpriv_regret_bound(
+    horizon: int,
+    dim: int,
+    epsilon: float,
+    delta: float = 0.001,
+    regularization: float = 1.0,
+    theta_bound: float = 1.0,
+    noise_bound: float = 1.0,
+) -> float:
+    """The regret bound of the LinPriv reconstruction (``bandits.linpriv``), the seed's rectified form (derived here).
+
+    Azize & Basu (App. F-C) rectify Neel & Roth's Theorem 5: the elliptical potential lemma bounds
+    ``Σ_t min(1, ‖x_t‖²_{V_{t-1}^{-1}}) <= 2d log(1 + T/(dλ))``, and Cauchy–Schwarz then multiplies the
+    *private* radius too by ``sqrt(2dT log(1 + T/(dλ)))`` (the formulas of App. F-C are lost in our copy
+    of the paper; this is the argument its text states). With ``‖x‖ <= 1``, ``‖θ*‖ <= S``, per-round
+    regret ``<= min(2, 2(β_T + γ_T)‖x_t‖_{V^{-1}})``, on the event (probability ``>= 1 - 2δ``) that
+    OFUL's ellipsoid and ``linpriv_noise_radius`` hold:
+    ``R_T <= 2 max(1, β_T + γ_T) sqrt(2dT log(1 + T/(dλ)))`` with
+    ``β_T = R sqrt(2 log(1/δ) + d log(1 + T/(dλ))) + √λ S`` and ``γ_T`` at ``λ_min(V) = λ``.
+    Order: ``O(d√T log T + d^{3/2} √T log² T / ε)``; the constants are ours.
+    """
+    depth = max(1, math.ceil(math.log2(max(horizon, 1)))) + 1
+    log_det = dim * math.log(1.0 + horizon / (dim * regularization))
+    beta = noise_bound * math.sqrt(2.0 * math.log(1.0 / delta) + log_det) + math.sqrt(regularization) * theta_bound
+    if math.isinf(epsilon):
+        gamma = 0.0
+    else:
+        b = depth * 2.0 * math.sqrt(dim) / epsilon
+        log_term = math.log(2.0 * dim * horizon / delta)
+        u = b * max(math.sqrt(8.0 * depth * log_term), 2.0 * math.sqrt(2.0) * log_term)
+        gamma = math.sqrt(dim) * u / math.sqrt(regularization)
+    return 2.0 * max(1.0, beta + gamma) * math.sqrt(2.0 * horizon * log_det)
+
+
 # --- POCP with implicit gradient descent (Jain, Kothari & Thakurta, COLT 2012) -------------------------------
 
 

@@ -51,7 +51,10 @@ from jaxpriv.bandits.episodic import (
     simulate_ucb_episodes,
 )
 from jaxpriv.bandits.gope import GOPEParams, gope
+from jaxpriv.bandits.hanna_gope import HannaGOPEParams, hanna_gope
 from jaxpriv.bandits.ldp_ucb import LDPUCBParams, LDPUCBState, ldp_ucb, ldp_ucb_bonus, ldp_ucb_regret_bound
+from jaxpriv.bandits.li_zhou_ji_gope import LiZhouJiGOPEParams, li_zhou_ji_gope
+from jaxpriv.bandits.linpriv import LinPrivParams, LinPrivState, linpriv, linpriv_noise_radius
 from jaxpriv.bandits.oful import RSOFULParams, rs_oful
 from jaxpriv.bandits.private_linucb import (
     PrivateLinUCBParams,
@@ -81,10 +84,14 @@ __all__ = [
     "EpisodicUCBState",
     "GOPEParams",
     "GOPEState",
+    "HannaGOPEParams",
     "LDPUCBParams",
     "LDPUCBState",
     "LazyDPTSParams",
     "LazyState",
+    "LiZhouJiGOPEParams",
+    "LinPrivParams",
+    "LinPrivState",
     "OFULState",
     "PrivateLinUCBParams",
     "PrivateLinUCBState",
@@ -121,12 +128,16 @@ __all__ = [
     "episode_sweep",
     "g_optimal_design",
     "gope",
+    "hanna_gope",
     "lazy_dp_ts",
     "lazy_dp_ts_posterior",
     "lazy_dp_ts_sample",
     "ldp_ucb",
     "ldp_ucb_bonus",
     "ldp_ucb_regret_bound",
+    "li_zhou_ji_gope",
+    "linpriv",
+    "linpriv_noise_radius",
     "oful_radius",
     "privacy_radius",
     "private_linucb",

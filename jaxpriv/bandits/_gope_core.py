@@ -63,7 +63,12 @@ ABLATIONS = (None, "noise", "exploration")
 #: Where AdaC-GOPE's Gaussian noise goes (``phased_elimination(noise_placement=...)``): on the
 #: ``V^{-1/2}``-whitened statistic (Step 4 of Algorithm 8, AdaC-GOPE) or on the per-action reward
 #: sums (AdaC-GOPE-Var, thesis Remark C.12; ``adac_gope_var``).
-NOISE_PLACEMENTS = ("whitened", "sums")
+NOISE_PLACEMENTS = ("whitened", "sums", "sums_laplace", "sums_analytic")
+#: The reconstructions' releases of the per-action sums (``hanna_gope``: Laplace, pure ε-DP;
+#: ``li_zhou_ji_gope``: the analytic Gaussian mechanism, (ε, δ)-DP): placement -> (budget fields, guarantee).
+SUM_RELEASES = {"sums_laplace": (("epsilon",), "ε-DP"), "sums_analytic": (("epsilon", "dp_delta"), "(ε, δ)-DP")}
+#: The replace-one sensitivity of one action's reward sum (L1 = L2: one reward in [-1, 1] moves one sum by <= 2).
+SUM_SENSITIVITY = 2.0
 
 
 def ablation_parts(private: bool, ablation: str | None) -> tuple[bool, bool]:
@@ -267,6 +272,7 @@ def close_phase(
     private: bool,
     calibration: str,
     noise_placement: str = "whitened",
+    scale: jax.Array | float = 0.0,
 ) -> PhaseRelease:
     """Steps 3–5 of Algorithm 8: least squares on this phase, Gaussian noise, elimination.
 
@@ -283,7 +289,10 @@ def close_phase(
       calibration: ``"safe"`` or ``"paper"``, see ``noise_variance`` (``"whitened"`` only).
       noise_placement: ``"whitened"`` (AdaC-GOPE, Step 4: ``θ̃ = θ̂ + V^{-1/2} N_ℓ``) or ``"sums"``
         (AdaC-GOPE-Var: ``θ̃ = V^+ Σ_{a ∈ S_ℓ} a (R_a + Z_a)``, ``Z_a ~ N(0, 2/ρ)`` i.i.d., one per
-        arm pulled this phase; ``noise_var`` is then ``2/ρ``, the variance of each ``Z_a``).
+        arm pulled this phase; ``noise_var`` is then ``2/ρ``, the variance of each ``Z_a``), or a
+        reconstruction's (``SUM_RELEASES``): ``Z_a ~ Lap(scale)`` (``"sums_laplace"``, ``noise_var = 2 scale²``)
+        or ``N(0, scale²)`` (``"sums_analytic"``), ``rho`` then unused.
+      scale: the reconstructions' per-sum noise scale (``sum_noise_scale``).
 
     Returns:
       A ``PhaseRelease``.
@@ -295,7 +304,19 @@ def close_phase(
     stat = jnp.sum(x * reward_sums[:, None], axis=0)  # Σ_t a_t r_t
     theta_hat = gram_pinv @ stat
     g2 = jnp.max(jnp.where(active, _design.leverages(x, gram_pinv), 0.0))
-    if private and noise_placement == "sums":
+    if private and noise_placement in SUM_RELEASES:
+        # The reconstructions: each support action's reward sum (sensitivity 2) through the Laplace or the
+        # analytic Gaussian mechanism (``sum_noise_scale``); θ̃ is their post-processing.
+        scale = jnp.asarray(scale, jnp.float32)
+        if noise_placement == "sums_laplace":
+            z = scale * jax.random.laplace(key, reward_sums.shape, jnp.float32)
+            noise_var = 2.0 * scale**2
+        else:
+            z = scale * jax.random.normal(key, reward_sums.shape, jnp.float32)
+            noise_var = scale**2
+        noisy_sums = reward_sums + jnp.where(pulls > 0, z, 0.0)
+        theta_tilde = gram_pinv @ jnp.sum(x * noisy_sums[:, None], axis=0)
+    elif private and noise_placement == "sums":
         # AdaC-GOPE-Var: the per-action sums R_a (ℓ2 sensitivity 2 for |r| <= 1: one reward moves one
         # sum by <= 2) through the Gaussian mechanism, σ² = 2²/(2ρ) = 2/ρ; θ̃ is their post-processing.
         noise_var = 2.0 / jnp.asarray(rho, jnp.float32)
@@ -339,11 +360,27 @@ def plan_phase(
     design_iters: int,
     run: Any = True,
     rule: str = "joint",
+    noise_placement: str = "whitened",
+    scale: jax.Array | float = 0.0,
+    small_support: bool = False,
 ) -> PhasePlan:
-    """Steps 1–2 of Algorithm 8: G-optimal design on ``A_ℓ``, ``c_ℓ`` (``phase_constant``) and ``T_ℓ(a)``."""
+    """Steps 1–2 of Algorithm 8: G-optimal design on ``A_ℓ``, ``c_ℓ`` (``phase_constant``) and ``T_ℓ(a)``.
+
+    The reconstructions (``noise_placement`` in ``SUM_RELEASES``): with ``small_support`` the design is pruned
+    to at most ``d(d+1)/2`` points with the same ``V(π)`` (``design.prune_support``), and ``c_ℓ`` is
+    ``sums_phase_constant`` for the realised support size and the per-sum noise ``scale``.
+    """
     dim = x.shape[-1]
     des = _design.g_optimal_design(x, active, tol=design_tol, max_iters=design_iters, run=run)
-    c = phase_constant(phase, rho, delta, num_actions, dim, private=private, rule=rule)
+    if small_support:
+        des = des._replace(weights=_design.prune_support(x, des.weights, SUPPORT_TOL))
+    if private and noise_placement in SUM_RELEASES:
+        support = jnp.sum(des.weights > SUPPORT_TOL)
+        c = sums_phase_constant(
+            phase, delta, num_actions, dim, support=support, scale=scale, laplace=noise_placement == "sums_laplace"
+        )
+    else:
+        c = phase_constant(phase, rho, delta, num_actions, dim, private=private, rule=rule)
     return PhasePlan(c, allocation(des.weights, c, horizon), des)
 
 
@@ -375,13 +412,75 @@ def check_actions(actions: Any, num_actions: int, dim: int) -> None:
             raise ValueError(f"actions must span R^{dim} (G-optimal design needs V(π) invertible), got rank < {dim}")
 
 
-def check_common(params: Any, num_actions: int, dim: int, private: bool) -> None:
-    """Concrete-params checks shared by GOPE and AdaC-GOPE."""
+def check_common(params: Any, num_actions: int, dim: int, private: bool, noise_placement: str = "whitened") -> None:
+    """Concrete-params checks shared by GOPE, AdaC-GOPE and the reconstructions (``SUM_RELEASES``)."""
     check_actions(params.actions, num_actions, dim)
     _validate.in_open_interval("delta", params.delta, 0.0, 1.0)
     _validate.positive("action_bound", params.action_bound, allow_inf=False)
-    if private:
+    if not private:
+        return
+    if noise_placement not in SUM_RELEASES:
         _validate.budget_value("rho", params.rho)
+        return
+    _validate.budget_value("epsilon", params.epsilon)
+    if noise_placement == "sums_analytic":
+        _validate.numeric("dp_delta", params.dp_delta)
+        _validate.in_open_interval("dp_delta", params.dp_delta, 0.0, 1.0)
+
+
+def sum_noise_scale(params: Any, noise_placement: str) -> jax.Array:
+    """The scale of the noise on each reward sum: Laplace ``b = 2/ε`` or the analytic Gaussian ``σ``.
+
+    ``"sums_laplace"`` (``hanna_gope``): ``b = Δ/ε``, ``Δ = 2`` the L1 sensitivity of the vector of
+    per-action sums (one reward replaced moves one sum by at most 2), the Laplace mechanism at ε-DP.
+    ``"sums_analytic"`` (``li_zhou_ji_gope``): the smallest ``σ`` for which ``N(0, σ²)`` on a
+    statistic of ℓ2 sensitivity 2 is (ε, δ)-DP (Balle & Wang 2018, Thm 8;
+    ``mechanisms.analytic_gaussian_stddev``, never below the exact value). ``ε = inf`` gives 0.
+    """
+    eps = jnp.asarray(params.epsilon, jnp.float32)
+    if noise_placement == "sums_laplace":
+        return SUM_SENSITIVITY / eps
+    from jaxpriv.mechanisms import analytic_gaussian_stddev  # local: only the reconstruction needs it
+
+    return analytic_gaussian_stddev(eps, params.dp_delta, SUM_SENSITIVITY)
+
+
+def sums_phase_constant(
+    phase: jax.Array,
+    delta: jax.Array,
+    num_actions: int,
+    dim: int,
+    *,
+    support: jax.Array,
+    scale: jax.Array,
+    laplace: bool,
+) -> jax.Array:
+    """``c_ℓ`` of the reconstructions (noise on the per-action sums; derived here, the constants ours).
+
+    For an arm ``b`` the error of ``θ̃_ℓ`` is ``<θ̂_ℓ - θ*, b> + Σ_{a ∈ S_ℓ} w_a Z_a``,
+    ``w_a = <a, V_ℓ^{-1} b>``. For a G-optimal design (``‖a‖²_{V^{-1}} <= d/c``, as GOPE's own
+    constant assumes) ``|w_a| <= d/c`` and ``Σ w_a² <= |S_ℓ| d²/c²``. The first term is
+    sub-Gaussian with proxy ``d/c``. Gaussian ``Z_a ~ N(0, σ²)`` add ``σ² |S_ℓ| d²/c²``; Laplace
+    ``Z_a ~ Lap(b)`` have ``E e^{λZ} = 1/(1 - λ²b²) <= e^{2λ²b²}`` for ``|λ| <= 1/(√2 b)``, so they
+    add ``4b² |S_ℓ| d²/c²`` to the proxy, valid for ``|λ| <= c/(√2 b d)`` (sub-exponential).
+    Asking for GOPE's guarantee (``|error| <= β_ℓ/2`` w.p. ``1 - δ_{K,ℓ}/2``, i.e. proxy
+    ``<= d/c⁰_ℓ``) gives ``c² - c⁰c - v|S|dc⁰ >= 0`` with ``v = σ²`` or ``4b²``:
+    ``c₁ = (c⁰ + sqrt(c⁰² + 4v|S|dc⁰))/2`` (AdaC-GOPE's joint rule is ``v = 2/ρ``, ``|S| = 1``).
+    For Laplace the Chernoff bound's linear regime also needs ``β_ℓ/(4√2 b d/c) >= log(4/δ_{K,ℓ})``:
+    ``c₂ = 4√2 b d log(4/δ_{K,ℓ}) / β_ℓ``; ``c_ℓ = max(c₁, c₂)``. No noise (``scale = 0``): GOPE's
+    ``c⁰_ℓ`` exactly. The private term grows like ``d^{3/2}√|S|`` (``|S| <= d(d+1)/2`` with the
+    small-support design: ``d^{5/2}``), faster than AdaC-GOPE's ``d`` — the seed's point.
+    """
+    c0 = phase_constant(phase, jnp.inf, delta, num_actions, dim, private=False)
+    scale = jnp.asarray(scale, jnp.float32)
+    v = (4.0 if laplace else 1.0) * scale**2
+    s = jnp.asarray(support, jnp.float32)
+    c = 0.5 * (c0 + jnp.sqrt(c0**2 + 4.0 * v * s * dim * c0))
+    if laplace:
+        beta = jnp.exp2(-jnp.asarray(phase, jnp.float32))
+        log_term = jnp.log(4.0 / confidence_level(phase, delta, num_actions))
+        c = jnp.maximum(c, 4.0 * np.sqrt(2.0) * scale * dim * log_term / beta)
+    return jnp.where(v > 0.0, c, c0)
 
 
 # --- the step-level policy (one scan step per round) ------------------------------------------------
@@ -405,6 +504,7 @@ class GOPEState(NamedTuple):
       g2: shape=(), ``g²`` of the last closed phase.
       noise_var: shape=(), the noise variance of the last closed phase.
       num_closed: shape=(), int32, phases closed so far.
+      scale: shape=(), the reconstructions' per-sum noise scale (``sum_noise_scale``; 0 for the others).
     """
 
     actions: jax.Array
@@ -422,6 +522,7 @@ class GOPEState(NamedTuple):
     noise_var: jax.Array
     num_closed: jax.Array
     nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
+    scale: jax.Array
 
 
 #: Each factory's algorithm, as the phase-level simulator names it in messages.
@@ -429,6 +530,15 @@ SIMULATES = {
     "adac_gope": "AdaC-GOPE (adac_gope, whitened noise)",
     "adac_gope_var": "AdaC-GOPE-Var (adac_gope_var, noise on the sums)",
     "gope": "GOPE (gope)",
+    "hanna_gope": "Hanna et al. 2022, reconstructed (hanna_gope, Laplace noise on the sums)",
+    "li_zhou_ji_gope": "Li, Zhou & Ji 2022, reconstructed (li_zhou_ji_gope, Gaussian noise on the sums)",
+}
+#: The factory name of each placement's private policy.
+PLACEMENT_NAMES = {
+    "whitened": "adac_gope",
+    "sums": "adac_gope_var",
+    "sums_laplace": "hanna_gope",
+    "sums_analytic": "li_zhou_ji_gope",
 }
 
 
@@ -447,12 +557,15 @@ def phased_elimination(
     noise_placement: str = "whitened",
     params_class: type | None = None,
     claim: bool = True,
+    small_support: bool = False,
 ):
     """The step-level GOPE (``private=False``), AdaC-GOPE or AdaC-GOPE-Var policy.
 
     See ``gope`` / ``adac_gope`` / ``adac_gope_var``; ``noise_placement="sums"`` is AdaC-GOPE-Var.
     ``params_class`` is the one params class the policy takes; ``claim`` is the factory's
     ``private`` argument (``False``: the caller knows the guarantee does not hold; ``privacy_opt_outs``).
+    ``noise_placement`` in ``SUM_RELEASES`` is a reconstruction (``hanna_gope``, ``li_zhou_ji_gope``), whose
+    budget is ``epsilon`` (and ``dp_delta``), and ``small_support`` prunes its designs (``design.prune_support``).
     """
     from jaxpriv._base import (  # local: keep the import surface narrow
         Learner,
@@ -476,7 +589,11 @@ def phased_elimination(
     phase_length = _validate.choice("phase_length", phase_length, PHASE_LENGTHS)
     noise_placement = _validate.choice("noise_placement", noise_placement, NOISE_PLACEMENTS)
     reasons = privacy_opt_outs(claim, private, clip, ablation, calibration, noise_placement)
-    name = ("adac_gope_var" if noise_placement == "sums" else "adac_gope") if private else "gope"
+    name = PLACEMENT_NAMES[noise_placement] if private else "gope"
+    released = private and noise_placement in SUM_RELEASES
+    if small_support and not released:
+        raise ValueError("small_support applies to the reconstructions (noise_placement in SUM_RELEASES) only")
+    budget_name, guarantee = ("epsilon", SUM_RELEASES[noise_placement][1]) if released else ("rho", "ρ-zCDP")
     # The exact phase-level simulator of this policy (``Spec.fast_path``), with the factory's static options.
     fast_path = FastPath(
         simulate,
@@ -490,19 +607,26 @@ def phased_elimination(
             ("ablation", ablation),
             ("phase_length", phase_length),
             ("noise_placement", noise_placement),
+            *((("small_support", small_support),) if released else ()),
         ),
         envs=("linear_bandit",),
     )
 
     def check(params: Any) -> None:
-        check_common(params, num_actions, dim, private)
+        check_common(params, num_actions, dim, private, noise_placement)
         if private:
-            _validate.refuse_finite_budget(name, "rho", params.rho, reasons, "ρ-zCDP", claim)
+            budget = getattr(params, budget_name)
+            _validate.refuse_finite_budget(name, budget_name, budget, reasons, guarantee, claim)
 
     def init_fn(key: PRNGKey, params: Any) -> GOPEState:
         del key
         x = normalise_actions(params.actions, params.action_bound, clip)
-        rho = jnp.asarray(params.rho, jnp.float32) if private else jnp.asarray(jnp.inf, jnp.float32)
+        if released:
+            rho = jnp.asarray(jnp.inf, jnp.float32)
+            scale = sum_noise_scale(params, noise_placement)
+        else:
+            rho = jnp.asarray(params.rho, jnp.float32) if private else jnp.asarray(jnp.inf, jnp.float32)
+            scale = jnp.zeros((), jnp.float32)
         delta = jnp.asarray(params.delta, jnp.float32)
         active = jnp.ones((num_actions,), bool)
         phase = jnp.ones((), jnp.int32)
@@ -518,6 +642,9 @@ def phased_elimination(
             design_tol=design_tol,
             design_iters=design_iters,
             rule=phase_length,
+            noise_placement=noise_placement,
+            scale=scale,
+            small_support=small_support,
         )
         return GOPEState(
             actions=x,
@@ -535,6 +662,7 @@ def phased_elimination(
             noise_var=jnp.zeros((), jnp.float32),
             num_closed=jnp.zeros((), jnp.int32),
             nonfinite=jnp.zeros((), jnp.int32),
+            scale=scale,
         )
 
     def act_fn(key: PRNGKey, state: GOPEState, t: jax.Array) -> jax.Array:
@@ -566,6 +694,7 @@ def phased_elimination(
                 private=noisy,
                 calibration=calibration,
                 noise_placement=noise_placement,
+                scale=s.scale,
             )
             nxt = s.phase + 1
             plan = plan_phase(
@@ -580,6 +709,9 @@ def phased_elimination(
                 design_tol=design_tol,
                 design_iters=design_iters,
                 rule=phase_length,
+                noise_placement=noise_placement,
+                scale=s.scale,
+                small_support=small_support,
             )
             return s._replace(
                 phase=nxt,
@@ -610,6 +742,7 @@ def phased_elimination(
         phase_length=phase_length,
         noise_placement=noise_placement,
         claim=claim,
+        **({"small_support": small_support} if released else {}),
     )
     spec = Spec(
         name,
@@ -698,6 +831,7 @@ def _gope_simulator(
     ablation: str | None = None,
     phase_length: str = "joint",
     noise_placement: str = "whitened",
+    small_support: bool = False,
 ) -> Callable[[PRNGKey, SimParams], tuple[jax.Array, jax.Array, jax.Array]]:
     ckpts = jnp.asarray(checkpoints, jnp.int32)
     num_scan = max_phases(horizon) + 1
@@ -719,7 +853,13 @@ def _gope_simulator(
         gaps = jnp.max(means) - means
         stddev = jnp.asarray(ep.noise_stddev, jnp.float32)
         x = normalise_actions(learner_actions, lp.action_bound, clip)
-        rho = jnp.asarray(lp.rho, jnp.float32) if private else jnp.asarray(jnp.inf, jnp.float32)
+        released = private and noise_placement in SUM_RELEASES
+        if released:  # the reconstructions (hanna_gope, li_zhou_ji_gope): their budget sets the per-sum noise
+            rho = jnp.asarray(jnp.inf, jnp.float32)
+            scale = sum_noise_scale(lp, noise_placement)
+        else:
+            rho = jnp.asarray(lp.rho, jnp.float32) if private else jnp.asarray(jnp.inf, jnp.float32)
+            scale = jnp.zeros((), jnp.float32)
         delta = jnp.asarray(lp.delta, jnp.float32)
 
         def body(carry, ell):
@@ -739,6 +879,9 @@ def _gope_simulator(
                 design_iters=design_iters,
                 run=started,
                 rule=phase_length,
+                noise_placement=noise_placement,
+                scale=scale,
+                small_support=small_support,
             )
             alloc = jnp.where(started, plan.alloc, 0)
             off = jnp.cumsum(alloc) - alloc  # support arms are played in index order
@@ -760,6 +903,7 @@ def _gope_simulator(
                 private=noisy,
                 calibration=calibration,
                 noise_placement=noise_placement,
+                scale=scale,
             )
             active = jnp.where(complete, rel.active, active)
             # Sums of int32 counts are int64 under JAX_ENABLE_X64: keep the carry's dtypes.
@@ -799,6 +943,7 @@ def simulate(
     ablation: str | None,
     phase_length: str,
     noise_placement: str,
+    small_support: bool = False,
     instance: str = "fixed",
     exact_pulls: int = 64,
     chunk: int | None = None,
@@ -809,7 +954,8 @@ def simulate(
 
     ``simulates`` names the algorithm; ``noisy`` (AdaC-GOPE, AdaC-GOPE-Var) / not (GOPE), ``clip``,
     ``calibration``, ``design_tol``, ``design_iters``, ``ablation``, ``phase_length`` and
-    ``noise_placement`` are the factory's (``_gope_core.phased_elimination``). The per-call options
+    ``noise_placement`` (and a reconstruction's ``small_support``) are the factory's
+    (``_gope_core.phased_elimination``). The per-call options
     (``instance``, ``exact_pulls``, ``chunk``, ``reward_sums``, ``private``) are ``simulate_gope_phases``'s;
     ``private=False`` here only marks a ``reward_sums`` hook's run (the learner's own opt-outs are its spec's).
     """
@@ -825,8 +971,10 @@ def simulate(
     learner.check(params)  # with the opt-outs of the factory (clip, ablation, calibration) refused at a finite rho
     hook = _validate.opt_outs(private, reward_sums=None if reward_sums is None else HOOK)
     if noisy:
+        budget = "epsilon" if noise_placement in SUM_RELEASES else "rho"
+        guarantee = SUM_RELEASES[noise_placement][1] if budget == "epsilon" else "ρ-zCDP"
         _validate.refuse_finite_budget(
-            f"simulate_gope_phases ({simulates})", "rho", params.rho, hook, "ρ-zCDP", private
+            f"simulate_gope_phases ({simulates})", budget, getattr(params, budget), hook, guarantee, private
         )
     holds = bool(spec.private) and not hook
     linear_bandit(num_actions, dim, random_theta=instance != "fixed").check(env_params)
@@ -848,6 +996,7 @@ def simulate(
         ablation,
         phase_length,
         noise_placement,
+        small_support,
     )
     ndims = spec_ndims(learner, linear_bandit(num_actions, dim))
     regret, episodes, pulls = episode_sweep(one, SimParams(params, env_params), key, seeds, chunk, ndims)

@@ -38,6 +38,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 #: Relative eigenvalue threshold deciding the span of the active arms.
@@ -187,3 +188,54 @@ def g_optimal_design(
 
     pi, w, it = jax.lax.while_loop(cond, body, (pi0, score(pi0), jnp.zeros((), jnp.int32)))
     return Design(weights=pi, g=jnp.max(w), rank=rank, iters=it)
+
+
+def small_support_cap(dim: int) -> int:
+    """``d(d+1)/2``: the support size ``prune_support`` reduces a design to (Kiefer–Wolfowitz's bound)."""
+    return dim * (dim + 1) // 2
+
+
+def prune_support(actions: ArrayLike, weights: ArrayLike, tol: float = 1e-6) -> jax.Array:
+    """A design with at most ``d(d+1)/2`` support points and the same information matrix (Carathéodory).
+
+    The reconstructions' small-support design (``hanna_gope``, ``li_zhou_ji_gope``; the choice is
+    ours, docs/algorithms/baselines.md, 'Reconstructions'): weights at or below ``tol`` are dropped,
+    then, while the support has more than ``m = d(d+1)/2`` points, a null vector ``z`` of the
+    ``m × (m+1)`` matrix of ``vec(a aᵀ)`` (upper triangle) over the first ``m + 1`` support points
+    is found (SVD), its sign chosen so that ``Σ z <= 0``, and ``π <- π + t z`` with the largest
+    ``t`` keeping ``π >= 0``: ``V(π) = Σ π(a) a aᵀ`` is unchanged (up to float32 rounding), one
+    support point leaves and the total weight does not grow. ``K - m`` iterations (static), each a
+    no-op once the support is small enough.
+
+    Args:
+      actions: ``[K, d]``.
+      weights: ``[K]``, a design (e.g. ``g_optimal_design(...).weights``).
+      tol: weights ``<= tol`` count as off the support (``_gope_core.SUPPORT_TOL``).
+
+    Returns:
+      ``[K]`` float32 weights with at most ``d(d+1)/2`` entries above ``tol`` (the others zero).
+    """
+    x = jnp.asarray(actions, jnp.float32)
+    k, dim = x.shape
+    w0 = jnp.asarray(weights, jnp.float32)
+    w0 = jnp.where(w0 > tol, w0, 0.0)
+    m = small_support_cap(dim)
+    if k <= m:
+        return w0
+    rows, cols = np.triu_indices(dim)
+    feats = (x[:, :, None] * x[:, None, :])[:, rows, cols]  # [K, m]
+
+    def body(_, w):
+        on = w > 0.0
+        order = jnp.argsort(jnp.logical_not(on), stable=True)[: m + 1]  # the first m + 1 support points
+        _, _, vh = jnp.linalg.svd(feats[order].T, full_matrices=True)
+        z = vh[-1]
+        z = jnp.where(jnp.sum(z) > 0.0, -z, z)
+        wz = w[order]
+        ratio = jnp.where(z < 0.0, wz / jnp.maximum(-z, 1e-30), jnp.inf)
+        j = jnp.argmin(ratio)
+        moved = jnp.maximum(wz + ratio[j] * z, 0.0).at[j].set(0.0)
+        moved = jnp.where(moved > tol, moved, 0.0)
+        return jnp.where(jnp.sum(on) > m, w.at[order].set(moved), w)
+
+    return jax.lax.fori_loop(0, k - m, body, w0)

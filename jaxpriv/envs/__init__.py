@@ -22,6 +22,14 @@ from jaxpriv.envs.linear_bandits import (
     sample_linear_instance,
 )
 from jaxpriv.envs.quadratic import QuadraticParams, QuadraticState, QuadraticStats, quadratic_stream
+from jaxpriv.envs.regression import (
+    RegressionFeedback,
+    RegressionParams,
+    RegressionState,
+    RegressionStats,
+    ball_least_squares,
+    regression_stream,
+)
 
 __all__ = [
     "PAPER_MEANS",
@@ -41,7 +49,12 @@ __all__ = [
     "QuadraticParams",
     "QuadraticState",
     "QuadraticStats",
+    "RegressionFeedback",
+    "RegressionParams",
+    "RegressionState",
+    "RegressionStats",
     "adaptive_quadratic",
+    "ball_least_squares",
     "bandit_feedback",
     "bernoulli_bandit",
     "classification_stream",
@@ -51,5 +64,6 @@ __all__ = [
     "linear_bandit",
     "load_breast_cancer_features",
     "quadratic_stream",
+    "regression_stream",
     "sample_linear_instance",
 ]

@@ -222,6 +222,7 @@ ENV_BUILDS = {
     "bernoulli_bandit": (envs.bernoulli_bandit, lambda: envs.bernoulli_bandit(K)),
     "linear_bandit": (envs.linear_bandit, lambda: envs.linear_bandit(K, D)),
     "contextual_linear_bandit": (envs.contextual_linear_bandit, lambda: envs.contextual_linear_bandit(K, D)),
+    "regression_stream": (envs.regression_stream, lambda: envs.regression_stream(BALL)),
 }
 
 MECHANISM_BUILDS = {

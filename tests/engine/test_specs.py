@@ -28,6 +28,7 @@ ENVS = {
     "bernoulli_bandit": lambda: envs.bernoulli_bandit(K),
     "linear_bandit": lambda: envs.linear_bandit(K, D),
     "contextual_linear_bandit": lambda: envs.contextual_linear_bandit(K, D),
+    "regression_stream": lambda: envs.regression_stream(BALL),
 }
 
 MECHANISMS = {
