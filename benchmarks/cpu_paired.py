@@ -147,7 +147,7 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         worker(Path(sys.argv[2]), sys.argv[3])
         return
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--base", default="a30ba29", help="the commit to compare with (default a30ba29)")
     parser.add_argument("--base-dir", default="/tmp", help="where the base commit's worktree is made")
     parser.add_argument("--base-tree", default=None, help="an existing checkout of the base instead")
