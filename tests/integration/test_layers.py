@@ -22,6 +22,7 @@ LAYERS = {
     "_rng": 0,
     "_kahan": 0,
     "_inplace": 0,
+    "_safe": 0,
     "_validate": 0,
     "_base": 1,
     "declare": 1,
