@@ -266,6 +266,10 @@ class Spec(NamedTuple):
         computed from (``jaxpriv.mechanisms._sampler_floor``), or ``None`` (not covered).
       fast_path: an algorithm-specific fast path (the bandits' exact episode simulators), or
         ``None``.
+      anytime: (learners) the factory built the component with ``horizon=None`` although ``static``
+        records a ``horizon`` argument (UCB, AdaC-UCB, DP-TS, ...: the horizon is only validated). Set by
+        the declaration; ``check_horizon`` then lets a run go past the recorded horizon. A component whose
+        factory fixed its horizon keeps ``False``, so ``_replace(horizon=None)`` cannot bypass the record.
     """
 
     name: str = ""
@@ -277,6 +281,7 @@ class Spec(NamedTuple):
     ndims: tuple[tuple[str, int], ...] = ()
     sampler_floor: Any = None
     fast_path: Any = None
+    anytime: bool = False
 
 
 def _plain(value: Any) -> Any:
@@ -554,6 +559,8 @@ def check_horizon(horizon: int, component: Any, what: str, label: str = "horizon
     """
     built = getattr(component, "horizon", None)
     declared = _declared_horizon(component)
+    if getattr(getattr(component, "spec", None), "anytime", False) and built is None:
+        declared = None  # an anytime component: its recorded horizon was only validated
     if declared is not None and (built is None or declared < built):
         built = declared  # the spec's record cannot be bypassed by a component rebuilt with horizon=None
     if built is not None and horizon > built:

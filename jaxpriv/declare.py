@@ -173,8 +173,13 @@ def _fill(component: Any, name: str, params: type | None, static: tuple[tuple[st
         merged = tuple((k, own.pop(k) if k in own else v) for k, v in static)
         merged += tuple((k, v) for k, v in spec.static if k in own)
     merged = tuple((k, _plain(v)) for k, v in merged if v is not OMIT)
+    # built with horizon=None although it records one: anytime (the horizon argument is only validated)
+    anytime = spec.anytime or (
+        "horizon" in component._fields and component.horizon is None and any(k == "horizon" for k, _ in merged)
+    )
     spec = spec._replace(
-        name=spec.name or name, params=spec.params if spec.params is not None else params, static=merged
+        name=spec.name or name, params=spec.params if spec.params is not None else params, static=merged,
+        anytime=anytime,
     )
     return component._replace(spec=spec)
 

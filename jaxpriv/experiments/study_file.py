@@ -316,8 +316,11 @@ def _fail(source: Path, key: str, message: str) -> ValueError:
 
 
 def _suggest(name: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(name, known, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    """' (did you mean 'a' or 'b'?)' for up to three close names, best first; '' when none is close."""
+    close = [repr(c) for c in difflib.get_close_matches(name, known, n=3)]
+    if not close:
+        return ""
+    return f" (did you mean {' or '.join(close) if len(close) < 3 else ', '.join(close[:-1]) + ' or ' + close[-1]}?)"
 
 
 # --- the file ------------------------------------------------------------------------------------------------

@@ -253,7 +253,9 @@ def test_zcdp_fidelity_the_derived_choices_make_privacy_free_at_large_rho(tmp_pa
     rows = {(r["learner"], r["rho"]): r for r in lin.tables["gaps"]}
     paper = rows[("paper/both", 1000.0)]
     assert paper["gap_mean"] > 2 * paper["gap_se"] + 1.0, paper
-    assert rows[("joint/both", 1000.0)]["gap_mean"] == 0.0 and rows[("joint/noise", 1000.0)]["gap_se"] == 0.0
+    # the same pulls as GOPE: zero up to float32 rounding of the regret sums (the two compiled simulators differ)
+    assert rows[("joint/both", 1000.0)]["gap_mean"] == pytest.approx(0.0, abs=1e-3)
+    assert rows[("joint/noise", 1000.0)]["gap_se"] == pytest.approx(0.0, abs=1e-3)
     # at rho = 0.01 the joint rule's price is the longer phases': the noise alone (GOPE's phases) costs nothing
     joint, noise = rows[("joint/both", 0.01)], rows[("joint/noise", 0.01)]
     assert joint["gap_mean"] > 2 * joint["gap_se"] and abs(noise["gap_mean"]) < 2 * noise["gap_se"]

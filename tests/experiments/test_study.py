@@ -178,7 +178,7 @@ def test_grid_blocks_give_the_same_numbers(full_run, tmp_path):
 @pytest.mark.parametrize(
     ("edit", "key", "message"),
     [
-        (('name = "pftal"', 'name = "pftl"'), "[learner.name]", "did you mean 'pftal'"),
+        (('name = "pftal"', 'name = "pftl"'), "[learner.name]", "'pftal'"),  # among the close names offered
         (("epsilon = [1.0, 10.0, inf]", "epsilon = [1.0, -10.0, inf]"), "[learner.params]", "epsilon"),
         (("lipschitz = [0.5, 2.0]", "lipschitz = [0.5, 2.0]\nzip_me = 1"), "[learner.params.zip_me]", "no field"),
         (
