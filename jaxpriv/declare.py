@@ -178,7 +178,9 @@ def _fill(component: Any, name: str, params: type | None, static: tuple[tuple[st
         "horizon" in component._fields and component.horizon is None and any(k == "horizon" for k, _ in merged)
     )
     spec = spec._replace(
-        name=spec.name or name, params=spec.params if spec.params is not None else params, static=merged,
+        name=spec.name or name,
+        params=spec.params if spec.params is not None else params,
+        static=merged,
         anytime=anytime,
     )
     return component._replace(spec=spec)
