@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import _rng, _validate, declare
+from jaxpriv import _rng, _safe, _validate, declare
 from jaxpriv._base import (
     Mechanism,
     PrefixSumInfo,
@@ -28,7 +28,6 @@ from jaxpriv._base import (
     static_args,
     zero_nonfinite,
 )
-from jaxpriv._safe import safe_sqrt
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
 from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
@@ -91,21 +90,63 @@ def _clip(x: jax.Array, bound: jax.Array, norm_fn: Callable[[jax.Array], jax.Arr
     return jnp.where(jnp.isfinite(norm), plain, scaled)
 
 
+def _clipped(x: jax.Array, bound: jax.Array, norm_fn: Callable[[jax.Array], jax.Array]) -> jax.Array:
+    """Where ``_clip`` scales ``x`` down (``[..., 1]``, bool): the same tests as its two branches."""
+    tiny = jnp.finfo(x.dtype).tiny
+    norm = norm_fn(x)
+    small_norm = jnp.maximum(norm_fn(x * _DOWN), tiny)
+    return jnp.where(jnp.isfinite(norm), bound / jnp.maximum(norm, tiny) < 1.0, bound * _DOWN < small_norm)
+
+
+def _smooth_clip(x: jax.Array, bound: jax.Array, norm: str) -> jax.Array:
+    """``_clip`` written for differentiation: finite derivatives of every order, whatever ``x`` (0 included).
+
+    Differentiating ``_clip``'s own branches gives ``0 · inf = NaN`` from second order on (issue 45):
+    the branch a ``where`` discards divides by a norm floored at ``tiny`` (``1/tiny² = inf`` in
+    float32), and so does the plain branch at ``x = 0``. Here, where ``x`` is scaled down (the
+    same tests as ``_clip``, on its values), ``y = Δ u`` with ``u = x / ||x||`` computed on ``x·2^-e``
+    (``e`` the exponent of ``max_i |x_i|``, applied in two factors that stay normal numbers), so every
+    intermediate and its derivatives are bounded; elsewhere ``y = x``.
+    """
+    norm_fn = _l1 if norm == "l1" else _l2
+    xs, bs = jax.lax.stop_gradient(x), jax.lax.stop_gradient(bound)
+    clipped = _clipped(xs, bs, norm_fn)
+    _, e = jnp.frexp(jnp.max(jnp.abs(xs), -1, keepdims=True))  # max|x_i| = m 2^e, m in [0.5, 1)
+    half = -e // 2
+    xp = x * jnp.exp2(half.astype(x.dtype)) * jnp.exp2((-e - half).astype(x.dtype))  # max|x'_i| about 1
+    if norm == "l1":
+        n = jnp.sum(jnp.abs(xp), -1, keepdims=True)
+    else:
+        sq = jnp.sum(xp * xp, -1, keepdims=True)
+        n = jnp.sqrt(jnp.where(sq > 0, sq, 1.0))
+    u = xp / jnp.where(n > 0, n, 1.0)  # x / ||x|| (0 for x = 0)
+    return jnp.where(clipped, jnp.where(clipped, bound, 0.0) * u, x)
+
+
 def _l2(x: jax.Array) -> jax.Array:
-    return safe_sqrt(jnp.sum(x * x, -1, keepdims=True))  # finite reverse-mode gradients (jaxpriv._safe)
+    return _safe.safe_sqrt(jnp.sum(x * x, -1, keepdims=True))
 
 
 def _l1(x: jax.Array) -> jax.Array:
     return jnp.sum(jnp.abs(x), -1, keepdims=True)
 
 
+@_safe.smooth_derivatives(partial(_smooth_clip, norm="l2"))
 def clip_l2(x: jax.Array, bound: jax.Array) -> jax.Array:
-    """Scale ``x`` (last axis) into the L2 ball of radius ``bound``; the norm is computed scale-safely."""
+    """Scale ``x`` (last axis) into the L2 ball of radius ``bound``; the norm is computed scale-safely.
+
+    Derivatives of every order (in ``x`` and ``bound``) are finite, in a ``lax.scan`` too: they are
+    those of ``_smooth_clip`` (``jaxpriv._safe.smooth_derivatives``); the values are the plain code's.
+    """
     return _clip(x, bound, _l2)
 
 
+@_safe.smooth_derivatives(partial(_smooth_clip, norm="l1"))
 def clip_l1(x: jax.Array, bound: jax.Array) -> jax.Array:
-    """Scale ``x`` (last axis) into the L1 ball of radius ``bound``; the norm is computed scale-safely."""
+    """Scale ``x`` (last axis) into the L1 ball of radius ``bound``; the norm is computed scale-safely.
+
+    Derivatives as ``clip_l2``'s.
+    """
     return _clip(x, bound, _l1)
 
 

@@ -1,11 +1,11 @@
 """Issue 45 ("Trust III"), the derivatives and the entry points.
 
 * Second-order derivatives through the in-place rows of the dyadic sums (``jaxpriv._inplace``):
-  ``jax.hessian`` raised RecursionError and ``grad(grad)`` "Linearization failed" (both now work on the
-  rows themselves; through a whole ``rollout`` second order is still NaN: JAX's scan drops a
-  ``custom_jvp`` rule at second order, see the changelog); reverse-mode
+  ``jax.hessian`` raised RecursionError and ``grad(grad)`` "Linearization failed"; reverse-mode
   ``jax.grad`` of PFTAL's summed loss through ``rollout`` was NaN (``0·inf`` in the branches of the
-  clipping that a ``where`` discards). Each now agrees with forward mode and with finite differences.
+  clipping that a ``where`` discards), and second order through a whole ``rollout`` still was (the
+  clipping's second derivatives, and JAX's scan dropping a ``custom_jvp`` rule's rule at second order:
+  ``jaxpriv._safe.smooth_derivatives``). Each now agrees with forward mode and with finite differences.
 * ``sim.map_seeds`` checks its arguments (keys, chunk, fn's arity, axes) before anything is traced,
   with ``sweep``'s chunk check.
 """
@@ -38,6 +38,66 @@ def test_reverse_mode_gradient_of_pftal_through_rollout_agrees_with_forward_mode
     h = 1e-2  # central difference; float32 rounding of the loss (~1e-7 relative) / h stays far below the tolerance
     fd = (float(_loss(x + h)) - float(_loss(x - h))) / (2 * h)
     np.testing.assert_allclose(reverse, fd, rtol=2e-3, atol=1e-5)
+
+
+def test_grad_of_grad_through_rollout_is_finite_and_agrees_with_differences_of_both_modes():
+    """Before: ``grad(grad)`` (and ``jax.hessian``) of PFTAL's summed loss through ``rollout`` was NaN.
+
+    The clipping binds (checked below). The central differences are of the first-order gradients the
+    test above compiled (reverse and forward mode), in float32 as everything here (the learners cast
+    to it, so x64 would not change the arithmetic): a gradient's rounding, a few 1e-7 of its scale
+    (~0.1) over 2h = 2e-2, is ~1e-6, and the O(h²) truncation ~1e-5 here, inside the tolerance.
+    """
+    x = jnp.float32(2.0)
+    params = jp.SimParams(oco.PFTALParams(epsilon=x), envs.QuadraticParams(center=jnp.array([0.3, 0.2])))
+    feedback = sim.rollout(LEARNER, ENV, params, 0, T).records.feedback
+    assert np.any(np.linalg.norm(feedback, axis=-1) > 1.0)  # the gradient clipping (L = 1) binds
+    second = float(jax.grad(jax.grad(_loss))(x))  # reverse over reverse; was NaN
+    assert np.isfinite(second) and abs(second) > 1e-3
+    h = 1e-2
+    for first in (jax.grad(_loss), jax.jacfwd(_loss)):
+        fd = (float(first(x + h)) - float(first(x - h))) / (2 * h)
+        np.testing.assert_allclose(second, fd, rtol=2e-3, atol=2e-5)
+
+
+OGD = oco.ogd(BALL)
+
+
+def _two_learners_loss(theta):
+    """PFTAL's and OGD's summed losses over ``rollout``, as functions of (ε, L, spread, OGD's H).
+
+    L = 0.3 and ε = 2 make both the gradient clipping and the projection bind (checked below), and the
+    environment clips its draws ``z_t`` too; ``spread`` moves those draws, ``L`` the clipping bound.
+    """
+    eps, lip, spread, h = theta[0], theta[1], theta[2], theta[3]
+    env_p = envs.QuadraticParams(center=jnp.array([0.3, 0.2]), spread=spread)
+    pftal = sim.rollout(LEARNER, ENV, jp.SimParams(oco.PFTALParams(epsilon=eps, lipschitz=lip), env_p), 0, T)
+    ogd = sim.rollout(OGD, ENV, jp.SimParams(oco.OGDParams(strong_convexity=h), env_p), 1, T)
+    return pftal.records.loss.sum() + ogd.records.loss.sum()
+
+
+@pytest.mark.slow
+def test_hessians_through_rollout_agree_with_forward_mode_and_differences():
+    """The whole 4 x 4 Hessian of PFTAL's and OGD's losses (ε, the clipping bound L, the environment's
+    clipped spread, OGD's H): ``jax.hessian`` (forward over reverse, was NaN) equals ``jvp`` of ``jvp``
+    (``jacfwd(jacfwd)``) and central differences of the forward-mode gradient (float32; tolerance as
+    above, the truncation larger here: ~1e-3 of the largest entry)."""
+    theta = jnp.array([2.0, 0.3, 0.8, 1.5], jnp.float32)
+    env_p = envs.QuadraticParams(center=jnp.array([0.3, 0.2]), spread=theta[2])
+    run = sim.rollout(LEARNER, ENV, jp.SimParams(oco.PFTALParams(epsilon=2.0, lipschitz=0.3), env_p), 0, T)
+    assert np.any(np.linalg.norm(run.records.feedback, axis=-1) > 0.3)  # the gradient clipping binds
+    assert np.any(np.isclose(np.linalg.norm(run.records.action, axis=-1), 1.0))  # and the projection
+
+    hessian = np.asarray(jax.hessian(_two_learners_loss)(theta))
+    forward = np.asarray(jax.jacfwd(jax.jacfwd(_two_learners_loss))(theta))
+    assert np.all(np.isfinite(hessian))
+    assert np.abs(forward).max() > 1e-2  # the check is not vacuous
+    np.testing.assert_allclose(hessian, forward, rtol=1e-4, atol=1e-5)
+    h = 1e-2
+    steps = h * jnp.eye(4, dtype=jnp.float32)
+    grads = jax.vmap(jax.jacfwd(_two_learners_loss))(jnp.concatenate([theta + steps, theta - steps]))
+    fd = np.asarray((grads[:4] - grads[4:]) / (2 * h))
+    np.testing.assert_allclose(forward, fd, rtol=1e-2, atol=2e-3)
 
 
 def test_inplace_rows_differentiate_to_any_order_under_vmap():
