@@ -692,6 +692,75 @@ def spec_of(component: Any) -> Spec:
     return Spec("") if spec is None else spec
 
 
+#: The ``Spec.ndims`` each declared factory built, by ``(name, static)``: recorded by the declaration
+#: (``jaxpriv.declare``), so that a spec edited afterwards (``spec._replace(ndims=())``) cannot make a
+#: vector param a grid axis (``check_spec``). What ``declare.rebuild(spec).spec.ndims`` gives, for every
+#: component, those with a constraint set among their arguments included.
+_BUILT_NDIMS: dict[tuple[str, Any], tuple[tuple[str, int], ...]] = {}
+
+
+def record_built_ndims(spec: Spec) -> None:
+    """Record ``spec.ndims`` as what its declared factory builds for ``spec.static`` (``jaxpriv.declare``)."""
+    try:
+        _BUILT_NDIMS[(spec.name, spec.static)] = spec.ndims
+    except TypeError:  # an unhashable static argument: nothing to compare later
+        pass
+
+
+def _is_int(value: Any, low: int) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value >= low
+
+
+def _is_pairs(value: Any, second: Callable[[Any], bool]) -> bool:
+    return isinstance(value, tuple) and all(
+        isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) and second(p[1]) for p in value
+    )
+
+
+def check_spec(component: Any, what: str) -> None:
+    """The fields of ``component.spec`` have their types, and a declared one's ``ndims`` is what it built.
+
+    One ``ValueError`` naming the component and the field, before anything is traced (``run``,
+    ``sweep``, ``rollout``, ``tune`` and ``testing`` call it first): a ``Spec`` is a plain NamedTuple,
+    so a wrong type would otherwise surface as a raw error deep in the engine, or (``ndims``) silently
+    reinterpret a vector param as a grid axis. A component without a spec (``None``) is not checked.
+    """
+    spec = getattr(component, "spec", None)
+    if spec is None:
+        return
+    if not isinstance(spec, Spec):
+        raise ValueError(f"the {what}'s spec must be a jaxpriv.Spec or None, got {type(spec).__name__}")
+    label = f"the {what}'s spec ({spec.name!r})" if isinstance(spec.name, str) and spec.name else f"the {what}'s spec"
+    checks = (
+        ("name", isinstance(spec.name, str), "a str"),
+        ("params", spec.params is None or isinstance(spec.params, type), "a params class or None"),
+        ("private", spec.private is None or isinstance(spec.private, bool), "True, False or None"),
+        ("static", _is_pairs(spec.static, lambda v: True), "a tuple of (name, value) pairs"),
+        ("num_arms", spec.num_arms is None or _is_int(spec.num_arms, 1), "an int >= 1 or None"),
+        (
+            "action_shape",
+            spec.action_shape is None
+            or (isinstance(spec.action_shape, tuple) and all(_is_int(n, 0) for n in spec.action_shape)),
+            "a tuple of ints >= 0 or None",
+        ),
+        ("ndims", _is_pairs(spec.ndims, lambda r: _is_int(r, 0)), "a tuple of (field, rank) pairs, rank an int >= 0"),
+        ("anytime", isinstance(spec.anytime, bool), "True or False"),
+    )
+    for field, ok, expected in checks:
+        if not ok:
+            raise ValueError(f"{label}: {field} must be {expected}, got {getattr(spec, field)!r}")
+    try:
+        built = _BUILT_NDIMS.get((spec.name, spec.static))
+    except TypeError:
+        built = None
+    if built is not None and dict(built) != dict(spec.ndims):
+        raise ValueError(
+            f"{label}: ndims={spec.ndims!r}, but its declared factory built ndims={built!r} for these "
+            "arguments: an edited ndims would read a param's own axes as grid axes (or the reverse); "
+            "build the component again instead of editing its spec"
+        )
+
+
 def check_params_class(component: Any, value: Any, what: str, field: str) -> None:
     """``value`` is an instance of exactly the params class ``component``'s spec names (``Spec.params``), if any.
 

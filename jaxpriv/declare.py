@@ -45,7 +45,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from jaxpriv._base import Spec, _plain
+from jaxpriv._base import Spec, _plain, record_built_ndims
 
 __all__ = [
     "OMIT",
@@ -183,6 +183,7 @@ def _fill(component: Any, name: str, params: type | None, static: tuple[tuple[st
         static=merged,
         anytime=anytime,
     )
+    record_built_ndims(spec)  # so that an edited ndims is refused (_base.check_spec)
     return component._replace(spec=spec)
 
 

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _validate
-from jaxpriv._base import Env, Learner, check_horizon, check_params_class, info_reductions, spec_of
+from jaxpriv._base import Env, Learner, check_horizon, check_params_class, check_spec, info_reductions, spec_of
 from jaxpriv.sim._params import SimParams, _one_point, _params_leaves, canonical_params, grid_axes, spec_ndims
 
 
@@ -167,6 +167,8 @@ def _prepare(learner: Learner, env: Env, params: SimParams, allow_grid: bool, ho
     """
     if not isinstance(params, SimParams):
         raise ValueError("params must be a jaxpriv.SimParams(learner=..., env=...)")
+    check_spec(learner, "learner")
+    check_spec(env, "environment")
     check_horizon(horizon, learner, "learner")
     check_horizon(horizon, env, "environment")
     _check_leaves(params)

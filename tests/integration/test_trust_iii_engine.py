@@ -233,3 +233,39 @@ def test_rollout_refuses_a_record_of_the_wrong_arity_before_compiling():
     params = jp.SimParams(oco.PFTALParams(epsilon=1.0), envs.QuadraticParams())
     with pytest.raises(ValueError, match=r"record must take 6 arguments"):
         sim.rollout(LEARNER, ENV, params, 0, T, record=lambda t, action: action)
+
+
+# --- Spec fields checked at the entry points (run / sweep / rollout) ------------------------------------------
+
+
+_SPEC_CASES = [  # (which component, the edit, the message)
+    ("env", {"ndims": ("means", 1)}, r"environment's spec \('bernoulli_bandit'\): ndims must be a tuple of"),
+    ("env", {"num_arms": "3"}, r"num_arms must be an int >= 1 or None, got '3'"),
+    ("env", {"params": "BernoulliParams"}, r"params must be a params class or None"),
+    ("learner", {"private": "no"}, r"learner's spec \('ucb'\): private must be True, False or None"),
+    ("env", {"ndims": ()}, r"ndims=\(\), but its declared factory built ndims=\(\('means', 1\),\)"),
+    ("env", None, r"environment's spec must be a jaxpriv.Spec or None, got dict"),
+]
+
+
+@pytest.mark.parametrize(("which", "edit", "match"), _SPEC_CASES)
+def test_a_spec_holding_a_wrong_type_or_an_edited_ndims_is_one_error_naming_the_field(which, edit, match):
+    """Before: raw errors from inside the engine ('dictionary update sequence element #0 has length 5'), or
+    (``ndims=()`` on the declared Bernoulli bandit) its ``means[3]`` silently run as three one-arm instances
+    (regret 0)."""
+    from jaxpriv import bandits
+
+    learner, env = bandits.ucb(3), envs.bernoulli_bandit(3)
+    component = env if which == "env" else learner
+    spec = {"name": "x"} if edit is None else component.spec._replace(**edit)
+    if which == "env":
+        env = env._replace(spec=spec)
+    else:
+        learner = learner._replace(spec=spec)
+    params = jp.SimParams(bandits.UCBParams(), envs.BernoulliParams(jnp.array([0.9, 0.5, 0.1])))
+    with pytest.raises(ValueError, match=match):
+        jp.run(learner, env, params, 0, T)
+    with pytest.raises(ValueError, match=match):
+        jp.sweep(learner, env, params, 0, T, seeds=2)
+    with pytest.raises(ValueError, match=match):
+        sim.rollout(learner, env, params, 0, T)
