@@ -229,8 +229,22 @@ def analytic_gaussian_sigma(epsilon: ArrayLike, delta: ArrayLike, sensitivity: A
         if excess(lo) < 0.0:
             lo = scipy.optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)
         sigma = float(np.exp(-lo))
-        while gaussian_delta(sigma, 1.0, eps) > dlt:  # round up: the claim must hold exactly
-            sigma = float(np.nextafter(sigma, np.inf))
+        # Round up until the claim holds exactly in float64: one ulp at a time for the first 64 steps
+        # (the numbers of every budget that ever needed fewer), then steps that double, so that a budget
+        # where float64 cancels (tiny ε with δ <= 1e-10: the root's δ(σ) is rounding noise) ends in
+        # about a hundred steps instead of hanging (issue 45).
+        step, steps = 0.0, 0
+        while gaussian_delta(sigma, 1.0, eps) > dlt:
+            steps += 1
+            if steps <= 64:
+                sigma = float(np.nextafter(sigma, np.inf))
+                continue
+            step = max(2.0 * step, float(np.spacing(sigma)))
+            sigma += step
+            if not np.isfinite(sigma):
+                raise ValueError(
+                    f"analytic_gaussian_sigma: no finite σ certifies (epsilon={eps!r}, delta={dlt!r}) in float64"
+                )
         return sigma
 
     unit = np.vectorize(one, otypes=[np.float64])(e, d)

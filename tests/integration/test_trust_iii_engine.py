@@ -269,3 +269,27 @@ def test_a_spec_holding_a_wrong_type_or_an_edited_ndims_is_one_error_naming_the_
         jp.sweep(learner, env, params, 0, T, seeds=2)
     with pytest.raises(ValueError, match=match):
         sim.rollout(learner, env, params, 0, T)
+
+
+def test_analytic_gaussian_sigma_ends_for_tiny_epsilon_and_delta():
+    """Before: it hung (rounding σ up one ulp at a time while float64's δ(σ) was rounding noise)."""
+    import signal
+    import time
+
+    from jaxpriv.mechanisms import analytic_gaussian_sigma, gaussian_delta
+
+    def hung(signum, frame):
+        raise TimeoutError("analytic_gaussian_sigma hung")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(5)
+    try:
+        start = time.perf_counter()
+        sigma = float(analytic_gaussian_sigma(1e-30, 1e-12, 1.0))
+        elapsed = time.perf_counter() - start
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert elapsed < 1.0
+    assert gaussian_delta(sigma, 1.0, 1e-30) <= 1e-12  # the claim holds
+    np.testing.assert_allclose(sigma, 1 / (1e-12 * np.sqrt(2 * np.pi)), rtol=1e-2)  # ε -> 0: δ = 2Φ(1/2σ) - 1
