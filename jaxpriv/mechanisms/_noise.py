@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxpriv import _rng
 from jaxpriv._base import PRNGKey
@@ -92,7 +93,15 @@ class NoiseFamily:
         return "l1" if self.norm == 1 else "l2"
 
     def sample(self, key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array:
-        """Unit-scale draws of shape ``shape`` in ``dtype`` (``sampler``; the mechanisms scale them)."""
+        """Unit-scale draws of shape ``shape`` in ``dtype`` (``sampler``; the mechanisms scale them).
+
+        Raises:
+          ValueError: ``dtype`` is not a floating dtype (the draws are real numbers).
+        """
+        if not jnp.issubdtype(np.dtype(dtype), jnp.floating):
+            raise ValueError(
+                f"{self.name}.sample: dtype must be a floating dtype (float32, ...), got {np.dtype(dtype)}"
+            )
         return self.sampler(key, shape, dtype)
 
     def unit_variance(self, dim: int) -> float:

@@ -293,3 +293,12 @@ def test_analytic_gaussian_sigma_ends_for_tiny_epsilon_and_delta():
     assert elapsed < 1.0
     assert gaussian_delta(sigma, 1.0, 1e-30) <= 1e-12  # the claim holds
     np.testing.assert_allclose(sigma, 1 / (1e-12 * np.sqrt(2 * np.pi)), rtol=1e-2)  # ε -> 0: δ = 2Φ(1/2σ) - 1
+
+
+def test_a_noise_family_refuses_an_integer_dtype_naming_itself():
+    """Before: JAX's 'dtype argument to `normal` must be a float or complex dtype' (Gamma's too)."""
+    from jaxpriv.mechanisms import GAMMA, GAUSSIAN, LAPLACE
+
+    for family in (GAUSSIAN, LAPLACE, GAMMA):
+        with pytest.raises(ValueError, match=rf"{family.name}\.sample: dtype must be a floating dtype .*got int32"):
+            family.sample(jax.random.key(0), (2,), jnp.int32)
