@@ -73,6 +73,10 @@ def _pandas() -> Any:
 # --- the grid ------------------------------------------------------------------------------------------------
 
 
+#: The dimensions every tidy table has besides the grid's (a grid key may not be labelled by one of them).
+_RESERVED = frozenset({"seed", "step", "quantile"})
+
+
 def _names(keys: Sequence[str]) -> dict[str, str]:
     """Each key's short name (its last dotted part), or the key itself where two keys share a last part."""
     last = [k.split(".")[-1] for k in keys]
@@ -107,6 +111,14 @@ def _layout(grid: Any, axes: Any, size: int) -> tuple[list[str], tuple[int, ...]
     if sorted(listed) != sorted(values):
         raise ValueError(f"axes must list every grid key once: axes {listed}, grid keys {sorted(values)}")
     names = _names(listed)
+    for key, name in names.items():  # the table's own dimensions cannot also name a grid axis
+        if name in _RESERVED:
+            if key in _RESERVED:
+                raise ValueError(
+                    f"grid key {key!r} is one of the table's own dimensions {sorted(_RESERVED)}: name the param by "
+                    f"its path (e.g. 'learner.params.{key}')"
+                )
+            names[key] = key  # 'learner.params.step': labelled by its whole path, not 'step'
     shape = _axis_lengths(values, axes, size) if shape is None else shape
     dims = [names[a[0]] for a in axes]
     coords: dict[str, Any] = {}

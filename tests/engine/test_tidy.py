@@ -131,3 +131,13 @@ def test_importing_jaxpriv_imports_neither_xarray_nor_pandas():
     code = "import sys, jaxpriv, jaxpriv.tidy; print('xarray' in sys.modules, 'pandas' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_grid_keys_named_like_the_tables_dimensions(result):
+    """Issue 45. Before: a grid key ``seed`` / ``step`` gave a raw xarray error (a dimension named twice)."""
+    for key in ("seed", "step", "quantile"):
+        with pytest.raises(ValueError, match=rf"grid key '{key}' is one of the table's own dimensions"):
+            tidy.to_xarray(result, {key: np.arange(6.0)})
+    ds = tidy.to_xarray(result, {"learner.params.step": np.arange(6.0)})  # labelled by its whole path
+    assert ds.regret.dims == ("learner.params.step", "seed", "step")
+    np.testing.assert_array_equal(ds["learner.params.step"].values, np.arange(6.0))
