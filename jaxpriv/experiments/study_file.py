@@ -1057,7 +1057,12 @@ def _check_values(source: Path, learner: Any, env: Any, params: Any, horizon: in
         sim.check_compatible(learner, env, sim.canonical_params(params))
     except ValueError as err:
         kind = ""
-        if spec_of(learner).num_arms is not None and spec_of(env).action_shape is not None:
+        # a full-information environment: it takes points and has no arms (a bandit instance has both)
+        if (
+            spec_of(learner).num_arms is not None
+            and spec_of(env).action_shape is not None
+            and (spec_of(env).num_arms is None)
+        ):
             kind = "a bandit policy (it plays arm indices) cannot run on a full-information environment "
             kind += "(it takes points): "
         raise _fail(source, section, f"does not fit [env]: {kind}{err}") from None

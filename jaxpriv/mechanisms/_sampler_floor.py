@@ -11,7 +11,8 @@ The studies and the demo record the floor per learner and grid point in ``settin
 Covered: ``binary_tree`` and ``honaker_tree`` (each input enters ``D = tree_depth(T)`` nodes), the
 learners built on them (PFTAL, regularised PFTAL, private experts, private bandit FTAL, DP-FTRL,
 DP-UCB), the WDP learners' window tree (``k_W = window_depth(W, T)`` nodes; its Gaussian noise,
-calibrated from (ε, δ), as a per-node shift ``s/σ``), and, since issue 45, the releases outside a
+calibrated from (ε, δ), as a per-node shift ``s/σ``; δ is the learner's own claimed parameter, so,
+as POCP's, its floor must also stay below that δ: ``delta_claimed``), and, since issue 45, the releases outside a
 tree: POCP's ``T - 1`` Gaussian releases (``"gaussian_releases"``: each shifted by ``1/c`` in units of
 its noise, ``c`` from (ε, δ) by the analytic Gaussian mechanism; δ is POCP's own claimed parameter,
 so its floor must also stay below that δ: ``delta_claimed``), Lazy-DP-TS's and Anytime-Lazy-UCB's
@@ -169,7 +170,9 @@ def tree_sampler_floor(
 ) -> SamplerFloor:
     """The ``SamplerFloor`` of a tree (``calibration`` only for a Gaussian window tree); it keeps the family's name."""
     floor = SamplerFloor(mechanism, noise_family(noise).name, int(depth), int(dim), calibration)
-    return floor if floor.window_delta else floor._replace(calibration=None)
+    # A Gaussian window tree is calibrated from its learner's own (ε, δ): like POCP's releases, its floor
+    # is refused above that δ too (``delta_claimed``), not only above ``SAMPLER_DELTA_MAX`` (issue 45).
+    return floor._replace(delta_claimed=True) if floor.window_delta else floor._replace(calibration=None)
 
 
 def sampler_floor_of(component: Any) -> SamplerFloor | None:

@@ -302,3 +302,17 @@ def test_a_noise_family_refuses_an_integer_dtype_naming_itself():
     for family in (GAUSSIAN, LAPLACE, GAMMA):
         with pytest.raises(ValueError, match=rf"{family.name}\.sample: dtype must be a floating dtype .*got int32"):
             family.sample(jax.random.key(0), (2,), jnp.int32)
+
+
+def test_a_bandit_policy_for_5_arms_on_a_3_armed_study_gets_the_right_reason():
+    """Before: 'a bandit policy (it plays arm indices) cannot run on a full-information environment' came
+    first, although the environment is a bandit instance; the reason is the arm counts."""
+    from jaxpriv.experiments.study_file import parse_study
+
+    text = (
+        'horizon = 8\nseeds = 2\n[learner]\nname = "ucb"\nnum_arms = 5\n[learner.params]\n'
+        '[env]\nname = "bernoulli_bandit"\nnum_arms = 3\n[env.params]\nmeans = [0.7, 0.5, 0.3]\n'
+    )
+    with pytest.raises(ValueError, match=r"built for 5 arms but the environment .* has 3") as err:
+        parse_study(text, "s.toml")
+    assert "full-information" not in str(err.value)

@@ -321,3 +321,14 @@ def test_the_demos_settings_record_the_floor_per_budget(tmp_path, capsys):
         study.run_study("demo", tmp_path / "refused", progress=False, edit=_demo((1.0, 1000.0)))
     assert sim.compile_count() == before and not (tmp_path / "refused").exists()
     capsys.readouterr()
+
+
+def test_a_gaussian_window_learners_floor_is_refused_above_its_own_delta():
+    """Issue 45: the window trees compared their floor to SAMPLER_DELTA_MAX (1e-5) only; at δ = 1e-8, ε = 5
+    (floor 1.2e-8) and ε = 10 (1.4e-7) were accepted although the samplers alone break the claimed δ."""
+    learner = oco.wdp_cocol(64, sets.simplex(3), 4, "gaussian", calibration="composition")
+    learner.check(oco.WDPParams(3.0, 1e-8))  # floor 3.6e-9: accepted
+    for eps in (5.0, 10.0):
+        with pytest.raises(ValueError, match=r"above the claimed delta=1e-08"):
+            learner.check(oco.WDPParams(eps, 1e-8))
+    learner.check(oco.WDPParams(10.0, 1e-5))  # floor 1.4e-7 <= δ = 1e-5: accepted
