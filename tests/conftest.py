@@ -9,6 +9,25 @@ import pytest
 # Speed is measured in benchmarks/, never here.
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1 --xla_backend_optimization_level=0")
 
+# JAX's persistent compilation cache, shared by every test process of a run (both xdist workers, both pytest
+# commands of README's test command, the CLI subprocesses, which inherit the variables): the same program
+# compiled in another module (each module's in-memory caches are dropped, below) or on the other worker is read
+# back instead of compiled. Measured on the audit and bandit tests: a quarter of the compilations are read back.
+# The key covers the program, the compile options and XLA_FLAGS, so nothing compiled differently is shared.
+_CACHE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".pytest_cache", "jax")
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", _CACHE)
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The cache above also when a plugin imported JAX before this file set the variables."""
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
+    jax.config.update(
+        "jax_persistent_cache_min_compile_time_secs", float(os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"])
+    )
+
 
 @pytest.fixture
 def subprocess_xla_flags() -> str:

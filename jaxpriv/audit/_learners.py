@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import jax
 import numpy as np
@@ -218,7 +218,7 @@ def audit_learner(
     points = horizon + 1 if points is None else int(points)
     if not 1 <= points <= horizon + 1:
         raise ValueError(f"points must be in [1, {horizon + 1}], got {points!r}")
-    if learner.check is not None:
+    if learner.check is not None and noiseless is not _THE_COPY:
         learner.check(params)
     rerun, copy = _noise_free(noiseless, learner, params, kind)
     w = learner_runs(learner, params, key, runs, tab).astype(np.float64)
@@ -230,10 +230,16 @@ def audit_learner(
         feats = np.concatenate([feats, feats * w[:, :, int(interact) - 1, :1]], axis=-1)
     result = finish(name, kind, float(claim), heldout_fisher_scores(feats), alpha, runs, delta)
     same = {"kind": kind, "claim": claim, "delta": delta, "points": points, "interact": interact, "alpha": alpha,
-            "name": name, "noiseless": False}  # fmt: skip
+            "name": name, "noiseless": _THE_COPY}  # fmt: skip
     if rerun is None:
         return result
     return with_noise_free(result, lambda: audit_learner(rerun[0], rerun[1], key, tab, runs, **same), copy)
+
+
+#: ``noiseless=`` of the power check's own rerun: no further copy, and the learner's budget check is not run (the
+#: copy measures power and claims no privacy; a budget ``NOISE_FREE`` times the claim may be refused by it, e.g. the
+#: samplers' δ floor). The rerun keeps the same ``Learner`` object, so its compiled batch is reused.
+_THE_COPY = cast(bool, object())
 
 
 def _noise_free(noiseless: bool | Learner, learner: Learner, params: Any, kind: str) -> tuple[Any, str]:
@@ -241,16 +247,14 @@ def _noise_free(noiseless: bool | Learner, learner: Learner, params: Any, kind: 
     if isinstance(noiseless, Learner):
         return (noiseless, params), "the copy without noise given (noiseless=)"
     if noiseless is not True:
-        if noiseless is not False:
+        if noiseless is not False and noiseless is not _THE_COPY:
             raise ValueError(f"noiseless must be True, False or a Learner (a copy without noise), got {noiseless!r}")
         return None, ""
     free = noise_free_params(params, kind)
     if free is None:
         return None, ""
     field = "rho" if kind == "rho" else "epsilon"
-    # The copy measures power and claims no privacy: its budget check (which may refuse a budget this large,
-    # e.g. the samplers' δ floor) is not run; the code that runs is otherwise the learner's own.
-    return (learner._replace(check=None), free), f"the same learner at {field} x {NOISE_FREE:g} (a copy without noise)"
+    return (learner, free), f"the same learner at {field} x {NOISE_FREE:g} (a copy without noise)"
 
 
 def audit_release(
@@ -328,7 +332,7 @@ def audit_release(
     if kind == "epsilon" and getattr(params, "epsilon", None) is None:
         raise ValueError(f"params {type(params).__name__} has no rho or epsilon: the claim is read from its budget")
     claim = float(np.asarray(params.rho if kind == "rho" else params.epsilon))
-    if learner.check is not None:
+    if learner.check is not None and noiseless is not _THE_COPY:
         learner.check(params)
     rerun, copy = _noise_free(noiseless, learner, params, kind)
     if isinstance(statistic, str):
@@ -344,7 +348,7 @@ def audit_release(
     result = finish(label, kind, claim, scores, alpha, runs)
     if rerun is None:
         return result
-    same = {"statistic": statistic, "tables": tab, "alpha": alpha, "name": label, "noiseless": False}
+    same = {"statistic": statistic, "tables": tab, "alpha": alpha, "name": label, "noiseless": _THE_COPY}
     return with_noise_free(result, lambda: audit_release(rerun[0], rerun[1], key, runs, **same), copy)
 
 
