@@ -167,6 +167,16 @@ class NonfiniteInfo(NamedTuple):
     reductions = reductions(nonfinite="sum")
 
 
+class NoInfo(NamedTuple):
+    """The ``Info`` of a learner with no diagnostic: it replaces no input by zero and owns no mechanism.
+
+    No field: the engine carries and writes nothing for it (``Result.info`` is ``NoInfo()``, and
+    ``Result.nonfinite_inputs`` is 0). A non-private learner that lets a NaN propagate returns it.
+    """
+
+    reductions = reductions()
+
+
 def info_reductions(info: Any) -> Mapping[str, Reduction]:
     """The ``reductions`` of an Info value (its class attribute), checked to cover exactly its fields."""
     how = getattr(type(info), "reductions", None)
