@@ -521,9 +521,12 @@ def default_record(
 def _rollout(learner: Learner, env: Env, horizon: int, record: Callable[..., Any], key: PRNGKey, params: SimParams):
     env_state, agent, k_steps = _start(learner, env, key, params)
 
+    with_info = _takes(record, 7) is True  # a record of 7 arguments also receives the learner's Info
+
     def body(state, t):
         agent, env_state, action, feedback, info, learner_info = _transition(learner, env, k_steps, *state, t)
-        return (agent, env_state), (record(t, action, feedback, info, agent, env_state), learner_info)
+        args = (t, action, feedback, info, agent, env_state) + ((learner_info,) if with_info else ())
+        return (agent, env_state), (record(*args), learner_info)
 
     ts = jnp.arange(1, horizon + 1, dtype=jnp.int32)
     (agent, env_state), (records, learner_info) = jax.lax.scan(body, (agent, env_state), ts)
@@ -568,11 +571,16 @@ def rollout(
       record: ``record(t, action, feedback, info, learner_state, env_state) -> pytree``, called at
         every step ``t`` (an int32, 1-based) with the step's action, feedback and ``EnvInfo``, and the
         learner's and environment's states after the step; its outputs are stacked over the
-        ``T`` steps. Default ``default_record``: a ``StepRecord(action, loss, regret, feedback)``. Pass
-        the same function object on every call: it is part of the compiled function's identity.
+        ``T`` steps. A ``record`` that can take a seventh positional argument,
+        ``record(t, action, feedback, info, learner_state, env_state, learner_info)``, also receives
+        the step's learner Info (what ``update`` returned beside the state: ``NonfiniteInfo``, a
+        learner's own Info class, ``NoInfo()``; ``None`` for a learner in the older form, whose
+        ``update`` returns the state alone); one of six arguments is called as before. Default
+        ``default_record``: a ``StepRecord(action, loss, regret, feedback)``. Pass the same function
+        object on every call: it is part of the compiled function's identity.
 
     Returns:
-      A ``Rollout(learner_state, env_state, records)``.
+      A ``Rollout(learner_state, env_state, records, info)`` (``info``: the learner's Info at every step).
 
     Raises:
       ValueError: what ``run`` refuses before compiling (a bad key, horizon or params; components
@@ -596,9 +604,10 @@ def rollout(
         raise ValueError(
             f"record must be a function (t, action, feedback, info, learner_state, env_state), got {record!r}"
         )
-    if _takes(record, 6) is False:
+    if _takes(record, 6) is False and _takes(record, 7) is False:
         raise ValueError(
-            f"record must take 6 arguments (t, action, feedback, info, learner_state, env_state): {record!r} cannot"
+            f"record must take 6 arguments (t, action, feedback, info, learner_state, env_state), or 7 with the "
+            f"learner's Info last (..., learner_info): {record!r} cannot"
         )
     params, _, _ = _prepare(learner, env, params, allow_grid=False, horizon=horizon)
     return _rollout_jit(learner, env, horizon, record, key, params)
