@@ -116,3 +116,19 @@ def test_the_form_is_declared_and_an_info_must_say_how_it_is_reduced():
         jp.run(plain._replace(returns_info=True), _env(), params, 0, T)
     with pytest.raises(ValueError, match="reduction of Info field 'x'"):
         reductions(x="mean")
+
+
+class WideInfo(NamedTuple):
+    even: jax.Array  # bool, 1 byte: not packed in the checkpoint rows (rows of its own)
+    t: jax.Array
+    reductions = reductions(even="last", t="max")
+
+
+def test_an_info_with_a_field_not_4_bytes_wide_keeps_rows_of_its_own():
+    def update(key, state, action, feedback, t):
+        return state, WideInfo(t % 2 == 0, jnp.asarray(t, jnp.int32))
+
+    toy = _toy()._replace(update=update)
+    out = jp.run(toy, _env(), jp.SimParams(None, None), 0, T, checkpoints=CKPTS)
+    np.testing.assert_array_equal(np.asarray(out.info.even), np.asarray(CKPTS) % 2 == 0)
+    np.testing.assert_array_equal(np.asarray(out.info.t), CKPTS)
