@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import Learner, Spec, declare
+from jaxpriv import Learner, NonfiniteInfo, Spec, declare
 
 
 class PrivateETCParams(NamedTuple):
@@ -38,7 +38,6 @@ class PrivateETCState(NamedTuple):
     sums: jax.Array  # [K] the exploration phase's reward sums (exact, never released)
     noisy: jax.Array  # [K] the one release, sums + noise, set at round K m
     arm: jax.Array  # the arm committed to (int32)
-    nonfinite: jax.Array  # rewards that were NaN or ±inf and counted as 0 (int32)
 
 
 def private_etc_regret_bound(means, horizon: int, explore: int, rho: float) -> float:
@@ -71,13 +70,13 @@ def private_etc(num_arms: int, explore: int) -> Learner:
         sigma = jnp.sqrt(0.5 / jnp.asarray(params.rho, jnp.float32))  # sensitivity 1: σ² = 1/(2ρ)
         zeros = jnp.zeros(num_arms, jnp.float32)
         noise = sigma * jax.random.normal(key, (num_arms,), jnp.float32)
-        return PrivateETCState(noise, zeros, zeros, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32))
+        return PrivateETCState(noise, zeros, zeros, jnp.zeros((), jnp.int32))
 
     def act(key, state: PrivateETCState, t):
         del key  # deterministic given the state
         return jnp.where(t <= last, (t - 1) % num_arms, state.arm).astype(jnp.int32)
 
-    def update(key, state: PrivateETCState, action, reward, t) -> PrivateETCState:
+    def update(key, state: PrivateETCState, action, reward, t) -> tuple[PrivateETCState, NonfiniteInfo]:
         del key
         bad = ~jnp.isfinite(reward)
         reward = jnp.clip(jnp.where(bad, 0.0, reward), 0.0, 1.0)  # the guarantee assumes rewards in [0, 1]
@@ -86,8 +85,8 @@ def private_etc(num_arms: int, explore: int) -> Learner:
         release = t == last  # branch-free on the shared clock: a select, not a lax.cond
         noisy = jnp.where(release, sums + state.noise, state.noisy)
         arm = jnp.where(release, jnp.argmax(noisy), state.arm).astype(jnp.int32)
-        counted = state.nonfinite + (bad & exploring).astype(jnp.int32)
-        return PrivateETCState(state.noise, sums, noisy, arm, counted)
+        counted = (bad & exploring).astype(jnp.int32)  # a NaN / ±inf reward counted as 0: the step's Info
+        return PrivateETCState(state.noise, sums, noisy, arm), NonfiniteInfo(counted)
 
     spec = Spec(private=True, num_arms=num_arms)  # the declaration fills its name, params class and arguments
-    return Learner(init, act, update, check, nonfinite=lambda state: state.nonfinite, spec=spec)
+    return Learner(init, act, update, check, spec=spec, returns_info=True)

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import Learner, Spec, declare
+from jaxpriv import Learner, NonfiniteInfo, Spec, declare
 from jaxpriv.sets import ConstraintSet
 
 
@@ -40,7 +40,6 @@ class PrivateOGDState(NamedTuple):
     sigma: jax.Array  # the noise's standard deviation, sqrt(2/ρ) L
     step: jax.Array  # D / G: η_t = step / sqrt(t)
     lipschitz: jax.Array  # L
-    nonfinite: jax.Array  # gradients with a NaN or ±inf, replaced by 0 (int32)
 
 
 def private_ogd_regret_bound(horizon: int, dim: int, diameter: float, lipschitz: float, rho: float) -> float:
@@ -73,13 +72,13 @@ def private_ogd(constraint: ConstraintSet) -> Learner:
         sigma = lip * jnp.sqrt(2.0 / jnp.asarray(params.rho, jnp.float32))  # Δ = 2L: σ² = (2L)²/(2ρ)
         step = diameter / jnp.sqrt(lip**2 + dim * sigma**2)
         w = constraint.project(jnp.zeros(dim, jnp.float32))
-        return PrivateOGDState(w, sigma, step, lip, jnp.zeros((), jnp.int32))
+        return PrivateOGDState(w, sigma, step, lip)
 
     def act(key, state: PrivateOGDState, t):
         del key, t
         return state.w
 
-    def update(key, state: PrivateOGDState, action, grad, t) -> PrivateOGDState:
+    def update(key, state: PrivateOGDState, action, grad, t) -> tuple[PrivateOGDState, NonfiniteInfo]:
         del action  # the point played is state.w
         grad = jnp.asarray(grad, jnp.float32)
         bad = ~jnp.all(jnp.isfinite(grad))
@@ -89,7 +88,7 @@ def private_ogd(constraint: ConstraintSet) -> Learner:
         noisy = clipped + state.sigma * jax.random.normal(key, (dim,), jnp.float32)
         eta = state.step / jnp.sqrt(jnp.asarray(t, jnp.float32))
         w = constraint.project(state.w - eta * noisy)
-        return state._replace(w=w, nonfinite=state.nonfinite + bad.astype(jnp.int32))
+        return state._replace(w=w), NonfiniteInfo(bad.astype(jnp.int32))  # the gradient it zeroed, if any
 
     spec = Spec(private=True)  # the declaration fills its name, params class and arguments (the set)
-    return Learner(init, act, update, check, nonfinite=lambda state: state.nonfinite, spec=spec)
+    return Learner(init, act, update, check, spec=spec, returns_info=True)

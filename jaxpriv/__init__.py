@@ -6,7 +6,7 @@ explicit state pytrees; ``run`` scans one experiment over the horizon and
 """
 
 from jaxpriv import audit, bandits, declare, envs, mechanisms, oco, plot, sets, stats, theory, tidy, tune
-from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, PRNGKey, Spec
+from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, NoInfo, NonfiniteInfo, PRNGKey, Spec, reductions
 from jaxpriv.sim import Result, Rollout, SimParams, log_checkpoints, rollout, run, summarize, sweep, use_cpu_cores
 from jaxpriv.stats import Stats, SweepStats
 
@@ -17,6 +17,8 @@ __all__ = [
     "EnvInfo",
     "Learner",
     "Mechanism",
+    "NoInfo",
+    "NonfiniteInfo",
     "PRNGKey",
     "Result",
     "Rollout",
@@ -33,6 +35,7 @@ __all__ = [
     "mechanisms",
     "oco",
     "plot",
+    "reductions",
     "rollout",
     "run",
     "sets",

@@ -119,13 +119,14 @@ class CheckFn(Protocol):
 
 
 class NonfiniteFn(Protocol):
-    """``nonfinite(state) -> count`` of a mechanism or a learner: the inputs it zeroed (int32).
+    """``nonfinite(state) -> count`` of a mechanism (or of a learner in the older form): the inputs it zeroed (int32).
 
     The count of inputs with a NaN / ±inf entry that the component replaced by zero
     (``zero_nonfinite``), read from its state: a scalar for one run's state (the engine
-    calls it inside its ``vmap``). A learner that owns a mechanism adds the mechanism's
-    count for the mechanism's part of its state to its own. The engine reports the total
-    as ``Result.nonfinite_inputs`` (``nonfinite_inputs``).
+    calls it inside its ``vmap``). jaxpriv's mechanisms declare it (``nonfinite_field``). A learner
+    reports the count in its Info instead (``NonfiniteInfo``, ``update -> (state, info)``); a
+    learner's ``nonfinite`` function is the older contract's, still accepted and deprecated. The
+    engine reports the total as ``Result.nonfinite_inputs`` (``nonfinite_inputs``).
     """
 
     def __call__(self, state: State, /) -> jax.Array:
@@ -165,6 +166,16 @@ class NonfiniteInfo(NamedTuple):
 
     nonfinite: jax.Array
     reductions = reductions(nonfinite="sum")
+
+
+class NoInfo(NamedTuple):
+    """The ``Info`` of a learner with no diagnostic: it replaces no input by zero and owns no mechanism.
+
+    No field: the engine carries and writes nothing for it (``Result.info`` is ``NoInfo()``, and
+    ``Result.nonfinite_inputs`` is 0). A non-private learner that lets a NaN propagate returns it.
+    """
+
+    reductions = reductions()
 
 
 def info_reductions(info: Any) -> Mapping[str, Reduction]:
@@ -224,8 +235,8 @@ def update_with_info(
 def mechanism_step_count(mechanism: Any, key: PRNGKey, state: Any, x: Any, t: jax.Array) -> tuple[Any, Any, jax.Array]:
     """``mechanism.step`` with the inputs it zeroed at this step: ``(state, release, nonfinite)`` (int32).
 
-    The transition form for a learner whose Info folds in its mechanism's count: jaxpriv's mechanisms still
-    keep their counter in their state (``Mechanism.nonfinite``); this step's count is its increase.
+    How a learner folds its mechanism's count into its Info: jaxpriv's mechanisms keep their counter in
+    their state (``Mechanism.nonfinite``); this step's count is its increase.
     """
     new_state, release = mechanism.step(key, state, x, t)
     return new_state, release, nonfinite_inputs(mechanism, new_state) - nonfinite_inputs(mechanism, state)
@@ -394,16 +405,18 @@ class Learner(NamedTuple):
     Attributes:
       init: ``(key, params) -> state`` (``InitFn``).
       act: ``(key, state, t) -> action`` (``ActFn``); the point ``w_t`` or the arm played at ``t``.
-      update: ``(key, state, action, feedback, t) -> state`` (``UpdateFn``).
+      update: ``(key, state, action, feedback, t) -> (state, info)`` (``UpdateFn``; ``-> state`` in the
+        older form, ``returns_info=False``).
       check: optional ``params -> None`` (``CheckFn``) validating params eagerly.
       horizon: the ``T`` the learner was built for (its tree's capacity, a
         calibration that depends on ``T``), or ``None`` for an anytime learner.
         ``run`` / ``sweep`` refuse a longer horizon before compiling.
-      nonfinite: optional ``state -> int32`` (``NonfiniteFn``), the old form (``returns_info=False``):
+      nonfinite: deprecated; optional ``state -> int32`` (``NonfiniteFn``), the old form (``returns_info=False``):
         the inputs (gradients, losses, rewards) the learner and its mechanism replaced by zero: its
         own counter plus ``mechanism.nonfinite`` of its mechanism's state. ``None``: undeclared;
         ``nonfinite_inputs`` then reports 0 (the state is not searched). A learner that returns
-        Info reports the count in its Info's ``nonfinite`` field instead and leaves this ``None``.
+        Info reports the count in its Info's ``nonfinite`` field instead and leaves this ``None``:
+        every learner of jaxpriv does.
       spec: what the learner says about itself (``Spec``: name, params class, privacy,
         static arguments, number of arms), or ``None`` for a learner built by hand.
       returns_info: ``True``: ``update`` returns ``(state, info)``, an Info (``NonfiniteInfo`` or a
@@ -604,8 +617,9 @@ def zero_nonfinite(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     Zero lies inside every sensitivity bound, so the privacy guarantee holds
     unchanged (the replaced input is just another admissible input), and the
     releases at later steps are those of the same stream with that input set
-    to zero. The mechanism counts such inputs in a state field named
-    ``nonfinite`` (int32); the engine reports the total in ``Result.nonfinite_inputs``.
+    to zero. A mechanism counts such inputs in a state field named ``nonfinite`` (int32), a
+    learner in its step's Info (``NonfiniteInfo``); the engine reports the total in
+    ``Result.nonfinite_inputs``.
     """
     bad = ~jnp.all(jnp.isfinite(x))
     return jnp.where(bad, jnp.zeros_like(x), x), bad.astype(jnp.int32)

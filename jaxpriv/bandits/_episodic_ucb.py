@@ -52,11 +52,11 @@ from jax.typing import ArrayLike
 from jaxpriv import _rng, _validate
 from jaxpriv._base import (
     Learner,
+    NonfiniteInfo,
     PRNGKey,
     Spec,
     check_horizon,
     check_params_class,
-    nonfinite_field,
     spec_of,
     static_args,
     zero_nonfinite,
@@ -92,7 +92,6 @@ class EpisodicUCBState(NamedTuple):
     beta: jax.Array  # shape=(), float32, optimism parameter β (α for AdaP-UCB / AdaP-KLUCB)
     unit_stddev: jax.Array  # shape=(), float32, the noise scale at n = 1: Gaussian σ = 1/sqrt(2ρ) (AdaC),
     #                         Laplace b = 1/ε (AdaP); 0 when non-private
-    nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
 def validate_static(num_arms: int, horizon: int | None, init_count: str, tie_break: str) -> int:
@@ -238,7 +237,6 @@ def episodic_ucb(
             episodes=zi,
             beta=beta,
             unit_stddev=unit_stddev,
-            nonfinite=zi,
         )
 
     def act_fn(key: PRNGKey, state: EpisodicUCBState, t: jax.Array) -> jax.Array:
@@ -250,7 +248,7 @@ def episodic_ucb(
 
     def update_fn(
         key: PRNGKey, state: EpisodicUCBState, action: jax.Array, reward: jax.Array, t: jax.Array
-    ) -> EpisodicUCBState:
+    ) -> tuple[EpisodicUCBState, NonfiniteInfo]:
         action = jnp.asarray(action, jnp.int32)
         r, bad = zero_nonfinite(jnp.asarray(reward, jnp.float32))  # 0 is inside [0, 1]: privacy holds
         if clip_rewards:
@@ -284,8 +282,7 @@ def episodic_ucb(
             total=total,
             comp=comp,
             episodes=episodes,
-            nonfinite=state.nonfinite + bad,
-        )
+        ), NonfiniteInfo(bad)
 
     static = static_args(
         num_arms=K,
@@ -302,7 +299,7 @@ def episodic_ucb(
         if name is None
         else Spec(name, params_class, private=guarantee_holds, static=static, num_arms=K, fast_path=fast_path)
     )
-    return Learner(init_fn, act_fn, update_fn, check, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, spec=spec, returns_info=True)
 
 
 # --- the exact episode-level simulator (Spec.fast_path): one scan step per episode -----------------------

@@ -521,7 +521,6 @@ class GOPEState(NamedTuple):
     g2: jax.Array
     noise_var: jax.Array
     num_closed: jax.Array
-    nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
     scale: jax.Array
 
 
@@ -569,8 +568,8 @@ def phased_elimination(
     """
     from jaxpriv._base import (  # local: keep the import surface narrow
         Learner,
+        NonfiniteInfo,
         Spec,
-        nonfinite_field,
         poison_past_horizon,
         static_args,
         zero_nonfinite,
@@ -661,7 +660,6 @@ def phased_elimination(
             g2=jnp.zeros((), jnp.float32),
             noise_var=jnp.zeros((), jnp.float32),
             num_closed=jnp.zeros((), jnp.int32),
-            nonfinite=jnp.zeros((), jnp.int32),
             scale=scale,
         )
 
@@ -670,14 +668,15 @@ def phased_elimination(
         # Step 2: play the support's arms in index order, each T_ℓ(a) times (-1 past the horizon).
         return poison_past_horizon(jnp.argmax(state.pulled < state.alloc).astype(jnp.int32), t, horizon)
 
-    def update_fn(key: PRNGKey, state: GOPEState, action: jax.Array, reward: jax.Array, t: jax.Array) -> GOPEState:
+    def update_fn(
+        key: PRNGKey, state: GOPEState, action: jax.Array, reward: jax.Array, t: jax.Array
+    ) -> tuple[GOPEState, NonfiniteInfo]:
         del t
         r, bad = zero_nonfinite(jnp.asarray(reward, jnp.float32))  # 0 is inside [-1, 1]: privacy holds
         r = clip_reward(r, clip)
         state = state._replace(
             pulled=state.pulled.at[action].add(1),
             reward_sum=state.reward_sum.at[action].add(r),
-            nonfinite=state.nonfinite + bad,
         )
         done = jnp.all(state.pulled >= state.alloc)
 
@@ -727,7 +726,7 @@ def phased_elimination(
                 num_closed=s.num_closed + 1,
             )
 
-        return gated(done, close, state)
+        return gated(done, close, state), NonfiniteInfo(bad)
 
     static = static_args(
         num_actions=num_actions,
@@ -753,7 +752,7 @@ def phased_elimination(
         ndims=(("actions", 2),),
         fast_path=fast_path,
     )
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)
 
 
 # --- the exact phase-level simulator (Spec.fast_path): one scan step per phase ---------------------------

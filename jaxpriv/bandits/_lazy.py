@@ -26,7 +26,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import PRNGKey, zero_nonfinite
+from jaxpriv._base import NonfiniteInfo, PRNGKey, zero_nonfinite
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.mechanisms import LAPLACE
 from jaxpriv.mechanisms._sampler_floor import LAZY_RELEASE_FLOOR, SamplerFloor, check_sampler_floor
@@ -46,7 +46,6 @@ class LazyState(NamedTuple):
     used: jax.Array  # shape=[K], int32, O_j: the number of rewards behind μ̃_j (0 before the first release)
     exact: jax.Array  # shape=[K], float32, the exact mean behind μ̃_j (never read by the policy: tests, audits)
     inv_epsilon: jax.Array  # shape=(), float32, 1/ε (0 when ε = inf, non-private)
-    nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
 def check_budget(component: str, params, private: bool, floor: SamplerFloor = LAZY_RELEASE_FLOOR) -> None:
@@ -71,7 +70,7 @@ def init_state(num_arms: int, params) -> LazyState:
     zi = jnp.zeros(num_arms, jnp.int32)
     zf = jnp.zeros(num_arms, jnp.float32)
     inv_epsilon = jnp.float32(1.0) / jnp.asarray(params.epsilon, jnp.float32)  # 0 at epsilon = inf
-    return LazyState(zf, zf, zi, zi, zf, zi, zf, inv_epsilon, jnp.zeros((), jnp.int32))
+    return LazyState(zf, zf, zi, zi, zf, zi, zf, inv_epsilon)
 
 
 def batch_size(epochs: ArrayLike) -> jax.Array:
@@ -79,11 +78,14 @@ def batch_size(epochs: ArrayLike) -> jax.Array:
     return jnp.left_shift(jnp.int32(1), jnp.minimum(jnp.asarray(epochs, jnp.int32), MAX_EPOCH))
 
 
-def lazy_update(key: PRNGKey, state: LazyState, action: jax.Array, reward: jax.Array) -> LazyState:
+def lazy_update(
+    key: PRNGKey, state: LazyState, action: jax.Array, reward: jax.Array
+) -> tuple[LazyState, NonfiniteInfo]:
     """Add the reward to the pulled arm's buffer; release its mean plus ``Lap(1/(ε |Ψ|))`` when the buffer is full.
 
     Branch-free: one Laplace draw per step (from ``key``, used only when a buffer closes: at most one arm,
-    the pulled one, closes per step), selected with ``jnp.where``.
+    the pulled one, closes per step), selected with ``jnp.where``. The Info counts a non-finite reward (replaced
+    by zero).
     """
     r, bad = zero_nonfinite(jnp.asarray(reward, jnp.float32))  # 0 is inside [0, 1]: privacy holds
     r = jnp.clip(r, 0.0, 1.0)  # the sensitivity 1/|Ψ| assumes rewards in [0, 1]
@@ -105,5 +107,4 @@ def lazy_update(key: PRNGKey, state: LazyState, action: jax.Array, reward: jax.A
         released=jnp.where(close, noisy, state.released),
         used=jnp.where(close, fresh, state.used),
         exact=jnp.where(close, mean, state.exact),
-        nonfinite=state.nonfinite + bad,
-    )
+    ), NonfiniteInfo(bad)

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args, zero_nonfinite
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, poison_past_horizon, static_args, zero_nonfinite
 from jaxpriv.bandits._gope_core import clip_reward, gated, normalise_actions
 
 
@@ -181,19 +181,18 @@ class OFULState(NamedTuple):
     theta_bound: jax.Array
     noise_bound: jax.Array
     action_bound: jax.Array
-    nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
 # The pieces of ``update`` (thesis Algorithm 9): add the round's data, test for a switch, and at a
 # switch draw the noise, refit the centre and recompute the radius.
 
 
-def _observe(state: OFULState, feedback: Any, clip: bool) -> OFULState:
+def _observe(state: OFULState, feedback: Any, clip: bool) -> tuple[OFULState, jax.Array]:
     """Round ``t``'s data (Algorithm 9, last line): ``V_t = V_{t-1} + a_t a_tᵀ``, ``Σ a_s r_s += a_t r_t``, ``A_{t+1}``.
 
     With ``clip`` the action is ``(a/L)/max(1, ‖a/L‖)`` and the reward is clipped to
     ``[-1, 1]`` (the sensitivity 2 of §5.1); a NaN / ±inf reward counts as 0. ``V_t`` is kept
-    exactly symmetric. No noise: the design is public (Remark 5.13).
+    exactly symmetric. No noise: the design is public (Remark 5.13). Also returns the bad-reward flag (int32).
     """
     a = normalise_actions(feedback.action_vector, state.action_bound, clip)
     r, bad = zero_nonfinite(jnp.asarray(feedback.reward, jnp.float32))  # 0 is inside [-1, 1]
@@ -204,8 +203,7 @@ def _observe(state: OFULState, feedback: Any, clip: bool) -> OFULState:
         gram=gram,
         stat=state.stat + a * r,
         actions=normalise_actions(feedback.next_actions, state.action_bound, clip),
-        nonfinite=state.nonfinite + bad,
-    )
+    ), bad
 
 
 def _switch_due(state: OFULState) -> jax.Array:
@@ -297,8 +295,9 @@ def rarely_switching_oful(
         _validate.opt_outs(
             claim,
             **{
-                "clip=False": None if clip else "rewards outside [-1, 1] and actions outside the unit ball are not "
-                "clipped",
+                "clip=False": None
+                if clip
+                else "rewards outside [-1, 1] and actions outside the unit ball are not clipped",
                 f"ablation={ablation!r}": {
                     None: None,
                     "noise": None,  # the same noise with RS-OFUL's radius: still private
@@ -355,7 +354,6 @@ def rarely_switching_oful(
             theta_bound=bound,
             noise_bound=noise_bound,
             action_bound=jnp.asarray(params.action_bound, jnp.float32),
-            nonfinite=jnp.zeros((), jnp.int32),
         )
 
     def act_fn(key: PRNGKey, state: OFULState, t: jax.Array) -> jax.Array:
@@ -366,11 +364,13 @@ def rarely_switching_oful(
         arm = jnp.where(t == 1, blind, jnp.argmax(scores).astype(jnp.int32))
         return poison_past_horizon(arm, t, horizon)  # -1 past T: the radius is calibrated for T
 
-    def update_fn(key: PRNGKey, state: OFULState, action: jax.Array, feedback: Any, t: jax.Array) -> OFULState:
+    def update_fn(
+        key: PRNGKey, state: OFULState, action: jax.Array, feedback: Any, t: jax.Array
+    ) -> tuple[OFULState, NonfiniteInfo]:
         del action, t
-        state = _observe(state, feedback, clip)
+        state, bad = _observe(state, feedback, clip)
         switch = partial(_switch, key, add_noise=add_noise, enlarge=enlarge, radius=radius, horizon=horizon)
-        return gated(_switch_due(state), switch, state)
+        return gated(_switch_due(state), switch, state), NonfiniteInfo(bad)
 
     name = "adac_oful" if private else "rs_oful"
     static = static_args(
@@ -384,4 +384,4 @@ def rarely_switching_oful(
         claim=claim,
     )
     spec = Spec(name, params_class, private=private and claim and not reasons, static=static, num_arms=num_actions)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

@@ -66,7 +66,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, declare
-from jaxpriv._base import Learner, PRNGKey, Spec, check_horizon, check_params_class, nonfinite_field, spec_of
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, check_horizon, check_params_class, spec_of
 from jaxpriv.bandits import _lazy, _sampling
 from jaxpriv.bandits._episodic_ucb import TIE_BREAKS, choose
 from jaxpriv.bandits._fast_path import FastPath, episode_sweep
@@ -198,7 +198,9 @@ def anytime_lazy_ucb(
     def act_fn(key: PRNGKey, state: LazyState, t: jax.Array) -> jax.Array:
         return choose(key, _index(state.released, state.used, t, state.inv_epsilon), tie_break)
 
-    def update_fn(key: PRNGKey, state: LazyState, action: jax.Array, reward: jax.Array, t: jax.Array) -> LazyState:
+    def update_fn(
+        key: PRNGKey, state: LazyState, action: jax.Array, reward: jax.Array, t: jax.Array
+    ) -> tuple[LazyState, NonfiniteInfo]:
         del t
         return _lazy.lazy_update(key, state, action, reward)
 
@@ -206,7 +208,7 @@ def anytime_lazy_ucb(
     fast_path = FastPath(simulate, (("tie_break", tie_break),))
     floor = _lazy.LAZY_RELEASE_FLOOR if private else None
     spec = Spec(private=private, num_arms=K, fast_path=fast_path, sampler_floor=floor)
-    return Learner(init_fn, act_fn, update_fn, check, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, spec=spec, returns_info=True)
 
 
 # --- the exact event-level simulator (Spec.fast_path): one scan step per release or change of leader -----

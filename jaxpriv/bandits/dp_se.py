@@ -55,10 +55,10 @@ from jax.typing import ArrayLike
 from jaxpriv import _rng, _validate, declare
 from jaxpriv._base import (
     Learner,
+    NonfiniteInfo,
     PRNGKey,
     Spec,
     check_params_class,
-    nonfinite_field,
     poison_past_horizon,
     spec_of,
     zero_nonfinite,
@@ -114,7 +114,6 @@ class DPSEState(NamedTuple):
     released: jax.Array  # shape=[K], float32, noisy means of the last closed epoch each arm took part in
     inv_epsilon: jax.Array  # shape=(), float32, 1/ε (0 when non-private)
     log_inv_beta: jax.Array  # shape=(), float32, log(1/β)
-    nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
 def _logs(epoch: jax.Array, num_active: jax.Array, log_inv_beta: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -295,14 +294,15 @@ def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True, private: bo
             released=zk,
             inv_epsilon=inv_epsilon,
             log_inv_beta=log_inv_beta,
-            nonfinite=zi,
         )
 
     def act_fn(key: PRNGKey, state: DPSEState, t: jax.Array) -> jax.Array:
         del key
         return poison_past_horizon(round_robin(state.active, state.played), t, T)
 
-    def update_fn(key: PRNGKey, state: DPSEState, action: jax.Array, reward: jax.Array, t: jax.Array) -> DPSEState:
+    def update_fn(
+        key: PRNGKey, state: DPSEState, action: jax.Array, reward: jax.Array, t: jax.Array
+    ) -> tuple[DPSEState, NonfiniteInfo]:
         del t
         r, bad = zero_nonfinite(jnp.asarray(reward, jnp.float32))  # 0 is inside [0, 1]: privacy holds
         if clip_rewards:
@@ -325,11 +325,10 @@ def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True, private: bo
             sums=jnp.where(close, 0.0, sums),
             comp=jnp.where(close, 0.0, comp),
             released=jnp.where(close & state.active, noisy, state.released),
-            nonfinite=state.nonfinite + bad,
-        )
+        ), NonfiniteInfo(bad)
 
     spec = Spec(private=private and not reasons, num_arms=K, fast_path=FastPath(simulate))
-    return Learner(init_fn, act_fn, update_fn, check, T, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, T, spec=spec, returns_info=True)
 
 
 # --- the exact epoch-level simulator (Spec.fast_path): one scan step per epoch ---------------------------

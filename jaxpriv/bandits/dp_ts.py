@@ -34,7 +34,7 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, declare
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, zero_nonfinite
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, zero_nonfinite
 from jaxpriv.bandits import _lazy
 from jaxpriv.bandits._lazy import LazyState
 from jaxpriv.mechanisms._sampler_floor import HYBRID_FLOOR
@@ -233,12 +233,14 @@ def lazy_dp_ts(num_arms: int, horizon: int | None = None, *, private: bool = Tru
         a, b = _posterior(state.released, state.used, t, state.inv_epsilon)
         return jnp.argmax(lazy_dp_ts_sample(key, a, b)).astype(jnp.int32)
 
-    def update_fn(key: PRNGKey, state: LazyState, action: jax.Array, reward: jax.Array, t: jax.Array) -> LazyState:
+    def update_fn(
+        key: PRNGKey, state: LazyState, action: jax.Array, reward: jax.Array, t: jax.Array
+    ) -> tuple[LazyState, NonfiniteInfo]:
         del t
         return _lazy.lazy_update(key, state, action, reward)
 
     spec = Spec(private=private, num_arms=K, sampler_floor=_lazy.LAZY_RELEASE_FLOOR if private else None)
-    return Learner(init_fn, act_fn, update_fn, check, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, spec=spec, returns_info=True)
 
 
 # --- DP-TS (Algorithm 1): every observation, released by the hybrid mechanism ---------------------------------
@@ -271,7 +273,6 @@ class DPTSState(NamedTuple):
     released: jax.Array  # shape=[K], float32, μ̃_j = (C_j + B_j)/O_j (0 before the first observation)
     exact: jax.Array  # shape=[K], float32, the exact mean of arm j's observations (tests, never read by act)
     inv_epsilon: jax.Array  # shape=(), float32, 1/ε (0 when ε = inf, non-private)
-    nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
 def _bits(pos: jax.Array) -> jax.Array:
@@ -378,13 +379,15 @@ def dp_ts(num_arms: int, horizon: int | None = None, *, private: bool = True) ->
         zi, zf = jnp.zeros(K, jnp.int32), jnp.zeros(K, jnp.float32)
         tree = jnp.zeros((K, LEVELS), jnp.float32)
         inv_epsilon = jnp.float32(1.0) / jnp.asarray(params.epsilon, jnp.float32)
-        return DPTSState(zi, zi, zi, zf, zf, tree, tree, zf, zf, inv_epsilon, jnp.zeros((), jnp.int32))
+        return DPTSState(zi, zi, zi, zf, zf, tree, tree, zf, zf, inv_epsilon)
 
     def act_fn(key: PRNGKey, state: DPTSState, t: jax.Array) -> jax.Array:
         a, b = _dp_ts_posterior(state, t)
         return jnp.argmax(lazy_dp_ts_sample(key, a, b)).astype(jnp.int32)
 
-    def update_fn(key: PRNGKey, state: DPTSState, action: jax.Array, reward: jax.Array, t: jax.Array) -> DPTSState:
+    def update_fn(
+        key: PRNGKey, state: DPTSState, action: jax.Array, reward: jax.Array, t: jax.Array
+    ) -> tuple[DPTSState, NonfiniteInfo]:
         del t
         x, bad = zero_nonfinite(jnp.asarray(reward, jnp.float32))  # 0 is inside [0, 1]: privacy holds
         x = jnp.clip(x, 0.0, 1.0)  # the sensitivities assume rewards in [0, 1]
@@ -420,8 +423,7 @@ def dp_ts(num_arms: int, horizon: int | None = None, *, private: bool = True) ->
             alpha_hat=jnp.where(row, alpha_hat[None], state.alpha_hat),
             released=jnp.where(onehot, released, state.released),
             exact=jnp.where(onehot, exact, state.exact),
-            nonfinite=state.nonfinite + bad,
-        )
+        ), NonfiniteInfo(bad)
 
     spec = Spec(private=private, num_arms=K, sampler_floor=HYBRID_FLOOR if private else None)
-    return Learner(init_fn, act_fn, update_fn, check, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, spec=spec, returns_info=True)

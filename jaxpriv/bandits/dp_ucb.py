@@ -49,7 +49,17 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args, zero_nonfinite
+from jaxpriv._base import (
+    Learner,
+    Mechanism,
+    NonfiniteInfo,
+    PRNGKey,
+    Spec,
+    mechanism_step_count,
+    spec_of,
+    static_args,
+    zero_nonfinite,
+)
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.mechanisms import NoiseFamily, TreeParams, binary_tree, describe, noise_family, release_variance
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
@@ -88,7 +98,6 @@ class DPUCBState(NamedTuple):
     sums: jax.Array  # shape=[K], float32, the released private reward sums S̃_a(N_a)
     alpha: jax.Array  # shape=(), float32, α
     noise_scale: jax.Array  # shape=(), float32, 1/ε (ε-DP) or 1/sqrt(ρ) (zCDP); 0 when non-private
-    nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
 class NoiseTable(NamedTuple):
@@ -310,7 +319,6 @@ def dp_ucb(
             sums=jnp.zeros(K, jnp.float32),
             alpha=jnp.asarray(params.alpha, jnp.float32),
             noise_scale=budget_noise_scale(params, family),
-            nonfinite=jnp.zeros((), jnp.int32),
         )
 
     def index_fn(state: DPUCBState, t: jax.Array) -> jax.Array:
@@ -323,30 +331,28 @@ def dp_ucb(
         best = _episodic_ucb.choose(key, index_fn(state, t), tie_break)
         return jnp.where(t <= K, t - 1, best).astype(jnp.int32)
 
-    def update_fn(key: PRNGKey, state: DPUCBState, action: jax.Array, reward: jax.Array, t: jax.Array) -> DPUCBState:
+    def update_fn(
+        key: PRNGKey, state: DPUCBState, action: jax.Array, reward: jax.Array, t: jax.Array
+    ) -> tuple[DPUCBState, NonfiniteInfo]:
         del t  # the pulled arm's mechanism runs on its own clock, N_a
         action = jnp.asarray(action, jnp.int32)
         r, bad = zero_nonfinite(jnp.asarray(reward, jnp.float32))
         x = jnp.clip(r, 0.0, 1.0) - CENTRE
         clock = state.counts[action] + 1
         arm = jax.tree.map(lambda leaf: leaf[action], state.trees)
-        arm, release = mech.step(key, arm, x[None], clock)
+        arm, release, tree_bad = mechanism_step_count(mech, key, arm, x[None], clock)
         trees = jax.tree.map(lambda all_, one: all_.at[action].set(one), state.trees, arm)
         released = release[0] + CENTRE * clock.astype(jnp.float32)
         return state._replace(
             trees=trees,
             counts=state.counts.at[action].set(clock),
             sums=state.sums.at[action].set(released),
-            nonfinite=state.nonfinite + bad,
-        )
-
-    def nonfinite_fn(state: DPUCBState) -> jax.Array:
-        return jnp.sum(state.nonfinite, dtype=jnp.int32) + nonfinite_inputs(mech, state.trees)
+        ), NonfiniteInfo(bad + tree_bad)  # its own count and the pulled arm's mechanism's
 
     private = spec_of(mech).private is not False
     static = static_args(noise=family, mechanism=mech)  # the family and tree that run (not None)
     spec = Spec(private=private, static=static, num_arms=K, sampler_floor=sampler_floor_of(mech))
-    return Learner(init_fn, act_fn, update_fn, check, T, nonfinite=nonfinite_fn, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, T, spec=spec, returns_info=True)
 
 
 def dp_ucb_index(learner_state: DPUCBState, t: ArrayLike, table: NoiseTable) -> jax.Array:

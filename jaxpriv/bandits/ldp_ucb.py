@@ -27,7 +27,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, declare
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, zero_nonfinite
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, zero_nonfinite
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.bandits import _episodic_ucb
 from jaxpriv.bandits.dp_ucb import dp_ucb_bonus
@@ -56,7 +56,6 @@ class LDPUCBState(NamedTuple):
     comp: jax.Array  # shape=[K], float32, Kahan compensation of ``sums``
     alpha: jax.Array  # shape=(), float32, α
     scale: jax.Array  # shape=(), float32, the Laplace scale 1/ε (0 when non-private)
-    nonfinite: jax.Array  # shape=(), int32, NaN / ±inf rewards, replaced by zero
 
 
 def ldp_ucb_bonus(counts: ArrayLike, t: ArrayLike, alpha: ArrayLike, epsilon: ArrayLike) -> jax.Array:
@@ -156,7 +155,6 @@ def ldp_ucb(num_arms: int, horizon: int | None = None, *, tie_break: str = "rand
             comp=zeros,
             alpha=jnp.asarray(params.alpha, jnp.float32),
             scale=1.0 / jnp.asarray(params.epsilon, jnp.float32),
-            nonfinite=jnp.zeros((), jnp.int32),
         )
 
     def index_fn(state: LDPUCBState, t: jax.Array) -> jax.Array:
@@ -169,7 +167,9 @@ def ldp_ucb(num_arms: int, horizon: int | None = None, *, tie_break: str = "rand
         best = _episodic_ucb.choose(key, index_fn(state, t), tie_break)
         return jnp.where(t <= K, t - 1, best).astype(jnp.int32)
 
-    def update_fn(key: PRNGKey, state: LDPUCBState, action: jax.Array, reward: jax.Array, t: jax.Array) -> LDPUCBState:
+    def update_fn(
+        key: PRNGKey, state: LDPUCBState, action: jax.Array, reward: jax.Array, t: jax.Array
+    ) -> tuple[LDPUCBState, NonfiniteInfo]:
         del t
         action = jnp.asarray(action, jnp.int32)
         r, bad = zero_nonfinite(jnp.asarray(reward, jnp.float32))
@@ -180,11 +180,10 @@ def ldp_ucb(num_arms: int, horizon: int | None = None, *, tie_break: str = "rand
             counts=state.counts + onehot.astype(jnp.int32),
             sums=total,
             comp=comp,
-            nonfinite=state.nonfinite + bad,
-        )
+        ), NonfiniteInfo(bad)
 
     spec = Spec(private=True, num_arms=K)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)
 
 
 __all__ = ["LDPUCBParams", "LDPUCBState", "ldp_ucb", "ldp_ucb_bonus", "ldp_ucb_regret_bound"]

@@ -16,7 +16,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare, theory
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, poison_past_horizon, zero_nonfinite
 from jaxpriv.bandits._gope_core import clip_reward, normalise_actions
 from jaxpriv.bandits._oful_core import oful_radius, small_logdet
 from jaxpriv.mechanisms import TreeParams, binary_tree
@@ -54,7 +54,6 @@ class LinPrivState(NamedTuple):
       tree: the Laplace tree's state (``Σ x_s r_s``).
       released: shape=[d], ``b̃_t``, the tree's release after round ``t``.
       epsilon, delta, regularization, theta_bound, noise_bound, action_bound: shape=(), the params.
-      nonfinite: shape=(), int32, NaN / ±inf rewards, replaced by zero.
     """
 
     actions: jax.Array
@@ -67,7 +66,6 @@ class LinPrivState(NamedTuple):
     theta_bound: jax.Array
     noise_bound: jax.Array
     action_bound: jax.Array
-    nonfinite: jax.Array
 
 
 def linpriv_noise_radius(
@@ -190,7 +188,6 @@ def linpriv(
             theta_bound=bound,
             noise_bound=jnp.asarray(params.noise_bound, jnp.float32),
             action_bound=jnp.asarray(params.action_bound, jnp.float32),
-            nonfinite=jnp.zeros((), jnp.int32),
         )
 
     def act_fn(key: PRNGKey, state: LinPrivState, t: jax.Array) -> jax.Array:
@@ -209,7 +206,9 @@ def linpriv(
         arm = jnp.where(t == 1, blind, jnp.argmax(scores).astype(jnp.int32))
         return poison_past_horizon(arm, t, horizon)
 
-    def update_fn(key: PRNGKey, state: LinPrivState, action: jax.Array, feedback: Any, t: jax.Array) -> LinPrivState:
+    def update_fn(
+        key: PRNGKey, state: LinPrivState, action: jax.Array, feedback: Any, t: jax.Array
+    ) -> tuple[LinPrivState, NonfiniteInfo]:
         del action
         x = normalise_actions(feedback.action_vector, state.action_bound, clip)
         r, bad = zero_nonfinite(jnp.asarray(feedback.reward, jnp.float32))  # 0 is inside [-1, 1]
@@ -221,12 +220,11 @@ def linpriv(
             gram=0.5 * (gram + gram.T),
             tree=tree_state,
             released=released,
-            nonfinite=state.nonfinite + bad,
-        )
+        ), NonfiniteInfo(bad)
 
     spec = Spec(
         private=private and not reasons,
         num_arms=num_actions,
         sampler_floor=sampler_floor_of(tree),
     )
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

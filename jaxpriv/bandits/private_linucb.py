@@ -17,7 +17,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, declare, theory
-from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon, static_args
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, poison_past_horizon, static_args
 from jaxpriv.bandits.dp_ts import _gamma_at_least_one
 from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree, tree_depth
 from jaxpriv.mechanisms._dyadic import dyadic_init, dyadic_step
@@ -114,7 +114,6 @@ class PrivateLinUCBState(NamedTuple):
       tree: the binary tree's state over ``vec(z zᵀ)`` (Wishart noise: its ``scale`` is ``L̃²``, the Wishart's
         scale ``L̃² I``, 0 without noise).
       dof: shape=(), the Wishart mechanism's degrees of freedom ``k`` per node (0 with Gaussian noise).
-      nonfinite: shape=(), int32, rounds whose feedback had a NaN / ±inf entry (replaced by zero).
     """
 
     actions: jax.Array
@@ -134,7 +133,6 @@ class PrivateLinUCBState(NamedTuple):
     reward_bound: jax.Array
     tree: TreeState
     dof: jax.Array
-    nonfinite: jax.Array
 
 
 def private_linucb_wishart_dof(epsilon: ArrayLike, delta: ArrayLike, dim: int, horizon: int) -> jax.Array:
@@ -337,7 +335,6 @@ def _initial_state(
         reward_bound=jnp.asarray(params.reward_bound, f32),
         tree=tree,
         dof=dof,
-        nonfinite=jnp.zeros((), jnp.int32),
     )
 
 
@@ -372,10 +369,10 @@ def _play(key: PRNGKey, state: PrivateLinUCBState, t: jax.Array, num_actions: in
     return poison_past_horizon(arm, t, horizon)
 
 
-def _observe(state: PrivateLinUCBState, feedback: Any) -> tuple[PrivateLinUCBState, jax.Array]:
+def _observe(state: PrivateLinUCBState, feedback: Any) -> tuple[PrivateLinUCBState, jax.Array, jax.Array]:
     """The round's ``z = (x, y)`` clipped to ``‖x‖ <= L``, ``|y| <= B`` (the calibration's, Sheffet's row bound
-    ``‖z‖² <= L̃²``), non-finite inputs zeroed and counted; returns the state with the next actions and the exact sum,
-    and ``z zᵀ``."""
+    ``‖z‖² <= L̃²``), non-finite inputs zeroed; returns the state with the next actions and the exact sum,
+    ``z zᵀ`` and whether the round's feedback had a non-finite entry (int32, the step's Info)."""
     x, bad_x = _finite_or_zero(jnp.asarray(feedback.action_vector, jnp.float32))
     y, bad_y = _finite_or_zero(jnp.asarray(feedback.reward, jnp.float32))
     nxt, bad_n = _finite_or_zero(jnp.asarray(feedback.next_actions, jnp.float32))
@@ -386,9 +383,8 @@ def _observe(state: PrivateLinUCBState, feedback: Any) -> tuple[PrivateLinUCBSta
     state = state._replace(
         actions=_clip_norm(nxt, state.action_bound),
         exact=state.exact + outer,
-        nonfinite=state.nonfinite + (bad_x | bad_y | bad_n).astype(jnp.int32),
     )
-    return state, outer
+    return state, outer, (bad_x | bad_y | bad_n).astype(jnp.int32)
 
 
 def private_linucb_bound(params: Any, env_params: Any, spec: Spec, horizon: int) -> float | None:
@@ -444,7 +440,7 @@ def private_linucb(num_actions: int, dim: int, horizon: int, noise: NoiseFamily 
     ``δ`` (Bun & Steinke 2016, Prop. 1.3). The paper calibrates ``σ² = 16 m L̃⁴ log(4/δ)²/ε²`` per entry
     of its symmetric node noise for (ε, δ)-JDP; here the same symmetric Gaussian noise is calibrated by
     zCDP, whose conversion gives a smaller ε at the same noise. Non-finite feedback (a NaN / ±inf reward,
-    action vector or next action set) is replaced by zero and counted in ``nonfinite``.
+    action vector or next action set) is replaced by zero and counted in the step's Info (``NonfiniteInfo``).
 
     Regret (the paper's Theorem 5 with Proposition 4; ``jaxpriv.theory.private_linucb_regret_bound``): if
     ``|<θ*, x>| <= S L`` and the rewards are ``<θ*, x> + η`` with ``R``-sub-Gaussian ``η`` (clipping to
@@ -546,11 +542,13 @@ def private_linucb(num_actions: int, dim: int, horizon: int, noise: NoiseFamily 
     def act_fn(key: PRNGKey, state: PrivateLinUCBState, t: jax.Array) -> jax.Array:
         return _play(key, state, t, num_actions, horizon)
 
-    def update_fn(key: PRNGKey, state: PrivateLinUCBState, action: jax.Array, feedback: Any, t: jax.Array):
+    def update_fn(
+        key: PRNGKey, state: PrivateLinUCBState, action: jax.Array, feedback: Any, t: jax.Array
+    ) -> tuple[PrivateLinUCBState, NonfiniteInfo]:
         del action
-        state, outer = _observe(state, feedback)
+        state, outer, bad = _observe(state, feedback)
         tree_state, release = tree.step(key, state.tree, outer.reshape(-1), t)
-        return _fit(state._replace(tree=tree_state), release, t)
+        return _fit(state._replace(tree=tree_state), release, t), NonfiniteInfo(bad)
 
     static = static_args(noise=declare.OMIT)  # the Gaussian tree (the default): recorded as before ``noise``
     spec = Spec(
@@ -560,7 +558,7 @@ def private_linucb(num_actions: int, dim: int, horizon: int, noise: NoiseFamily 
         num_arms=num_actions,
         sampler_floor=sampler_floor_of(tree),
     )
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=lambda s: s.nonfinite, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)
 
 
 def _check_common(params: Any) -> None:
@@ -654,14 +652,16 @@ def _private_linucb_wishart(num_actions: int, dim: int, horizon: int) -> Learner
     def act_fn(key: PRNGKey, state: PrivateLinUCBState, t: jax.Array) -> jax.Array:
         return _play(key, state, t, num_actions, horizon)
 
-    def update_fn(key: PRNGKey, state: PrivateLinUCBState, action: jax.Array, feedback: Any, t: jax.Array):
+    def update_fn(
+        key: PRNGKey, state: PrivateLinUCBState, action: jax.Array, feedback: Any, t: jax.Array
+    ) -> tuple[PrivateLinUCBState, NonfiniteInfo]:
         del action
-        state, outer = _observe(state, feedback)
+        state, outer, bad = _observe(state, feedback)
         # the node closing at t gets a fresh W_{d+1}(L̃² I, k) (k >= d + 2 keeps the Bartlett shapes >= 1)
         draw = state.tree.scale * wishart(key, jnp.maximum(state.dof, width + 1.0), width)
         sums, release = dyadic_step(state.tree.sums, outer.reshape(-1), t, draw.reshape(-1))
         release = poison_past_horizon(release, t, horizon)
-        return _fit(state._replace(tree=state.tree._replace(sums=sums)), release, t)
+        return _fit(state._replace(tree=state.tree._replace(sums=sums)), release, t), NonfiniteInfo(bad)
 
     spec = Spec(
         params=PrivateLinUCBWishartParams,
@@ -669,4 +669,4 @@ def _private_linucb_wishart(num_actions: int, dim: int, horizon: int) -> Learner
         num_arms=num_actions,
         sampler_floor=None,  # not covered: the Bartlett draws (docstring)
     )
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=lambda s: s.nonfinite, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

@@ -60,15 +60,6 @@ def leader_point(total_w: jax.Array, total_grad: jax.Array, strong_convexity: ja
     return (total_w - total_grad / strong_convexity) / jnp.asarray(t, jnp.float32)
 
 
-# --- the non-finite count of a learner that zeroes nothing ------------------------------------------------
-
-
-def no_nonfinite(state: Any) -> jax.Array:
-    """The ``NonfiniteFn`` of a learner that replaces no input by zero (and owns no mechanism): always 0 (int32)."""
-    del state
-    return jnp.zeros((), jnp.int32)
-
-
 # --- the prefix-sum mechanism of a private learner -------------------------------------------------------
 
 
@@ -207,7 +198,6 @@ class BanditFTALState(NamedTuple):
     regularization: jax.Array  # shape=(), λ
     exploration: jax.Array  # shape=(), β
     shrink: jax.Array  # shape=(), s = (1 - β/r)(1 - margin): the shrunk set is c + s(C - c)
-    nonfinite: jax.Array  # shape=(), int32, loss values that were NaN / ±inf, replaced by zero
 
 
 def preset_values(params: Any, horizon: int, p: int, inner_radius: float, preset: str) -> tuple[jax.Array, ...]:
@@ -256,7 +246,6 @@ def init_state(key: PRNGKey, h, lam, beta, sums, constraint: ConstraintSet, dept
         regularization=lam,
         exploration=beta,
         shrink=one_point.shrink_factor(beta, r),
-        nonfinite=jnp.zeros((), jnp.int32),
     )
 
 
@@ -273,7 +262,7 @@ def estimate(state: BanditFTALState, constraint: ConstraintSet, loss: jax.Array,
     ), bad
 
 
-def next_state(state: BanditFTALState, constraint: ConstraintSet, sums, total, t: jax.Array, bad) -> BanditFTALState:
+def next_state(state: BanditFTALState, constraint: ConstraintSet, sums, total, t: jax.Array) -> BanditFTALState:
     """Eq. (8)/(9) with the regulariser: ``argmin_{w∈c+s(C-c)} <v_t + λW_t, w> + ((H+λ)/2) sum_τ ||w - w̃_τ||²``.
 
     An isotropic quadratic: the projection of ``(W_t - (v_t + λW_t)/(H + λ))/t`` onto the shrunk set.
@@ -283,4 +272,4 @@ def next_state(state: BanditFTALState, constraint: ConstraintSet, sums, total, t
     leader = (total_w - (total + state.regularization * total_w) / h) / jnp.asarray(t, jnp.float32)
     w = one_point.project_shrunk(constraint, leader, state.shrink)
     u = one_point.direction_at(state.sphere_key, t + 1, constraint)
-    return state._replace(w=w, direction=u, points=points, sums=sums, nonfinite=state.nonfinite + bad)
+    return state._replace(w=w, direction=u, points=points, sums=sums)

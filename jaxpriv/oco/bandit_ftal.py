@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import clip_l2, dyadic_init, dyadic_step, tree_depth
 from jaxpriv.oco import one_point
 from jaxpriv.oco._shared import (
@@ -68,7 +68,7 @@ def bandit_ftal(horizon: int, constraint: ConstraintSet, preset: str = "obliviou
     The params override them. Regret: ``theory.bandit_ftal_regret_bound``.
 
     A non-finite loss value is replaced by 0 (its estimate is then 0) and counted
-    in ``BanditFTALState.nonfinite`` (``Result.nonfinite_inputs``).
+    in the step's Info (``NonfiniteInfo``; ``Result.nonfinite_inputs``).
 
     Args:
       horizon: ``T``; sizes the dyadic sums, fixes the presets; declared.
@@ -106,7 +106,9 @@ def bandit_ftal(horizon: int, constraint: ConstraintSet, preset: str = "obliviou
         del key
         return played_point(state, constraint, t, horizon)
 
-    def update_fn(key: PRNGKey, state: BanditFTALState, action: jax.Array, loss: jax.Array, t: jax.Array):
+    def update_fn(
+        key: PRNGKey, state: BanditFTALState, action: jax.Array, loss: jax.Array, t: jax.Array
+    ) -> tuple[BanditFTALState, NonfiniteInfo]:
         del key, action  # the played point is w̃_t + βu_t, u_t kept in the state
         g, bad = estimate(state, constraint, loss, t)
         # The tree's guard and clipping step with an infinite bound: the same operations as
@@ -115,7 +117,7 @@ def bandit_ftal(horizon: int, constraint: ConstraintSet, preset: str = "obliviou
         g = clip_l2(g, jnp.float32(jnp.inf))
         sums, total = dyadic_step(state.sums, g, t)
         total = poison_past_horizon(total, t, horizon)
-        return next_state(state, constraint, sums, total, t, bad)
+        return next_state(state, constraint, sums, total, t), NonfiniteInfo(bad)
 
     spec = Spec(private=False)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, PRNGKey, Spec
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec
 from jaxpriv.mechanisms import TreeParams, binary_tree
 from jaxpriv.mechanisms._sampler_floor import sampler_floor_of
 
@@ -40,13 +40,11 @@ class DNPRExpertsState(NamedTuple):
       tree: the Laplace tree's state over the centred costs ``c_s - 1/2``.
       released: shape=[p], the tree's release ``Σ_{s<=t} (c_s - 1/2) + N_t`` after round ``t``.
       perturbation: shape=[p], the one-time FTPL perturbation ``P ~ U[0, r]^p`` (``dnpr_perturbation_range``).
-      nonfinite: shape=(), int32, cost vectors with a NaN / ±inf entry, replaced by zero.
     """
 
     tree: Any
     released: jax.Array
     perturbation: jax.Array
-    nonfinite: jax.Array
 
 
 def dnpr_perturbation_range(horizon: int, num_experts: int) -> float:
@@ -120,7 +118,6 @@ def dnpr_experts(horizon: int, num_experts: int) -> Learner:
             tree=tree.init(k_tree, tp),
             released=jnp.zeros((p,), jnp.float32),
             perturbation=radius * jax.random.uniform(k_perturb, (p,), jnp.float32),
-            nonfinite=jnp.zeros((), jnp.int32),
         )
 
     def act_fn(key: PRNGKey, state: DNPRExpertsState, t: jax.Array) -> jax.Array:
@@ -129,16 +126,14 @@ def dnpr_experts(horizon: int, num_experts: int) -> Learner:
 
     def update_fn(
         key: PRNGKey, state: DNPRExpertsState, action: jax.Array, costs: jax.Array, t: jax.Array
-    ) -> DNPRExpertsState:
+    ) -> tuple[DNPRExpertsState, NonfiniteInfo]:
         del action
         c = jnp.asarray(costs, jnp.float32)
         bad = jnp.any(~jnp.isfinite(c))
         c = jnp.where(bad, 0.5, jnp.clip(c, 0.0, 1.0))  # a non-finite vector counts as all 1/2 (centred: zero)
         tree_state, released = tree.step(key, state.tree, c - 0.5, t)
-        return state._replace(tree=tree_state, released=released, nonfinite=state.nonfinite + bad.astype(jnp.int32))
-
-    def nonfinite_fn(state: DNPRExpertsState) -> jax.Array:
-        return jnp.asarray(state.nonfinite, jnp.int32)
+        # the cost vector replaced by 1/2, if any (the step's Info: vectors with a NaN / ±inf entry)
+        return state._replace(tree=tree_state, released=released), NonfiniteInfo(bad.astype(jnp.int32))
 
     spec = Spec(private=True, sampler_floor=sampler_floor_of(tree))
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare, theory
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, poison_past_horizon, zero_nonfinite
 from jaxpriv.oco import one_point
 from jaxpriv.sets import ConstraintSet
 
@@ -38,7 +38,6 @@ class FKMState(NamedTuple):
     exploration: jax.Array  # shape=(), β
     learning_rate: jax.Array  # shape=(), η
     shrink: jax.Array  # shape=(), s: the shrunk set is c + s(C - c)
-    nonfinite: jax.Array  # shape=(), int32, loss values that were NaN / ±inf, replaced by zero
 
 
 @declare.learner("fkm", params=FKMParams)
@@ -53,7 +52,7 @@ def fkm(horizon: int, constraint: ConstraintSet) -> Learner:
     Regret: ``theory.fkm_regret_bound``, ``D²/(2η) + (η/2)T(pB/β)² + (3β + ξR_c) L T``,
     ``O(T^{3/4})`` at the defaults (FKM05, Theorem 2), against adaptive adversaries.
 
-    A non-finite loss value is replaced by 0 and counted in ``FKMState.nonfinite``.
+    A non-finite loss value is replaced by 0 and counted in the step's Info (``NonfiniteInfo.nonfinite``).
 
     Args:
       horizon: ``T``, for the default ``β`` and ``η``; declared.
@@ -96,19 +95,21 @@ def fkm(horizon: int, constraint: ConstraintSet) -> Learner:
         eta = jnp.where(jnp.isnan(eta), theory.fkm_learning_rate(horizon, p, bound, diameter, beta), eta)
         y1 = jnp.asarray(constraint.inner_center, jnp.float32)
         u1 = one_point.direction_at(key, jnp.int32(1), constraint)
-        return FKMState(y1, key, u1, beta, eta, one_point.shrink_factor(beta, r), jnp.zeros((), jnp.int32))
+        return FKMState(y1, key, u1, beta, eta, one_point.shrink_factor(beta, r))
 
     def act_fn(key: PRNGKey, state: FKMState, t: jax.Array) -> jax.Array:
         del key
         return poison_past_horizon(state.y + state.exploration * state.direction, t, horizon)
 
-    def update_fn(key: PRNGKey, state: FKMState, action: jax.Array, loss: jax.Array, t: jax.Array) -> FKMState:
+    def update_fn(
+        key: PRNGKey, state: FKMState, action: jax.Array, loss: jax.Array, t: jax.Array
+    ) -> tuple[FKMState, NonfiniteInfo]:
         del key, action
         value, bad = zero_nonfinite(jnp.asarray(loss, jnp.float32))
         g = one_point.one_point_gradient(value, state.direction, state.exploration, p)
         y = one_point.project_shrunk(constraint, state.y - state.learning_rate * g, state.shrink)
         u = one_point.direction_at(state.sphere_key, t + 1, constraint)
-        return state._replace(y=y, direction=u, nonfinite=state.nonfinite + bad)
+        return state._replace(y=y, direction=u), NonfiniteInfo(bad)
 
     spec = Spec(private=False)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

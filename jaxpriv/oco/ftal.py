@@ -9,9 +9,9 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon
+from jaxpriv._base import Learner, NoInfo, PRNGKey, Spec, poison_past_horizon
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, tree_depth
-from jaxpriv.oco._shared import MAX_DEPTH, dyadic_prefix_sum, leader_point, no_nonfinite
+from jaxpriv.oco._shared import MAX_DEPTH, dyadic_prefix_sum, leader_point
 from jaxpriv.sets import ConstraintSet, require_projection
 
 
@@ -80,7 +80,9 @@ def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         del key, t
         return state.w
 
-    def update_fn(key: PRNGKey, state: FTALState, action: jax.Array, grad: jax.Array, t: jax.Array) -> FTALState:
+    def update_fn(
+        key: PRNGKey, state: FTALState, action: jax.Array, grad: jax.Array, t: jax.Array
+    ) -> tuple[FTALState, NoInfo]:
         del key
         # The tree's clipping step with an infinite bound (a multiplication by 1): the same
         # operations as PFTAL's, so compilers contract them identically (bitwise equality).
@@ -89,7 +91,7 @@ def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         total = poison_past_horizon(total, t, horizon)  # the sums' depth covers T steps only
         points, total_w = dyadic_prefix_sum(state.points, jnp.asarray(action, jnp.float32), t)
         w = constraint.project(leader_point(total_w, total, state.strong_convexity, t))
-        return state._replace(w=w, points=points, sums=sums)
+        return state._replace(w=w, points=points, sums=sums), NoInfo()
 
     spec = Spec(private=False)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=no_nonfinite, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

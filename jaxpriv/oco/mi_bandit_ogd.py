@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, declare, theory
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import (
     DyadicSums,
     bandit_clip_bound,
@@ -54,14 +54,11 @@ class MIBanditOGDState(NamedTuple):
     stddev: jax.Array  # shape=(), σ of the encryption layer's Gaussian noise
     clip: jax.Array  # shape=(), p(F/δ + L): the bound ||z_t|| is clipped to
     shrink: jax.Array  # shape=(), s: the shrunk set is c + s(S - c)
-    nonfinite: jax.Array  # shape=(), int32, loss values that were NaN / ±inf, replaced by zero
 
 
 def _require_budget(params: MIBanditOGDParams) -> None:
     """The mutual-information budget is given (``inf`` is the explicit non-private limit), never left unset."""
-    _validate.budget(
-        "mi_bandit_ogd", "gaussian", params, needs=("mutual_information",), guarantee="C-MI private"
-    )
+    _validate.budget("mi_bandit_ogd", "gaussian", params, needs=("mutual_information",), guarantee="C-MI private")
 
 
 @declare.learner("mi_bandit_ogd", params=MIBanditOGDParams)
@@ -89,7 +86,7 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
     replaces ``d(F/δ + L)`` as the channel's amplitude); ``σ`` is set from ``C`` in
     ``init`` (``mechanisms.bandit_mutual_information_to_stddev``). A per-round,
     per-user information bound, not differential privacy. A non-finite loss
-    value is replaced by 0 (``z_t = 0``) and counted in ``nonfinite``.
+    value is replaced by 0 (``z_t = 0``) and counted in the step's Info (``NonfiniteInfo``).
 
     Regret (Theorem 4): ``B²/(2η) + (η/2)T(p²(F/δ + L)² + dσ²) + 3TLδ`` plus the
     shrinking cost, ``O(T^{3/4})`` at ``δ ∝ T^{-1/4}``, ``η ∝ T^{-3/4}`` (the defaults);
@@ -162,16 +159,17 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
         w1 = jnp.asarray(constraint.inner_center, jnp.float32)
         theta = jnp.zeros((dim,), jnp.float32)
         shrink = one_point.shrink_factor(delta, r)
-        zero = jnp.zeros((), jnp.int32)
         e1 = one_point.direction_at(key, jnp.int32(1), constraint)
         sums = dyadic_init(depth, dim)
-        return MIBanditOGDState(w1, key, e1, theta, sums, delta, eta, stddev, clip, shrink, zero)
+        return MIBanditOGDState(w1, key, e1, theta, sums, delta, eta, stddev, clip, shrink)
 
     def act_fn(key: PRNGKey, state: MIBanditOGDState, t: jax.Array) -> jax.Array:
         del key
         return poison_past_horizon(state.w + state.exploration * state.direction, t, horizon)
 
-    def update_fn(key: PRNGKey, state: MIBanditOGDState, action: jax.Array, loss: jax.Array, t: jax.Array):
+    def update_fn(
+        key: PRNGKey, state: MIBanditOGDState, action: jax.Array, loss: jax.Array, t: jax.Array
+    ) -> tuple[MIBanditOGDState, NonfiniteInfo]:
         del action
         value, bad = zero_nonfinite(jnp.asarray(loss, jnp.float32))
         z = one_point.one_point_gradient(value, state.direction, state.exploration, p)
@@ -181,7 +179,7 @@ def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
         theta = -poison_past_horizon(total, t, horizon)
         w = one_point.project_shrunk(constraint, state.learning_rate * theta, state.shrink)
         e = one_point.direction_at(state.sphere_key, t + 1, constraint)
-        return state._replace(w=w, direction=e, theta=theta, sums=sums, nonfinite=state.nonfinite + bad)
+        return state._replace(w=w, direction=e, theta=theta, sums=sums), NonfiniteInfo(bad)
 
     spec = Spec(private=True)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

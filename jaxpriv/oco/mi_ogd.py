@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, declare, theory
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, dyadic_step, mutual_information_to_stddev, tree_depth
 from jaxpriv.oco import _floor
 from jaxpriv.oco._shared import MAX_DEPTH
@@ -41,14 +41,11 @@ class MIOGDState(NamedTuple):
     stddev: jax.Array  # shape=(), σ of the encryption layer's Gaussian noise
     lipschitz: jax.Array  # shape=(), the clipping bound L
     sums: DyadicSums  # exact dyadic sums of the noisy gradients: θ_t = -sum (float32-accurate for long T)
-    nonfinite: jax.Array  # shape=(), int32, gradients with a NaN / ±inf entry, replaced by zero
 
 
 def _require_budget(params: MIOGDParams) -> None:
     """The mutual-information budget is given (``inf`` is the explicit non-private limit), never left unset."""
-    _validate.budget(
-        "mi_ogd", "gaussian", params, needs=("mutual_information",), guarantee="C-MI private"
-    )
+    _validate.budget("mi_ogd", "gaussian", params, needs=("mutual_information",), guarantee="C-MI private")
 
 
 def mi_ogd_bound(params: MIOGDParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
@@ -76,7 +73,7 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     ``init`` (``jaxpriv.mechanisms.mutual_information_to_stddev``). This is a
     per-round, per-user information bound, not differential privacy. A
     gradient with a NaN / ±inf entry is replaced by zero (inside the clipping
-    bound) and counted in ``MIOGDState.nonfinite``.
+    bound) and counted in the step's Info (``NonfiniteInfo.nonfinite``).
 
     Regret (Theorem 2): ``E[Regret] <= B²/(2η) + (η/2) T (L² + d σ²)`` with
     ``B = max_{w∈S} ||w||_2``; ``B sqrt((L² + dσ²) T)`` at the default
@@ -133,14 +130,15 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         if horizon is not None:
             eta = jnp.where(jnp.isnan(eta), theory.mi_ogd_learning_rate(horizon, dim, lip, radius, stddev), eta)
         theta = jnp.zeros((dim,), jnp.float32)
-        zero = jnp.zeros((), jnp.int32)
-        return MIOGDState(constraint.project(theta), theta, eta, stddev, lip, dyadic_init(depth, dim), zero)
+        return MIOGDState(constraint.project(theta), theta, eta, stddev, lip, dyadic_init(depth, dim))
 
     def act_fn(key: PRNGKey, state: MIOGDState, t: jax.Array) -> jax.Array:
         del key, t
         return state.w
 
-    def update_fn(key: PRNGKey, state: MIOGDState, action: jax.Array, grad: jax.Array, t: jax.Array) -> MIOGDState:
+    def update_fn(
+        key: PRNGKey, state: MIOGDState, action: jax.Array, grad: jax.Array, t: jax.Array
+    ) -> tuple[MIOGDState, NonfiniteInfo]:
         del action
         z, bad = zero_nonfinite(jnp.asarray(grad, jnp.float32))
         z = clip_l2(z, state.lipschitz)
@@ -148,7 +146,7 @@ def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
         sums, total = dyadic_step(state.sums, noisy, t)
         theta = -poison_past_horizon(total, t, horizon)
         w = constraint.project(state.learning_rate * theta)
-        return state._replace(w=w, theta=theta, sums=sums, nonfinite=state.nonfinite + bad)
+        return state._replace(w=w, theta=theta, sums=sums), NonfiniteInfo(bad)
 
     spec = Spec(private=True)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

@@ -9,8 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare, theory
-from jaxpriv._base import Learner, PRNGKey, Spec
-from jaxpriv.oco._shared import no_nonfinite
+from jaxpriv._base import Learner, NoInfo, PRNGKey, Spec
 from jaxpriv.sets import ConstraintSet
 
 SCHEDULES = ("strongly_convex", "sqrt")
@@ -70,7 +69,9 @@ def ogd(constraint: ConstraintSet, schedule: str = "strongly_convex") -> Learner
         del key, t
         return state.w
 
-    def update_fn(key: PRNGKey, state: OGDState, action: jax.Array, grad: jax.Array, t: jax.Array) -> OGDState:
+    def update_fn(
+        key: PRNGKey, state: OGDState, action: jax.Array, grad: jax.Array, t: jax.Array
+    ) -> tuple[OGDState, NoInfo]:
         del key
         tf = jnp.asarray(t, jnp.float32)
         if schedule == "strongly_convex":
@@ -78,7 +79,7 @@ def ogd(constraint: ConstraintSet, schedule: str = "strongly_convex") -> Learner
         else:
             eta = diameter / (state.lipschitz * jnp.sqrt(tf))
         w = constraint.project(jnp.asarray(action, jnp.float32) - eta * jnp.asarray(grad, jnp.float32))
-        return state._replace(w=w)
+        return state._replace(w=w), NoInfo()
 
     spec = Spec(private=False)
-    return Learner(init_fn, act_fn, update_fn, check, nonfinite=no_nonfinite, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, spec=spec, returns_info=True)

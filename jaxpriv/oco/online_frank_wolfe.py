@@ -9,9 +9,9 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, PRNGKey, Spec, poison_past_horizon
+from jaxpriv._base import Learner, NoInfo, PRNGKey, Spec, poison_past_horizon
 from jaxpriv.mechanisms import DyadicSums, clip_l2, dyadic_init, tree_depth
-from jaxpriv.oco._shared import MAX_DEPTH, WDPParams, dyadic_prefix_sum, no_nonfinite, start_point
+from jaxpriv.oco._shared import MAX_DEPTH, WDPParams, dyadic_prefix_sum, start_point
 from jaxpriv.oco.wdp_cocol import WDPCOCOLState, local_oracle_learner
 from jaxpriv.sets import ConstraintSet
 
@@ -76,7 +76,9 @@ def online_frank_wolfe(constraint: ConstraintSet, horizon: int | None = None) ->
         del key, t
         return state.x
 
-    def update_fn(key: PRNGKey, state: OFWState, action: jax.Array, grad: jax.Array, t: jax.Array) -> OFWState:
+    def update_fn(
+        key: PRNGKey, state: OFWState, action: jax.Array, grad: jax.Array, t: jax.Array
+    ) -> tuple[OFWState, NoInfo]:
         del key, action
         grad = clip_l2(jnp.asarray(grad, jnp.float32), jnp.float32(jnp.inf))
         grads, total_g = dyadic_prefix_sum(state.grads, grad, t)
@@ -89,10 +91,10 @@ def online_frank_wolfe(constraint: ConstraintSet, horizon: int | None = None) ->
         step = v - x
         sq = jnp.sum(step * step)
         sigma = jnp.clip(-jnp.sum(direction * step) / jnp.maximum(mu * tf * sq, jnp.finfo(jnp.float32).tiny), 0.0, 1.0)
-        return state._replace(x=x + sigma * step, points=points, grads=grads)
+        return state._replace(x=x + sigma * step, points=points, grads=grads), NoInfo()
 
     spec = Spec(private=False)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=no_nonfinite, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)
 
 
 class GarberHazanParams(NamedTuple):

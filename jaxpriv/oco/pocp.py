@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, declare, theory
-from jaxpriv._base import Learner, PRNGKey, Spec, nonfinite_field, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, poison_past_horizon, zero_nonfinite
 from jaxpriv.mechanisms import analytic_gaussian_sigma, clip_l2
 from jaxpriv.mechanisms._accounting import _gdp_lower
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, pocp_sampler_floor
@@ -53,7 +53,6 @@ class POCPState(NamedTuple):
     scale: jax.Array  # shape=(), c · 2L/H: σ_t = scale / t
     strong_convexity: jax.Array  # shape=(), H
     lipschitz: jax.Array  # shape=(), the clipping bound L
-    nonfinite: jax.Array  # shape=(), int32, gradients with a NaN / ±inf entry, replaced by zero
 
 
 def _require_budget(params: POCPParams) -> None:
@@ -102,7 +101,7 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
     mechanism with ``μ = sqrt(T - 1)/c`` (Dong, Roth & Su 2022, Cor. 3.3), and ``c`` is set by the
     analytic Gaussian mechanism (Balle & Wang 2018, Thm. 8) so that ``μ`` is (ε, δ)-DP: the same
     guarantee with less noise (``theory.pocp_noise_multiplier``). Gradients are clipped to ``L`` and a
-    gradient with a NaN / ±inf entry is replaced by zero and counted (``POCPState.nonfinite``), so the
+    gradient with a NaN / ±inf entry is replaced by zero and counted (``NonfiniteInfo.nonfinite``), so the
     guarantee holds whatever the environment feeds back. The float32 normal sampler's bounded support
     (``|N| <= 6.45``) costs a δ floor: a neighbour shifts each of the ``T - 1`` releases by ``1/c`` unit
     normals, and a release within ``1/c`` of the support's end is one the neighbour cannot produce, so
@@ -189,13 +188,15 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
         h = jnp.asarray(params.strong_convexity, jnp.float32)
         scale = theory.pocp_noise_multiplier(horizon, params.epsilon, params.delta) * theory.pocp_sensitivity(lip, h)
         x1 = constraint.project(jnp.zeros(dim, jnp.float32))
-        return POCPState(x1, x1, scale, h, lip, jnp.zeros((), jnp.int32))  # x̂_1 reads no data: played exactly
+        return POCPState(x1, x1, scale, h, lip)  # x̂_1 reads no data: played exactly
 
     def act_fn(key: PRNGKey, state: POCPState, t: jax.Array) -> jax.Array:
         del key, t
         return constraint.project(state.release)
 
-    def update_fn(key: PRNGKey, state: POCPState, action: jax.Array, grad: jax.Array, t: jax.Array) -> POCPState:
+    def update_fn(
+        key: PRNGKey, state: POCPState, action: jax.Array, grad: jax.Array, t: jax.Array
+    ) -> tuple[POCPState, NonfiniteInfo]:
         g, bad = zero_nonfinite(jnp.asarray(grad, jnp.float32))
         g = clip_l2(g, state.lipschitz)
         tf = jnp.asarray(t, jnp.float32)
@@ -203,7 +204,7 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
         x = constraint.project(state.x + (target - state.x) / (tf + 1.0))
         sigma = state.scale / (tf + 1.0)  # the release at step t + 1
         release = poison_past_horizon(x + sigma * _rng.normal(key, (dim,), jnp.float32), t + 1, horizon)
-        return state._replace(x=x, release=release, nonfinite=state.nonfinite + bad)
+        return state._replace(x=x, release=release), NonfiniteInfo(bad)
 
     spec = Spec(private=True, sampler_floor=sampler_floor)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_field, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, PRNGKey, Spec
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec
 from jaxpriv.mechanisms import TreeParams, analytic_gaussian_stddev, binary_tree, tree_depth
 from jaxpriv.sets import ConstraintSet
 
@@ -51,7 +51,6 @@ class PQFTLState(NamedTuple):
       cross: shape=[d], ``b̃_t``, the tree's last release of ``Σ y x``.
       shift: shape=(), ``λ = λ₀ + 2Υ`` (``pqftl_shift``).
       floor: shape=(), ``λ₀/2``, the least eigenvalue the solve uses.
-      nonfinite: shape=(), int32, examples with a NaN / ±inf entry, replaced by zero.
     """
 
     tree: Any
@@ -59,7 +58,6 @@ class PQFTLState(NamedTuple):
     cross: jax.Array
     shift: jax.Array
     floor: jax.Array
-    nonfinite: jax.Array
 
 
 def pqftl_node_stddev(epsilon: ArrayLike, delta: ArrayLike, horizon: int) -> jax.Array:
@@ -149,14 +147,15 @@ def pqftl(horizon: int, constraint: ConstraintSet) -> Learner:
             cross=jnp.zeros((dim,), jnp.float32),
             shift=pqftl_shift(sigma, params.regularization, horizon, dim),
             floor=0.5 * jnp.asarray(params.regularization, jnp.float32),
-            nonfinite=jnp.zeros((), jnp.int32),
         )
 
     def act_fn(key: PRNGKey, state: PQFTLState, t: jax.Array) -> jax.Array:
         del key, t
         return state.w
 
-    def update_fn(key: PRNGKey, state: PQFTLState, action: jax.Array, feedback: Any, t: jax.Array) -> PQFTLState:
+    def update_fn(
+        key: PRNGKey, state: PQFTLState, action: jax.Array, feedback: Any, t: jax.Array
+    ) -> tuple[PQFTLState, NonfiniteInfo]:
         del action
         x = jnp.asarray(feedback.x, jnp.float32)
         y = jnp.asarray(feedback.y, jnp.float32)
@@ -169,12 +168,11 @@ def pqftl(horizon: int, constraint: ConstraintSet) -> Learner:
         m = 0.5 * (a + a.T) + state.shift * jnp.eye(dim, dtype=jnp.float32)
         lam, q = jnp.linalg.eigh(m)
         w = q @ ((q.T @ release[dim * dim :]) / jnp.maximum(lam, state.floor))
-        nonfinite = state.nonfinite + bad.astype(jnp.int32)
         cross = release[dim * dim :]
-        return state._replace(tree=tree_state, w=constraint.project(w), cross=cross, nonfinite=nonfinite)
-
-    def nonfinite_fn(state: PQFTLState) -> jax.Array:
-        return jnp.asarray(state.nonfinite, jnp.int32)
+        # the example replaced by zero, if any (the step's Info: examples with a NaN / ±inf entry)
+        return state._replace(tree=tree_state, w=constraint.project(w), cross=cross), NonfiniteInfo(
+            bad.astype(jnp.int32)
+        )
 
     spec = Spec(private=True)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

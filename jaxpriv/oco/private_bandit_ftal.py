@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args
+from jaxpriv._base import Learner, Mechanism, NonfiniteInfo, PRNGKey, Spec, mechanism_step_count, spec_of, static_args
 from jaxpriv.mechanisms import NoiseFamily, TreeParams, noise_family, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
@@ -80,7 +80,8 @@ def private_bandit_ftal(
     (Appendix B.1). The direction ``u_t`` is visible in the played point; the
     sensitivity bound holds for every direction, so the guarantee holds
     conditionally on the directions. A non-finite loss value is replaced by 0
-    (an estimate of 0, inside the clip) and counted in ``nonfinite``.
+    (an estimate of 0, inside the clip) and counted in the step's Info
+    (``NonfiniteInfo``), with the estimates the tree zeroed.
 
     Regret (Theorem 6; Theorem 17 for ``"general_convex"``): ``Õ(pT^{2/3}χ)``
     (oblivious preset, oblivious adversary), ``Õ(pT^{3/4}χ)`` (adaptive); with the
@@ -165,18 +166,18 @@ def private_bandit_ftal(
         del key
         return played_point(state, constraint, t, horizon)
 
-    def update_fn(key: PRNGKey, state: BanditFTALState, action: jax.Array, loss: jax.Array, t: jax.Array):
+    def update_fn(
+        key: PRNGKey, state: BanditFTALState, action: jax.Array, loss: jax.Array, t: jax.Array
+    ) -> tuple[BanditFTALState, NonfiniteInfo]:
         del action  # the played point is w†_t + βu_t, u_t kept in the state
         g, bad = estimate(state, constraint, loss, t)
-        tree_state, v = tree.step(key, state.sums, g, t)  # zeroes a non-finite input, clips, adds the node noise
-        return next_state(state, constraint, tree_state, v, t, bad)
-
-    def nonfinite_fn(state: BanditFTALState) -> jax.Array:
-        # Its own counter (non-finite loss values) plus the one-point estimates the tree zeroed.
-        return jnp.sum(state.nonfinite, dtype=jnp.int32) + nonfinite_inputs(tree, state.sums)
+        # the tree zeroes a non-finite input (counted: tree_bad), clips, adds the node noise
+        tree_state, v, tree_bad = mechanism_step_count(tree, key, state.sums, g, t)
+        # its own count (a non-finite loss value) plus the one-point estimate the tree zeroed
+        return next_state(state, constraint, tree_state, v, t), NonfiniteInfo(bad + tree_bad)
 
     private = spec_of(tree).private is not False
     static = static_args(noise=noise, mechanism=tree)  # the family and tree that run (not None)
     floor = sampler_floor_of(tree)
     spec = Spec(private=private, static=static, sampler_floor=floor)
-    return Learner(init_fn, act_fn, update_fn, check, horizon, nonfinite=nonfinite_fn, spec=spec)
+    return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

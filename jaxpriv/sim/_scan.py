@@ -160,9 +160,11 @@ class Carry(NamedTuple):
     env_state: Any
     agent: Any
     sums: tuple[Any, Any]  # Kahan-compensated sums of (loss, regret, stats): (total, compensation), jaxpriv._kahan
-    rows: jax.Array  # [m + 1, 4]: the CheckpointRows at the checkpoints, filled in as the run passes them
+    rows: jax.Array  # [m + 1, 4 (+ the Info's columns, _packs)]: the CheckpointRows at the checkpoints, filled in
     bad_steps: jax.Array  # int32: steps with a non-finite loss / regret / stats
-    info: Any  # None, or (the learner's Info folded so far, its [m + 1, size] rows per field): _fold_info
+    # None, or (the learner's Info folded so far,) with its columns packed in ``rows`` (_packs), or
+    # (the fold, its [m + 1, size] rows per field) for an Info with a field not 4 bytes wide
+    info: Any
     k_steps: jax.Array  # the key the per-step keys are folded from
 
 
@@ -188,6 +190,34 @@ def _transition(
     return agent, env_state, action, feedback, info, learner_info
 
 
+def _packs(info: Any) -> bool:
+    """Whether an Info's fields all travel as float32 columns of the checkpoint rows (each 4 bytes wide: bitcast).
+
+    Then a step writes one row (the regret's and the Info's together) and the carry holds no other buffer: the
+    step costs what it did before the Info (one ``dynamic-update-slice``, the same bytes per seed-step).
+    """
+    return all(jnp.dtype(s.dtype).itemsize == 4 for s in info)
+
+
+def _info_columns(acc: Any) -> jax.Array:
+    """The folded Info as float32 columns: each field flattened and bitcast (``_packs``)."""
+    return jnp.concatenate(
+        [jax.lax.bitcast_convert_type(jnp.asarray(a).reshape(-1), jnp.float32) for a in acc]
+        or [jnp.zeros((0,), jnp.float32)]
+    )
+
+
+def _info_of_columns(acc: Any, columns: jax.Array) -> Any:
+    """The Info's checkpoint values from its packed columns ``[m, size]`` (``_info_columns`` read back)."""
+    out, start = [], 0
+    for a in acc:
+        size = int(np.prod(a.shape))
+        block = jax.lax.bitcast_convert_type(columns[:, start : start + size], a.dtype)
+        out.append(block.reshape(columns.shape[0], *a.shape))
+        start += size
+    return type(acc)(*out)
+
+
 def _init_carry(learner: Learner, env: Env, checkpoints: tuple[int, ...], key: PRNGKey, params: SimParams) -> Carry:
     env_state, agent, k_steps = _start(learner, env, key, params)
     # Shapes of the per-step stats, to start their sums at zero (eval_shape: the key's value is not read).
@@ -195,12 +225,17 @@ def _init_carry(learner: Learner, env: Env, checkpoints: tuple[int, ...], key: P
     _, fb0, info0 = jax.eval_shape(env.step, k_steps, env_state, a0, jnp.int32(1))
     zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, jnp.float32), (info0.loss, info0.regret, info0.stats))
     sums = tuple(kahan_init(zeros))  # a plain (total, compensation) pair: the scan's carry keeps one structure
-    rows = jnp.zeros((len(checkpoints) + 1, len(CheckpointRows._fields)), jnp.float32)
+    width = len(CheckpointRows._fields)
     learner_info = None
     if learner.returns_info:  # the Info's shapes, to start its fold at each reduction's identity
         shapes = jax.eval_shape(partial(update_with_info, learner), k_steps, agent, a0, fb0, jnp.int32(1))[1]
-        info_rows = [jnp.zeros((len(checkpoints) + 1, int(np.prod(s.shape))), s.dtype) for s in shapes]
-        learner_info = (info_start(shapes), type(shapes)(*info_rows))
+        if _packs(shapes):  # its columns ride in the checkpoint rows
+            width += sum(int(np.prod(s.shape)) for s in shapes)
+            learner_info = (info_start(shapes),)
+        else:
+            info_rows = [jnp.zeros((len(checkpoints) + 1, int(np.prod(s.shape))), s.dtype) for s in shapes]
+            learner_info = (info_start(shapes), type(shapes)(*info_rows))
+    rows = jnp.zeros((len(checkpoints) + 1, width), jnp.float32)
     return Carry(env_state, agent, sums, rows, jnp.zeros((), jnp.int32), learner_info, k_steps)
 
 
@@ -260,6 +295,11 @@ def _step(
     step_vals = jax.tree.map(lambda v: jnp.where(finite, v, 0.0), step_vals)  # a bad step leaves every sum
     bad_steps = bad_steps + (~finite).astype(jnp.int32)
     sums = tuple(kahan_add(sums, step_vals))
+    packed = None  # the learner's Info, folded: its columns go in the checkpoint row (_packs)
+    if learner_info is not None:
+        folded = (fold_info(folded[0], learner_info), *folded[1:])
+        if len(folded) == 1:
+            packed = _info_columns(folded[0])
     # The checkpoint row, in one of three forms (_checkpoint_form): all at every step and branch-free,
     # all under the step's one conditional at the checkpoints, or (a CPU) only the comparator under it.
     # At every step, the row goes in place to the slot of the next checkpoint (its last write is at the
@@ -278,7 +318,8 @@ def _step(
             best, gap = compare() if best_gap is None else best_gap
             # relative: both relative to the env's reference point (no cancellation)
             regret = regret - best if env.relative else loss - best
-        return jnp.stack([jnp.asarray(v, jnp.float32) for v in (regret, loss, loss - regret, gap)])
+        row = jnp.stack([jnp.asarray(v, jnp.float32) for v in (regret, loss, loss - regret, gap)])
+        return row if packed is None else jnp.concatenate([row, packed])
 
     at_checkpoint = ckpts[slot] == t
     every_step = jnp.where(t <= ckpts[slot], slot, m)
@@ -290,10 +331,9 @@ def _step(
     else:  # comparator_under_cond
         best_gap = jax.lax.cond(at_checkpoint, compare, lambda: (zero, zero))
         rows = set_row(rows, record(best_gap), every_step)
-    if learner_info is not None:  # the learner's Info, folded; written like the rows to the next checkpoint's slot
-        acc = fold_info(folded[0], learner_info)
-        info_rows = type(acc)(*(set_row(r, a.reshape(-1), every_step) for r, a in zip(folded[1], acc, strict=True)))
-        folded = (acc, info_rows)
+    if len(folded or ()) == 2:  # an Info not packed: its own rows, written like the rows to the next checkpoint's slot
+        acc = folded[0]
+        folded = (acc, type(acc)(*(set_row(r, a.reshape(-1), every_step) for r, a in zip(folded[1], acc, strict=True))))
     return Carry(env_state, agent, sums, rows, bad_steps, folded, k_steps)
 
 
@@ -334,8 +374,12 @@ def _outputs(learner: Learner, env: Env, carry: Carry) -> tuple[Any, ...]:
     if carry.info is None:
         nonfinite = nonfinite_inputs(learner, carry.agent)
     else:
-        acc, info_rows = carry.info
-        info = type(acc)(*(r[:-1].reshape(r.shape[0] - 1, *a.shape) for r, a in zip(info_rows, acc, strict=True)))
+        acc = carry.info[0]
+        if len(carry.info) == 1:  # packed in the checkpoint rows, after their four columns
+            info = _info_of_columns(acc, carry.rows[:-1, len(CheckpointRows._fields) :])
+        else:
+            rows_of = zip(carry.info[1], acc, strict=True)
+            info = type(acc)(*(r[:-1].reshape(r.shape[0] - 1, *a.shape) for r, a in rows_of))
         nonfinite = jnp.asarray(getattr(acc, "nonfinite", 0), jnp.int32)
     return rows.regret, rows.loss, rows.best, gap, nonfinite, carry.bad_steps, info
 
@@ -521,9 +565,12 @@ def default_record(
 def _rollout(learner: Learner, env: Env, horizon: int, record: Callable[..., Any], key: PRNGKey, params: SimParams):
     env_state, agent, k_steps = _start(learner, env, key, params)
 
+    with_info = _takes(record, 7) is True  # a record of 7 arguments also receives the learner's Info
+
     def body(state, t):
         agent, env_state, action, feedback, info, learner_info = _transition(learner, env, k_steps, *state, t)
-        return (agent, env_state), (record(t, action, feedback, info, agent, env_state), learner_info)
+        args = (t, action, feedback, info, agent, env_state) + ((learner_info,) if with_info else ())
+        return (agent, env_state), (record(*args), learner_info)
 
     ts = jnp.arange(1, horizon + 1, dtype=jnp.int32)
     (agent, env_state), (records, learner_info) = jax.lax.scan(body, (agent, env_state), ts)
@@ -568,11 +615,16 @@ def rollout(
       record: ``record(t, action, feedback, info, learner_state, env_state) -> pytree``, called at
         every step ``t`` (an int32, 1-based) with the step's action, feedback and ``EnvInfo``, and the
         learner's and environment's states after the step; its outputs are stacked over the
-        ``T`` steps. Default ``default_record``: a ``StepRecord(action, loss, regret, feedback)``. Pass
-        the same function object on every call: it is part of the compiled function's identity.
+        ``T`` steps. A ``record`` that can take a seventh positional argument,
+        ``record(t, action, feedback, info, learner_state, env_state, learner_info)``, also receives
+        the step's learner Info (what ``update`` returned beside the state: ``NonfiniteInfo``, a
+        learner's own Info class, ``NoInfo()``; ``None`` for a learner in the older form, whose
+        ``update`` returns the state alone); one of six arguments is called as before. Default
+        ``default_record``: a ``StepRecord(action, loss, regret, feedback)``. Pass the same function
+        object on every call: it is part of the compiled function's identity.
 
     Returns:
-      A ``Rollout(learner_state, env_state, records)``.
+      A ``Rollout(learner_state, env_state, records, info)`` (``info``: the learner's Info at every step).
 
     Raises:
       ValueError: what ``run`` refuses before compiling (a bad key, horizon or params; components
@@ -596,9 +648,10 @@ def rollout(
         raise ValueError(
             f"record must be a function (t, action, feedback, info, learner_state, env_state), got {record!r}"
         )
-    if _takes(record, 6) is False:
+    if _takes(record, 6) is False and _takes(record, 7) is False:
         raise ValueError(
-            f"record must take 6 arguments (t, action, feedback, info, learner_state, env_state): {record!r} cannot"
+            f"record must take 6 arguments (t, action, feedback, info, learner_state, env_state), or 7 with the "
+            f"learner's Info last (..., learner_info): {record!r} cannot"
         )
     params, _, _ = _prepare(learner, env, params, allow_grid=False, horizon=horizon)
     return _rollout_jit(learner, env, horizon, record, key, params)

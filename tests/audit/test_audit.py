@@ -335,7 +335,7 @@ def _adac_ucb_noise_scaling(scale):
     )
 
     def update(key, state, action, reward, t):
-        new = base.update(key, state, action, reward, t)  # the non-private skeleton ignores the key
+        new = base.update(key, state, action, reward, t)[0]  # the non-private skeleton ignores the key
         onehot = jnp.arange(2) == action
         closed = (new.played == new.length) & onehot
         pulls = jnp.sum(jnp.where(onehot, new.counts, 0))
@@ -356,7 +356,7 @@ def test_adac_ucb_schedule_puts_the_canary_in_an_episode_of_two_rewards():
     state = learner.init(None, AdaCUCBParams(rho=jnp.inf))
     for t, arm in enumerate(queries.tolist(), start=1):
         reward = 1.0 if arm == 1 or t == canary_round else 0.0
-        state = learner.update(jax.random.key(t), state, arm, reward, t)
+        state = learner.update(jax.random.key(t), state, arm, reward, t)[0]
     assert state.means.tolist() == [0.5, 1.0] and state.lengths.tolist() == [2, 8] and state.counts.tolist() == [4, 16]
     with pytest.raises(ValueError, match="pull must be"):
         A.adac_ucb_schedule(1)

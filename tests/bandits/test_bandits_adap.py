@@ -53,7 +53,7 @@ def test_released_mean_has_the_calibrated_laplace_noise(factory, params_cls, eps
     learner = factory(2)
     state = closing_state(learner, params_cls(epsilon=epsilon), [7, 1], 4, 3, 2.0)
     keys = jax.random.split(jax.random.key(1), 20_000)
-    update = jax.vmap(learner.update, in_axes=(0, None, None, None, None))
+    update = jax.vmap(lambda *a: learner.update(*a)[0], in_axes=(0, None, None, None, None))
     out = update(keys, state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))
     released = np.asarray(out.means[:, 0], np.float64)
     assert np.all(np.asarray(out.lengths[:, 0]) == 4)
@@ -80,7 +80,7 @@ def test_initial_pull_noise_and_the_half_count_convention():
     for init_count, n in (("samples", 1.0), ("half", 0.5)):
         learner = adap_ucb(2, init_count=init_count)
         state = learner.init(jax.random.key(0), AdaPUCBParams(epsilon=epsilon))
-        out = jax.vmap(learner.update, in_axes=(0, None, None, None, None))(
+        out = jax.vmap(lambda *a, up=learner.update: up(*a)[0], in_axes=(0, None, None, None, None))(
             keys, state, jnp.int32(0), jnp.float32(1.0), jnp.int32(1)
         )
         released = np.asarray(out.means[:, 0])
@@ -93,12 +93,12 @@ def test_infinite_epsilon_releases_the_exact_mean_and_noise_is_drawn_once_per_ep
     for factory, params_cls in POLICIES:
         learner = factory(2)
         state = closing_state(learner, params_cls(epsilon=jnp.inf), [7, 1], 4, 3, 2.0)
-        out = learner.update(jax.random.key(3), state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))
+        out = learner.update(jax.random.key(3), state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))[0]
         assert float(out.means[0]) == 0.75
         # Mid-episode updates leave the released statistics unchanged (no redraw).
         state = closing_state(learner, params_cls(epsilon=0.1), [7, 1], 4, 1, 1.0)
         state = state._replace(means=jnp.array([0.3, 0.6], jnp.float32))
-        out = learner.update(jax.random.key(4), state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))
+        out = learner.update(jax.random.key(4), state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))[0]
         np.testing.assert_array_equal(np.asarray(out.means), np.asarray(state.means))
 
 
@@ -108,7 +108,7 @@ def test_rewards_are_clipped_to_the_unit_interval():
         learner = factory(2)
         state = learner.init(jax.random.key(0), params_cls(epsilon=jnp.inf))
         for reward, expect in ((5.0, 1.0), (-3.0, 0.0), (jnp.nan, 0.0)):
-            out = learner.update(jax.random.key(1), state, jnp.int32(0), jnp.float32(reward), jnp.int32(1))
+            out = learner.update(jax.random.key(1), state, jnp.int32(0), jnp.float32(reward), jnp.int32(1))[0]
             assert float(out.means[0]) == expect
 
 
@@ -225,7 +225,7 @@ def test_decisions_match_the_papers_pseudo_code(factory, index, epsilon):
     table = table.astype(np.float64)
     learner = factory(num_arms, tie_break="first")
     params_cls = AdaPUCBParams if factory is adap_ucb else AdaPKLUCBParams
-    act, update = jax.jit(learner.act), jax.jit(learner.update)
+    act, update = jax.jit(learner.act), jax.jit(lambda *a: learner.update(*a)[0])
     state = learner.init(jax.random.key(0), params_cls(epsilon=epsilon, alpha=alpha))
     key, actions, released = jax.random.key(7), [], []
     for t in range(1, T + 1):
@@ -388,7 +388,9 @@ def test_state_is_the_episodic_state_with_fixed_dtypes():
         assert isinstance(state, EpisodicUCBState)
         assert float(state.unit_stddev) == 1.0 and float(state.beta) == pytest.approx(3.1)
         with jax.enable_x64(True):
-            s1 = jax.jit(learner.update)(jax.random.key(1), state, jnp.int32(0), np.float64(1.0), jnp.int32(1))
+            s1 = jax.jit(lambda *a, up=learner.update: up(*a)[0])(
+                jax.random.key(1), state, jnp.int32(0), np.float64(1.0), jnp.int32(1)
+            )
         assert jax.tree.map(lambda x: x.dtype, s1) == jax.tree.map(lambda x: x.dtype, state)
 
 

@@ -59,7 +59,7 @@ def _scan_on_table(learner, params, table, key):
     def body(state, t):
         k_act, _, k_upd = split_step_key(key, t)
         action = learner.act(k_act, state, t)
-        state = learner.update(k_upd, state, action, table[t - 1, action], t)
+        state = learner.update(k_upd, state, action, table[t - 1, action], t)[0]
         return state, action
 
     T = table.shape[0]
@@ -146,7 +146,7 @@ def _released_batch(learner, params, table, keys):
         def body(state, t):
             k_act, _, k_upd = split_step_key(key, t)
             action = learner.act(k_act, state, t)
-            return learner.update(k_upd, state, action, table[t - 1, action], t), None
+            return learner.update(k_upd, state, action, table[t - 1, action], t)[0], None
 
         state, _ = jax.lax.scan(body, learner.init(key, params), jnp.arange(1, T + 1, dtype=jnp.int32))
         return state.released, state.epochs

@@ -49,7 +49,7 @@ def _stream(learner, params, key, mu, horizon=T, action=0):
     rewards = (jax.random.uniform(k_r, (horizon,)) < mu).astype(jnp.float32)
 
     def body(state, t):
-        state = learner.update(jax.random.fold_in(k_u, t), state, jnp.int32(action), rewards[t - 1], t)
+        state = learner.update(jax.random.fold_in(k_u, t), state, jnp.int32(action), rewards[t - 1], t)[0]
         return state, (state.sums[action], state.counts[action], rewards[t - 1])
 
     return jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))
@@ -107,7 +107,7 @@ def test_ldp_rewards_carry_laplace_noise_of_scale_one_over_epsilon():
     learner = ldp_ucb(2)
     state = learner.init(jax.random.key(0), LDPUCBParams(epsilon=eps))
     keys = jax.random.split(jax.random.key(1), 20_000)
-    upd = jax.jit(jax.vmap(learner.update, in_axes=(0, None, None, None, None)))
+    upd = jax.jit(jax.vmap(lambda *a: learner.update(*a)[0], in_axes=(0, None, None, None, None)))
     for reward, clipped in ((0.3, 0.3), (1.7, 1.0), (-2.0, 0.0)):
         out = upd(keys, state, jnp.int32(1), jnp.float32(reward), jnp.int32(1))
         x = np.asarray(out.sums[:, 1], np.float64)
@@ -119,7 +119,7 @@ def test_ldp_rewards_carry_laplace_noise_of_scale_one_over_epsilon():
         assert abs(v - 0.64 * 2 / eps**2) > 5 * vse  # a 20% smaller scale is detected
     # infinite budget: the reward itself
     state = learner.init(jax.random.key(0), LDPUCBParams(epsilon=jnp.inf))
-    out = learner.update(jax.random.key(2), state, jnp.int32(0), jnp.float32(0.25), jnp.int32(1))
+    out = learner.update(jax.random.key(2), state, jnp.int32(0), jnp.float32(0.25), jnp.int32(1))[0]
     assert float(out.sums[0]) == 0.25
 
 
@@ -214,7 +214,7 @@ def _trajectory(learner, params, table_rewards, key):
     def body(state, t):
         k_act, k_upd = jax.random.split(jax.random.fold_in(key, t))
         a = learner.act(k_act, state, t)
-        state = learner.update(k_upd, state, a, table_rewards[t - 1, a], t)
+        state = learner.update(k_upd, state, a, table_rewards[t - 1, a], t)[0]
         return state, a
 
     return jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))[1]
@@ -268,7 +268,7 @@ def test_gaussian_mechanism_index_uses_its_own_variance():
     indices = {}
     for name, (learner, mech) in learners.items():
         state = learner.init(jax.random.key(0), DPUCBParams(rho=rho))
-        update = jax.jit(learner.update)
+        update = jax.jit(lambda *a, up=learner.update: up(*a)[0])
         for s, a in enumerate([0, 1, 2, 0, 0, 1, 0, 0, 0, 2, 0, 1, 1]):
             state = update(jax.random.key(s), state, jnp.int32(a), rewards[s, a], jnp.int32(s + 1))
         counts = np.asarray(state.counts)
@@ -425,9 +425,9 @@ def test_bad_mechanisms_are_refused():
 def test_nonfinite_rewards_are_zeroed_and_counted():
     for learner, params in ((dp_ucb(2, 8), DPUCBParams(epsilon=jnp.inf)), (ldp_ucb(2), LDPUCBParams(epsilon=jnp.inf))):
         state, update = learner.init(jax.random.key(0), params), jax.jit(learner.update)
-        state = update(jax.random.key(1), state, jnp.int32(0), jnp.float32(jnp.nan), jnp.int32(1))
-        state = update(jax.random.key(2), state, jnp.int32(1), jnp.float32(5.0), jnp.int32(2))
-        assert int(learner.nonfinite(state)) == 1
+        state, bad = update(jax.random.key(1), state, jnp.int32(0), jnp.float32(jnp.nan), jnp.int32(1))
+        state, fine = update(jax.random.key(2), state, jnp.int32(1), jnp.float32(5.0), jnp.int32(2))
+        assert (int(bad.nonfinite), int(fine.nonfinite)) == (1, 0)  # the step's Info
         np.testing.assert_array_equal(np.asarray(state.sums), [0.0, 1.0])  # NaN -> 0, 5 -> clipped to 1
 
 

@@ -83,12 +83,14 @@ def test_rewards_are_clipped_and_nonfinite_ones_counted(factory, params_cls):
     policy = factory(2, private=False)
     state = policy.init(jax.random.key(0), params_cls(math.inf))
     key = jax.random.key(1)
+    counted = 0
     for reward in (5.0, math.nan):  # arm 0's batches of size 1 and 2 close
-        state = policy.update(key, state, jnp.int32(0), jnp.float32(reward), jnp.int32(1))
+        state, info = policy.update(key, state, jnp.int32(0), jnp.float32(reward), jnp.int32(1))
+        counted += int(info.nonfinite)
     assert float(state.released[0]) == 1.0 and int(state.used[0]) == 1  # 5 clipped to 1
-    state = policy.update(key, state, jnp.int32(0), jnp.float32(-3.0), jnp.int32(3))
+    state, info = policy.update(key, state, jnp.int32(0), jnp.float32(-3.0), jnp.int32(3))
     assert float(state.released[0]) == 0.0 and int(state.used[0]) == 2  # NaN -> 0, -3 -> 0
-    assert int(policy.nonfinite(state)) == 1
+    assert counted + int(info.nonfinite) == 1
 
 
 # --- the pseudo-code, step by step ------------------------------------------------------------------------
@@ -118,7 +120,7 @@ def test_decisions_match_the_pseudo_code(name, epsilon):
         learner, params = lazy_dp_ts(num_arms, private=private), LazyDPTSParams(epsilon)
     else:
         learner, params = anytime_lazy_ucb(num_arms, tie_break="first", private=private), AnytimeLazyUCBParams(epsilon)
-    act, update = jax.jit(learner.act), jax.jit(learner.update)
+    act, update = jax.jit(learner.act), jax.jit(lambda *a: learner.update(*a)[0])
     state = learner.init(jax.random.key(0), params)
     buffers, epochs = [[] for _ in range(num_arms)], [0] * num_arms
     released, used = np.zeros(num_arms, np.float32), np.zeros(num_arms, np.int64)
@@ -288,7 +290,7 @@ def test_dp_ts_matches_the_hybrid_mechanism_written_out(epsilon):
     table = (rng.uniform(size=(T, num_arms)) * np.array([0.9, 0.8, 0.7])).astype(np.float32).astype(np.float64)
     private = not math.isinf(epsilon)
     learner = dp_ts(num_arms, private=private)
-    act, update = jax.jit(learner.act), jax.jit(learner.update)
+    act, update = jax.jit(learner.act), jax.jit(lambda *a: learner.update(*a)[0])
     state = learner.init(jax.random.key(0), DPTSParams(epsilon))
     blocks = [[] for _ in range(num_arms)]  # the current block's observations
     done = np.zeros(num_arms, int)  # completed blocks r_j

@@ -39,7 +39,7 @@ def test_released_mean_has_the_spec_variance(rho):
     learner = adac_ucb(2)
     state = closing_state(learner, AdaCUCBParams(rho=rho), [7, 1], 4, 3, 2.0)
     keys = jax.random.split(jax.random.key(1), 20_000)
-    update = jax.vmap(learner.update, in_axes=(0, None, None, None, None))
+    update = jax.vmap(lambda *a: learner.update(*a)[0], in_axes=(0, None, None, None, None))
     out = update(keys, state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))
     released = np.asarray(out.means[:, 0], np.float64)
     assert np.all(np.asarray(out.lengths[:, 0]) == 4)
@@ -66,7 +66,7 @@ def test_initial_pull_noise_and_the_half_count_convention():
     for init_count, n in (("samples", 1.0), ("half", 0.5)):
         learner = adac_ucb(2, init_count=init_count)
         state = learner.init(jax.random.key(0), AdaCUCBParams(rho=rho))
-        out = jax.vmap(learner.update, in_axes=(0, None, None, None, None))(
+        out = jax.vmap(lambda *a, up=learner.update: up(*a)[0], in_axes=(0, None, None, None, None))(
             keys, state, jnp.int32(0), jnp.float32(1.0), jnp.int32(1)
         )
         var, se = variance_with_stderr(np.asarray(out.means[:, 0]), mean=1.0)
@@ -76,7 +76,7 @@ def test_initial_pull_noise_and_the_half_count_convention():
 def test_infinite_rho_and_nonprivate_release_the_exact_mean():
     for learner, params in ((adac_ucb(2), AdaCUCBParams(rho=jnp.inf)), (ucb(2), UCBParams())):
         state = closing_state(learner, params, [7, 1], 4, 3, 2.0)
-        out = learner.update(jax.random.key(3), state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))
+        out = learner.update(jax.random.key(3), state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))[0]
         assert float(out.means[0]) == 0.75
 
 
@@ -85,7 +85,7 @@ def test_noise_is_drawn_once_per_closed_episode():
     learner = adac_ucb(2)
     state = closing_state(learner, AdaCUCBParams(rho=0.1), [7, 1], 4, 1, 1.0)
     state = state._replace(means=jnp.array([0.3, 0.6], jnp.float32))
-    out = learner.update(jax.random.key(4), state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))
+    out = learner.update(jax.random.key(4), state, jnp.int32(0), jnp.float32(1.0), jnp.int32(20))[0]
     np.testing.assert_array_equal(np.asarray(out.means), np.asarray(state.means))
     assert int(out.played) == 2
 
@@ -153,7 +153,7 @@ FIG51_STARTS = [3, 4, 6, 7, 11]  # t_1 .. t_5
     ids=["ucb", "adac_ucb"],
 )
 def test_episodes_double_as_in_the_worked_example(learner, params):
-    act, update = jax.jit(learner.act), jax.jit(learner.update)
+    act, update = jax.jit(learner.act), jax.jit(lambda *a: learner.update(*a)[0])
     state = learner.init(jax.random.key(0), params)
     key = jax.random.key(6)
     arms, starts = [], []
@@ -183,7 +183,9 @@ def test_state_is_a_namedtuple_of_fixed_dtypes():
     state = learner.init(jax.random.key(0), AdaCUCBParams(rho=1.0))
     assert isinstance(state, EpisodicUCBState)
     with jax.enable_x64(True):
-        s1 = jax.jit(learner.update)(jax.random.key(1), state, jnp.int32(0), np.float64(1.0), jnp.int32(1))
+        s1 = jax.jit(lambda *a: learner.update(*a)[0])(
+            jax.random.key(1), state, jnp.int32(0), np.float64(1.0), jnp.int32(1)
+        )
     assert jax.tree.map(lambda x: x.dtype, s1) == jax.tree.map(lambda x: x.dtype, state)
 
 
@@ -278,7 +280,13 @@ def test_regret_is_below_theorem_5_6_at_long_horizons_and_the_check_has_power(lo
         return jax.random.binomial(key, n.astype(jnp.float32), reversed_means[arm])
 
     bad = simulate_ucb_episodes(
-        AdaCUCBParams(rho, beta), PAPER_MEANS, jax.random.key(11), LONG_T, 20, [LONG_T], reward_sum=wrong_sum,
+        AdaCUCBParams(rho, beta),
+        PAPER_MEANS,
+        jax.random.key(11),
+        LONG_T,
+        20,
+        [LONG_T],
+        reward_sum=wrong_sum,
         private=False,
     )
     assert float(np.mean(np.asarray(bad.regret[:, -1]))) > bounds[-1]
@@ -330,5 +338,5 @@ def test_rewards_are_clipped_by_default():
     for clip, expect in ((True, 1.0), (False, 5.0)):
         learner = ucb(2, clip_rewards=clip)
         state = learner.init(jax.random.key(0), UCBParams())
-        state = learner.update(jax.random.key(1), state, jnp.int32(0), jnp.float32(5.0), jnp.int32(1))
+        state = learner.update(jax.random.key(1), state, jnp.int32(0), jnp.float32(5.0), jnp.int32(1))[0]
         assert float(state.means[0]) == expect

@@ -230,11 +230,12 @@ def test_nonfinite_feedback_is_zeroed_and_counted():
     state = jax.jit(policy.init)(jax.random.key(0), PrivateLinUCBParams(rho=np.inf, regularization=1.0))
     good = envs.ContextualFeedback(np.float32(0.5), np.ones(D, np.float32), np.ones((K, D), np.float32))
     update = jax.jit(policy.update)
-    state = update(jax.random.key(1), state, 0, good, np.int32(1))
+    state, info = update(jax.random.key(1), state, 0, good, np.int32(1))
+    assert int(info.nonfinite) == 0
     before = np.asarray(state.exact)
     bad = good._replace(reward=np.float32(np.nan))
-    state = update(jax.random.key(2), state, 0, bad, np.int32(2))
-    assert int(policy.nonfinite(state)) == 1
+    state, info = update(jax.random.key(2), state, 0, bad, np.int32(2))
+    assert int(info.nonfinite) == 1
     z = np.array([1 / np.sqrt(2), 1 / np.sqrt(2), 0.0])  # x clipped to ‖x‖ <= 1, the NaN reward replaced by 0
     np.testing.assert_allclose(np.asarray(state.exact) - before, np.outer(z, z), atol=1e-6)
     assert np.all(np.isfinite(np.asarray(state.theta))) and np.isfinite(float(state.radius))
@@ -435,10 +436,11 @@ def test_wishart_nonfinite_feedback_is_zeroed_and_counted():
     state = jax.jit(policy.init)(jax.random.key(0), lp)
     good = envs.ContextualFeedback(np.float32(0.5), np.ones(D, np.float32), np.ones((K, D), np.float32))
     update = jax.jit(policy.update)
-    state = update(jax.random.key(1), state, 0, good, np.int32(1))
+    state, info = update(jax.random.key(1), state, 0, good, np.int32(1))
+    assert int(info.nonfinite) == 0
     before = np.asarray(state.exact)
-    state = update(jax.random.key(2), state, 0, good._replace(reward=np.float32(np.inf)), np.int32(2))
-    assert int(policy.nonfinite(state)) == 1
+    state, info = update(jax.random.key(2), state, 0, good._replace(reward=np.float32(np.inf)), np.int32(2))
+    assert int(info.nonfinite) == 1
     z = np.array([1 / np.sqrt(2), 1 / np.sqrt(2), 0.0])
     np.testing.assert_allclose(np.asarray(state.exact) - before, np.outer(z, z), atol=1e-6)
     assert np.all(np.isfinite(np.asarray(state.theta))) and np.isfinite(float(state.radius))

@@ -161,7 +161,11 @@ def test_the_engine_sums_with_the_compensated_sum_of_jaxpriv_kahan_bit_for_bit()
 
 def test_nonfinite_inputs_use_the_learners_declaration():
     env, params = envs.quadratic_stream(BALL), jp.SimParams(OGD_P, QP)
-    declared_seven = oco.ogd(BALL)._replace(nonfinite=lambda state: jnp.int32(7))
+    ogd = oco.ogd(BALL)
+    # the older form, still accepted (deprecated): update returns the state alone and a function counts from it
+    declared_seven = ogd._replace(
+        update=lambda *a: ogd.update(*a)[0], returns_info=False, nonfinite=lambda state: jnp.int32(7)
+    )
     assert int(jp.run(declared_seven, env, params, 0, 8).nonfinite_inputs) == 7
     res = jp.sweep(declared_seven, env, params, 0, 8, seeds=3, segment=3)  # the driver too
     np.testing.assert_array_equal(np.asarray(res.nonfinite_inputs), [7, 7, 7])

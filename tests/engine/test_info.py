@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 import jaxpriv as jp
-from jaxpriv._base import Env, EnvInfo, Learner, fold_info, reductions
+from jaxpriv import envs, oco, sets
+from jaxpriv._base import Env, EnvInfo, Learner, NoInfo, fold_info, reductions
+from jaxpriv.testing import carry_bytes
 
 T = 8
 CKPTS = [1, 3, 4, 8]
@@ -67,6 +69,37 @@ def test_run_sweep_segments_and_rollout_report_the_info_reduced_as_declared():
         np.testing.assert_array_equal(np.asarray(getattr(folded, field)), expected[0], err_msg=field)
 
 
+def test_a_record_of_seven_arguments_receives_the_learners_info():
+    params = jp.SimParams(None, None)
+
+    def record(t, action, feedback, info, learner_state, env_state, learner_info):
+        return learner_info.t - t, learner_info.pair  # the step's own Info (t's last value is t)
+
+    def six(t, action, feedback, info, learner_state, env_state):
+        return t
+
+    out = jp.sim.rollout(_toy(), _env(), params, 0, T, record=record)
+    np.testing.assert_array_equal(np.asarray(out.records[0]), np.zeros(T))
+    np.testing.assert_array_equal(np.asarray(out.records[1]), np.asarray(out.info.pair))
+    np.testing.assert_array_equal(
+        np.asarray(jp.sim.rollout(_toy(), _env(), params, 0, T, record=six).records), 1 + np.arange(T)
+    )
+    # the older form (update returns the state alone): the seventh argument is None
+    old = jp.sim.rollout(_toy(False)._replace(update=lambda *a: _toy().update(*a)[0]), _env(), params, 0, T,
+                         record=lambda t, a, f, i, ls, es, li: jnp.int32(li is None))  # fmt: skip
+    np.testing.assert_array_equal(np.asarray(old.records), np.ones(T))
+
+
+def test_a_learner_without_diagnostics_carries_nothing():
+    """``NoInfo``: no field, so nothing is folded, carried or written; ``Result.info`` is ``NoInfo()``."""
+    ogd = oco.ogd(sets.l2_ball(2))
+    env = envs.quadratic_stream(sets.l2_ball(2))
+    params = jp.SimParams(oco.OGDParams(), envs.QuadraticParams())
+    assert jp.run(ogd, env, params, 0, T).info == NoInfo()
+    plain = ogd._replace(update=lambda *a: ogd.update(*a)[0], returns_info=False)
+    assert carry_bytes(ogd, env, params, T) == carry_bytes(plain, env, params, T)
+
+
 def test_the_form_is_declared_and_an_info_must_say_how_it_is_reduced():
     params = jp.SimParams(None, None)
     # the older form: update -> state, no Info
@@ -83,3 +116,19 @@ def test_the_form_is_declared_and_an_info_must_say_how_it_is_reduced():
         jp.run(plain._replace(returns_info=True), _env(), params, 0, T)
     with pytest.raises(ValueError, match="reduction of Info field 'x'"):
         reductions(x="mean")
+
+
+class WideInfo(NamedTuple):
+    even: jax.Array  # bool, 1 byte: not packed in the checkpoint rows (rows of its own)
+    t: jax.Array
+    reductions = reductions(even="last", t="max")
+
+
+def test_an_info_with_a_field_not_4_bytes_wide_keeps_rows_of_its_own():
+    def update(key, state, action, feedback, t):
+        return state, WideInfo(t % 2 == 0, jnp.asarray(t, jnp.int32))
+
+    toy = _toy()._replace(update=update)
+    out = jp.run(toy, _env(), jp.SimParams(None, None), 0, T, checkpoints=CKPTS)
+    np.testing.assert_array_equal(np.asarray(out.info.even), np.asarray(CKPTS) % 2 == 0)
+    np.testing.assert_array_equal(np.asarray(out.info.t), CKPTS)

@@ -5,6 +5,7 @@ Before, the facts the engine needs travelled through side channels: attributes s
 ``NDIMS`` class attributes on params classes and a search of the state for fields named ``nonfinite``.
 """
 
+import jax
 import numpy as np
 import pytest
 
@@ -56,8 +57,10 @@ def test_every_registered_learner_has_a_spec(name):
     # a registry entry without a params class (None) takes the built learner's own (private_linucb)
     _check_spec(learner, name, registry.LEARNERS[name].params or learner.spec.params)
     assert learner.spec.private in (True, False), name
-    # a count of zeroed inputs: from the state (nonfinite) or, for a learner whose update returns Info, its Info
-    assert learner.nonfinite is not None or learner.returns_info, name
+    # its diagnostics (the zeroed inputs) in its Info: update -> (state, info), none in its state (issue 46)
+    assert learner.returns_info and learner.nonfinite is None, name
+    state = jax.eval_shape(learner.init, jax.random.key(0), _EXAMPLES[name][2].learner)
+    assert "nonfinite" not in getattr(type(state), "_fields", ()), name
 
 
 @pytest.mark.parametrize("name", sorted(registry.ENVS))

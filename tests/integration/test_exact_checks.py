@@ -34,7 +34,7 @@ def test_mi_ogd_stddev_is_theorem_1_worked_by_hand():
     # the noise the update adds has that σ: θ_2 = -(z + v) with z = 0, so θ_2 = -v, v ~ N(0, σ² I_2);
     # 20000 draws of 2 coordinates: the sample variance has relative standard error sqrt(2/40000) = 0.7%
     keys = jax.random.split(jax.random.key(1), 20000)
-    theta = jax.vmap(lambda k: learner.update(k, state, state.w, jnp.zeros(2), jnp.int32(1)).theta)(keys)
+    theta = jax.vmap(lambda k: learner.update(k, state, state.w, jnp.zeros(2), jnp.int32(1))[0].theta)(keys)
     var = float(np.var(np.asarray(theta, np.float64)))
     assert abs(var - 0.28125) < 4 * 0.28125 * math.sqrt(2 / 40000)  # σ² = 2.25/8 = 0.28125
 
@@ -103,7 +103,7 @@ def _adac_state_before_close(pulls):
     learner = adac_ucb(2)
     state = learner.init(None, AdaCUCBParams(rho=0.5))
     for t in range(1, pulls):  # the adversary queries arm 0 every round (Interactive DP)
-        state = learner.update(jax.random.key(100 + t), state, 0, 0.0, t)
+        state = learner.update(jax.random.key(100 + t), state, 0, 0.0, t)[0]
     return learner, state
 
 
@@ -113,9 +113,9 @@ def test_adac_ucb_released_mean_has_the_worked_noise_at_n_1_and_2():
     learner1, before1 = _adac_state_before_close(2)
     learner2, before2 = _adac_state_before_close(4)
     keys = jax.random.split(jax.random.key(3), 20000)
-    noise1 = jax.vmap(lambda k: learner1.update(k, before1, 0, 0.0, 2).means[0])(keys)
-    noise2 = jax.vmap(lambda k: learner2.update(k, before2, 0, 0.0, 4).means[0])(keys)
-    assert int(learner2.update(keys[0], before2, 0, 0.0, 4).lengths[0]) == 2  # the episode of n = 2 closed
+    noise1 = jax.vmap(lambda k: learner1.update(k, before1, 0, 0.0, 2)[0].means[0])(keys)
+    noise2 = jax.vmap(lambda k: learner2.update(k, before2, 0, 0.0, 4)[0].means[0])(keys)
+    assert int(learner2.update(keys[0], before2, 0, 0.0, 4)[0].lengths[0]) == 2  # the episode of n = 2 closed
     # the same key draws the same z: σ_2/σ_1 = 1/2 exactly (1/sqrt 2 for a 1/sqrt(n) scaling)
     np.testing.assert_allclose(np.asarray(noise2), 0.5 * np.asarray(noise1), rtol=2 * F32, atol=1e-30)
     # σ_2 = 0.5: variance 0.25, relative standard error sqrt(2/20000) = 1%
@@ -141,7 +141,7 @@ def test_ftal_plays_the_projected_mean_of_the_centres(strong_convexity):
     z = z.astype(np.float32).astype(np.float64)
     learner = oco.ftal(sets.l2_ball(3, radius), horizon)
     state = learner.init(jax.random.key(0), oco.FTALParams(strong_convexity))
-    act, update = jax.jit(learner.act), jax.jit(learner.update)
+    act, update = jax.jit(learner.act), jax.jit(lambda *a: learner.update(*a)[0])
     played = []
     for t in range(1, horizon + 1):
         w = act(jax.random.key(t), state, jnp.int32(t))

@@ -84,14 +84,14 @@ def test_mi_ogd_noise_has_the_calibrated_stddev_and_gradients_are_clipped():
     np.testing.assert_allclose(state.stddev, sigma, rtol=1e-6)
     keys = jax.random.split(jax.random.key(1), 5000)
     big = jnp.array([30.0, 40.0, 0.0, 0.0])  # norm 50, clipped to L = 2
-    out = jax.vmap(lambda k: learner.update(k, state, state.w, big, jnp.int32(1)).theta)(keys)
+    out = jax.vmap(lambda k: learner.update(k, state, state.w, big, jnp.int32(1))[0].theta)(keys)
     noise = np.asarray(out) + np.array([1.2, 1.6, 0.0, 0.0])  # theta = -(clip(z) + v)
     var, se = variance_with_stderr(noise, mean=0.0)
     assert abs(var - sigma**2) < 4 * se
     for wrong in (0.8 * sigma**2, 1.2 * sigma**2):
         assert abs(var - wrong) > 4 * se
     free = oco.mi_ogd(c).init(jax.random.key(0), oco.MIOGDParams(jnp.inf, lip, 1.0))
-    theta = learner.update(jax.random.key(2), free, free.w, big, jnp.int32(1)).theta
+    theta = learner.update(jax.random.key(2), free, free.w, big, jnp.int32(1))[0].theta
     np.testing.assert_allclose(theta, [-1.2, -1.6, 0.0, 0.0], rtol=1e-6)
 
 
