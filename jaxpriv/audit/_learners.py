@@ -70,7 +70,7 @@ def audit_pftal(
     learner = pftal(horizon, l2_ball(1, 1e4), None if mechanism is not None else noise, mechanism)
     if mechanism is not None:
         info = describe(mechanism)
-        if info.name != "binary_tree":
+        if info.structure != "dyadic" or info.scope != "event":
             raise ValueError(f"audit_pftal's statistic needs a binary_tree mechanism, got {info.name!r}")
         noise = info.noise
     learner.check(params)

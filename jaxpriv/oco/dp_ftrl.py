@@ -224,7 +224,7 @@ def dp_ftrl(
             _floor.release_term(std, dim, lam_used, horizon * clip, power, "the noisy gradient sum v_t/λ"),
             _floor.Term("the tuned λ's 2LS (S: the noise norms summed)", noise_sum, power),
         ]
-        _floor.check("dp_ftrl", name, budget, terms, f"T={horizon}, d={dim}, noise={noise!r}")
+        _floor.check("dp_ftrl", name, budget, terms, f"T={horizon}, d={dim}, noise='{noise}'")
 
     def init_fn(key: PRNGKey, params: DPFTRLParams) -> DPFTRLState:
         check_budget("dp_ftrl", params, noise)

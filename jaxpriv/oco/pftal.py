@@ -154,7 +154,7 @@ def pftal(
             budget, lip, h = values
             clip = norm_factor * lip
             mech_params = TreeParams(**{name: budget}, sensitivity=clip)
-            detail = f"T={horizon}, d={constraint.dim}, noise={noise!r}"
+            detail = f"T={horizon}, d={constraint.dim}, noise='{noise}'"
             dim, radius = constraint.dim, constraint.radius
             args = (release_std, mech_params, horizon, dim, radius, clip, h, detail)
             _floor.check_ftal_leader("pftal", name, power, *args)

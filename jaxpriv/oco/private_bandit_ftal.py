@@ -151,7 +151,7 @@ def private_bandit_ftal(
         std = release_std(TreeParams(**{name: budget}, sensitivity=clip))
         power = _floor.budget_power(noise)
         term = _floor.release_term(std, constraint.dim, divisor, fixed, power, "the leader v_t/(H + λ)")
-        _floor.check("private_bandit_ftal", name, budget, [term], f"T={horizon}, d={constraint.dim}, noise={noise!r}")
+        _floor.check("private_bandit_ftal", name, budget, [term], f"T={horizon}, d={constraint.dim}, noise='{noise}'")
 
     def init_fn(key: PRNGKey, params: PrivateBanditFTALParams) -> BanditFTALState:
         check_budget("private_bandit_ftal", params, noise)
