@@ -11,7 +11,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, nonfinite_inputs, spec_of, static_args
-from jaxpriv.mechanisms import NoiseFamily, TreeParams, noise_family, tree_depth
+from jaxpriv.mechanisms import NoiseFamily, TreeParams, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import _floor, one_point
@@ -126,7 +126,7 @@ def private_bandit_ftal(
     p = one_point.sphere_dim(constraint)
     depth = tree_depth(horizon)
     # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) pB/β.
-    norm_factor = float(np.sqrt(constraint.dim)) if noise_family(noise).norm == 1 else 1.0
+    norm_factor = float(np.sqrt(constraint.dim)) if noise.norm == 1 else 1.0
 
     release_std = _floor.ReleaseStd(tree, horizon)
     name = _floor.budget_name(noise)
