@@ -312,6 +312,9 @@ def _plain(value: Any) -> Any:
         return tuple(_plain(v) for v in value)
     if isinstance(value, np.ndarray):
         return tuple(_plain(v) for v in value.ravel().tolist()) if value.size <= 64 else f"<array {value.shape}>"
+    saved = getattr(type(value), "__static__", None)  # a NoiseFamily: saved by its name
+    if saved is not None:
+        return saved(value)
     if callable(value):
         return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', repr(value))}"
     try:
@@ -327,8 +330,9 @@ def static_args(**arguments: Any) -> tuple[tuple[str, Any], ...]:
     Python and NumPy scalars, strings and ``None`` are kept; a component (``Mechanism``,
     ``Learner``, ``Env``) becomes its ``spec``; a NamedTuple of settings (a ``ConstraintSet``)
     ``((field, value), ...)`` over its fields that are not functions; a tuple, a list or a small
-    array a tuple; a function its qualified name; any other hashable value (a ``NoiseFamily``) is
-    kept (a saved run's fingerprint records it as ``str(value)``).
+    array a tuple; a value whose class defines ``__static__`` that method's result (a ``NoiseFamily``
+    its name); a function its qualified name; any other hashable value is kept (a saved run's
+    fingerprint records it as ``str(value)``).
     """
     return tuple((name, _plain(value)) for name, value in arguments.items())
 
@@ -337,14 +341,16 @@ class PrefixSumInfo(NamedTuple):
     """What a prefix-sum mechanism declares about itself (``Mechanism.info``; read with ``describe``).
 
     Defined here, beside ``Mechanism``, because it is one of the mechanism's fields; the
-    mechanisms (``jaxpriv.mechanisms``) build it and re-export it.
+    mechanisms (``jaxpriv.mechanisms``) build it and re-export it. Code that needs a kind of
+    mechanism reads the property it is about (``scope``, ``structure``), never the ``name``.
 
     Attributes:
       name: the factory (``"binary_tree"``, ``"honaker_tree"``, ``"sqrt_factorization"``, ``"blt"``,
-        ``"window_tree"``).
+        ``"window_tree"``), for messages and labels.
       horizon: ``T``, the number of steps it is calibrated for.
       dim: ``d``, the dimension of each input.
-      noise: the noise family (``"gamma"``, ``"laplace"``, ``"gaussian"``).
+      noise: the noise family (``jaxpriv.mechanisms.NoiseFamily``: ``GAMMA``, ``LAPLACE``,
+        ``GAUSSIAN``); ``str(info.noise)`` is its name.
       neighbouring: ``"add_remove"`` or ``"replace"``.
       sensitivity: ``params -> s``: the sensitivity the noise is calibrated to, in the
         family's norm (L1 for Laplace, L2 otherwise), for the neighbouring relation named:
@@ -352,15 +358,24 @@ class PrefixSumInfo(NamedTuple):
         the encoder for the matrix factorizations.
       variance: ``(params, t) -> var``: the exact per-coordinate variance of the
         release error ``v_t - sum_{s<=t} x_s`` at step ``t`` (float64).
+      scope: what the guarantee protects: ``"event"`` (one input of the whole stream) or
+        ``"window"`` (``W`` consecutive inputs: the window tree).
+      structure: how the noise reaches a release: ``"dyadic"`` (the sum of the independent noisy
+        nodes at the set bits of ``t``: the binary tree, whose audit reads the nodes back),
+        ``"honaker"`` (independent dyadic nodes, combined by Honaker's weights; the release at
+        ``t = 1`` is one node), ``"window"`` (the window tree's nodes) or ``"none"`` (correlated noise
+        of a matrix factorization, and the default for a mechanism that states nothing).
     """
 
     name: str
     horizon: int
     dim: int
-    noise: str
+    noise: Any  # a NoiseFamily (jaxpriv.mechanisms._noise sits above this module)
     neighbouring: str
     sensitivity: Callable[[Any], np.ndarray]
     variance: Callable[[Any, np.ndarray], np.ndarray]
+    scope: str = "event"
+    structure: str = "none"
 
 
 class Mechanism(NamedTuple):

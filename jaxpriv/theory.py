@@ -724,7 +724,7 @@ def wdp_regret_order(
     eps = jnp.asarray(epsilon, jnp.float32)
     beta = jnp.asarray(beta, jnp.float32)
     log_t = jnp.log(jnp.asarray(horizon, jnp.float32))
-    if family is GAMMA:
+    if not family.sub_gaussian:  # the Gamma radius' (exponential) tail
         return dim * g * g * k**1.5 * jnp.log(dim / beta) * log_t / (mu * eps)
     gauss = k**1.5 * jnp.log(1.0 / jnp.asarray(delta, jnp.float32)) * jnp.sqrt(jnp.log(dim / beta))
     if algorithm == "cocop":

@@ -70,25 +70,55 @@ def audit_pftal(
     learner = pftal(horizon, l2_ball(1, 1e4), None if mechanism is not None else noise, mechanism)
     if mechanism is not None:
         info = describe(mechanism)
-        if info.name != "binary_tree":
+        if info.structure != "dyadic" or info.scope != "event":
             raise ValueError(f"audit_pftal's statistic needs a binary_tree mechanism, got {info.name!r}")
         noise = info.noise
     learner.check(params)
+    lip, low, high, tables = _gradient_canary(params, horizon, position, canary, beyond_bound)
+    w = learner_runs(learner, params, key, runs, tables).astype(np.float64)
+    h = float(np.asarray(params.strong_convexity))
+    t = np.arange(1, horizon + 1)[:, None]
+    releases = h * (np.cumsum(w[:, :, :-1], axis=2) - t * w[:, :, 1:])  # v_t for t = 1..T
+    # the tree saw gradients -c / +c; its node LLR is that of the tree with canary ends (-c, c)
+    return _tree_path_audit("pftal", releases, params, noise, lip, low, high, int(position), name, alpha, runs)
+
+
+def _gradient_canary(
+    params: Any, horizon: int, position: int, canary: float | None, beyond_bound: bool
+) -> tuple[float, float, float, np.ndarray]:
+    """``(L, low, high, tables)`` of a one-dimensional replace-one audit on round ``position``'s gradient.
+
+    ``tables`` is ``[2, T, 1]``: gradient 0 at every round but ``position``, where it is ``low`` (A) or
+    ``high`` (B) (``canary_ends`` of the replace-one relation at ``L = params.lipschitz``).
+    """
     if not 1 <= int(position) <= horizon:
         raise ValueError(f"position must be in [1, {horizon}], got {position!r}")
     lip = float(np.asarray(params.lipschitz))
     low, high = canary_ends("replace", lip, canary, beyond_bound)
     tables = np.zeros((2, horizon, 1), np.float32)
     tables[0, position - 1, 0], tables[1, position - 1, 0] = low, high
-    w = learner_runs(learner, params, key, runs, tables).astype(np.float64)
-    h = float(np.asarray(params.strong_convexity))
-    t = np.arange(1, horizon + 1)[:, None]
-    releases = h * (np.cumsum(w[:, :, :-1], axis=2) - t * w[:, :, 1:])  # v_t for t = 1..T
-    # the tree saw gradients -c / +c; its node LLR is that of the tree with canary ends (-c, c)
-    nodes = path_nodes(releases, int(position), tree_depth(horizon), horizon)
+    return lip, low, high, tables
+
+
+def _tree_path_audit(
+    learner: str,
+    releases: np.ndarray,
+    params: Any,
+    noise: NoiseFamily | str,
+    lip: float,
+    low: float,
+    high: float,
+    position: int,
+    name: str | None,
+    alpha: float,
+    runs: int,
+) -> Audit:
+    """The audit of a tree learner from its releases ``[2, runs, T, 1]``: the tree's path-node likelihood ratio."""
+    horizon = releases.shape[-2]
+    nodes = path_nodes(releases, position, tree_depth(horizon), horizon)
     scores = node_scores(nodes, noise, low, high)
     kind, claim = budget_claim(params, noise)
-    label = f"pftal[{noise}{', gradient ' + format(high / lip, 'g') + 'L' if high > lip * (1 + 1e-6) else ''}]"
+    label = f"{learner}[{noise}{', gradient ' + format(high / lip, 'g') + 'L' if high > lip * (1 + 1e-6) else ''}]"
     return finish(name or label, kind, claim, scores, alpha, runs)
 
 
@@ -134,22 +164,13 @@ def audit_dp_ftrl(
     runs = check_runs(runs)
     learner = dp_ftrl(horizon, l2_ball(1, 1e4), noise) if learner is None else learner
     learner.check(params)
-    if not 1 <= int(position) <= horizon:
-        raise ValueError(f"position must be in [1, {horizon}], got {position!r}")
-    lip = float(np.asarray(params.lipschitz))
-    low, high = canary_ends("replace", lip, canary, beyond_bound)
-    tables = np.zeros((2, horizon, 1), np.float32)
-    tables[0, position - 1, 0], tables[1, position - 1, 0] = low, high
+    lip, low, high, tables = _gradient_canary(params, horizon, position, canary, beyond_bound)
     lam = float(learner.init(jax.random.key(0), params).regularization)
     w = learner_runs(learner, params, key, runs, tables).astype(np.float64)
     if np.any(np.abs(w) >= 1e4 * (1 - 1e-6)):  # a projection at the default ball's boundary: the points hide ṽ_t
         raise ValueError("the points reached the ball of radius 1e4 (the projection hides the releases): raise λ")
     releases = -lam * w[:, :, 1:]  # ṽ_t for t = 1..T (w_1 = 0)
-    nodes = path_nodes(releases, int(position), tree_depth(horizon), horizon)
-    scores = node_scores(nodes, noise, low, high)
-    kind, claim = budget_claim(params, noise)
-    label = f"dp_ftrl[{noise}{', gradient ' + format(high / lip, 'g') + 'L' if high > lip * (1 + 1e-6) else ''}]"
-    return finish(name or label, kind, claim, scores, alpha, runs)
+    return _tree_path_audit("dp_ftrl", releases, params, noise, lip, low, high, int(position), name, alpha, runs)
 
 
 def audit_learner(

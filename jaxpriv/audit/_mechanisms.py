@@ -58,7 +58,7 @@ def audit_tree(
         ``beyond_bound``; too few runs for the confidence; bad params.
     """
     info = declared(mechanism)
-    if info.name != "binary_tree":
+    if info.structure != "dyadic" or info.scope != "event":  # the statistic reads the tree's nodes back
         raise ValueError(f"audit_tree audits binary_tree mechanisms, got {info.name!r}")
     runs = check_runs(runs)
     if mechanism.check is not None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxpriv.mechanisms._noise import GAUSSIAN, LAPLACE, NoiseFamily, noise_family
+from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
 
 
 def path_nodes(releases: np.ndarray, position: int, depth: int, horizon: int) -> np.ndarray:
@@ -41,16 +41,7 @@ def node_scores(nodes: np.ndarray, noise: NoiseFamily | str, low: float, high: f
     ``Σ_i clip(y_i1, low, high)`` (exact LR: ``|y - low| - |y - high|`` is that clip up to a
     constant). Gamma-norm in ``d > 1``: ``Σ_i ||y_i - low e_1|| - ||y_i - high e_1||`` (exact).
     """
-    nodes = np.asarray(nodes, np.float64)
-    family = noise_family(noise)  # the likelihood ratio is the family's own
-    if family is GAUSSIAN:
-        s = nodes[..., 0].sum(-1)
-    elif family is LAPLACE or nodes.shape[-1] == 1:
-        s = np.clip(nodes[..., 0], low, high).sum(-1)
-    else:
-        e = np.zeros(nodes.shape[-1])
-        e[0] = 1.0
-        s = (np.linalg.norm(nodes - low * e, axis=-1) - np.linalg.norm(nodes - high * e, axis=-1)).sum(-1)
+    s = noise_family(noise).score(np.asarray(nodes, np.float64), low, high)  # the family's own likelihood ratio
     return np.round(s / (high - low), 9)  # exact atoms (clip) stay exact; float noise is not a threshold
 
 

@@ -384,6 +384,45 @@ def plan_phase(
     return PhasePlan(c, allocation(des.weights, c, horizon), des)
 
 
+def phase_budget(params: Any, private: bool, noise_placement: str) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(ρ, scale, δ)`` of a run: AdaC-GOPE's ρ (``inf`` when not private), or a reconstruction's per-sum scale.
+
+    The reconstructions (``noise_placement`` in ``SUM_RELEASES``, private): ``ρ = inf`` and the per-sum
+    noise's ``scale`` (``sum_noise_scale``); otherwise ``scale = 0``. ``δ`` is the elimination's confidence.
+    """
+    if private and noise_placement in SUM_RELEASES:  # hanna_gope, li_zhou_ji_gope: their budget sets the noise
+        rho = jnp.asarray(jnp.inf, jnp.float32)
+        scale = sum_noise_scale(params, noise_placement)
+    else:
+        rho = jnp.asarray(params.rho, jnp.float32) if private else jnp.asarray(jnp.inf, jnp.float32)
+        scale = jnp.zeros((), jnp.float32)
+    return rho, scale, jnp.asarray(params.delta, jnp.float32)
+
+
+def phase_planner(
+    num_actions: int,
+    horizon: int,
+    explore: bool,
+    design_tol: float,
+    design_iters: int,
+    phase_length: str,
+    noise_placement: str,
+    small_support: bool,
+) -> Callable[..., PhasePlan]:
+    """``plan_phase`` with a policy's static options bound: ``(x, active, phase=, rho=, delta=, scale=[, run=])``."""
+    return partial(
+        plan_phase,
+        num_actions=num_actions,
+        horizon=horizon,
+        private=explore,
+        design_tol=design_tol,
+        design_iters=design_iters,
+        rule=phase_length,
+        noise_placement=noise_placement,
+        small_support=small_support,
+    )
+
+
 def gated(pred: jax.Array, fn: Any, operand: Any) -> Any:
     """``fn(operand)`` where ``pred`` else ``operand``, costing nothing under ``vmap`` when no ``pred`` holds.
 
@@ -443,6 +482,42 @@ def sum_noise_scale(params: Any, noise_placement: str) -> jax.Array:
     from jaxpriv.mechanisms import analytic_gaussian_stddev  # local: only the reconstruction needs it
 
     return analytic_gaussian_stddev(eps, params.dp_delta, SUM_SENSITIVITY)
+
+
+def sums_gope_bound(params: Any, spec: Any, horizon: int, noise_placement: str) -> float:
+    """The elimination bound of a sums reconstruction (``theory.sums_gope_regret_bound``) at its noise scale.
+
+    The Learner's ``Bound`` of ``hanna_gope`` (``"sums_laplace"``: Laplace, a sub-exponential scale term) and
+    ``li_zhou_ji_gope`` (``"sums_analytic"``: Gaussian), read from the declared arguments of ``spec``.
+    """
+    from jaxpriv import declare, theory  # local: theory sits above the policies' cores
+
+    a = declare.arguments(spec)
+    k, d = int(a["num_actions"]), int(a["dim"])
+    support = None if a.get("small_support", True) else k
+    scale = float(sum_noise_scale(params, noise_placement))
+    laplace = noise_placement == "sums_laplace"
+    return float(theory.sums_gope_regret_bound(horizon, k, d, float(np.asarray(params.delta)), scale, laplace, support))
+
+
+def sums_elimination(
+    num_actions: int, dim: int, horizon: int, noise_placement: str, params_class: type, claim: bool, **options: Any
+):
+    """A sums reconstruction's policy: ``phased_elimination`` with noise on each support action's reward sum.
+
+    ``options`` are the factory's ``clip``, ``design_tol``, ``design_iters`` and ``small_support``; ``claim`` its
+    ``private``. The calibration is the placement's own (exact): ``calibration`` is unused.
+    """
+    return phased_elimination(
+        num_actions,
+        dim,
+        horizon,
+        private=True,
+        noise_placement=noise_placement,
+        params_class=params_class,
+        claim=claim,
+        **options,
+    )
 
 
 def sums_phase_constant(
@@ -585,6 +660,9 @@ def phased_elimination(
         raise ValueError(f"design_tol must be in (0, 1), got {design_tol!r}")
     design_iters = _validate.positive_int("design_iters", design_iters)
     explore, noisy = ablation_parts(private, ablation)
+    planner = phase_planner(
+        num_actions, horizon, explore, design_tol, design_iters, phase_length, noise_placement, small_support
+    )
     phase_length = _validate.choice("phase_length", phase_length, PHASE_LENGTHS)
     noise_placement = _validate.choice("noise_placement", noise_placement, NOISE_PLACEMENTS)
     reasons = privacy_opt_outs(claim, private, clip, ablation, calibration, noise_placement)
@@ -620,31 +698,10 @@ def phased_elimination(
     def init_fn(key: PRNGKey, params: Any) -> GOPEState:
         del key
         x = normalise_actions(params.actions, params.action_bound, clip)
-        if released:
-            rho = jnp.asarray(jnp.inf, jnp.float32)
-            scale = sum_noise_scale(params, noise_placement)
-        else:
-            rho = jnp.asarray(params.rho, jnp.float32) if private else jnp.asarray(jnp.inf, jnp.float32)
-            scale = jnp.zeros((), jnp.float32)
-        delta = jnp.asarray(params.delta, jnp.float32)
+        rho, scale, delta = phase_budget(params, private, noise_placement)
         active = jnp.ones((num_actions,), bool)
         phase = jnp.ones((), jnp.int32)
-        plan = plan_phase(
-            x,
-            active,
-            phase=phase,
-            rho=rho,
-            delta=delta,
-            num_actions=num_actions,
-            horizon=horizon,
-            private=explore,
-            design_tol=design_tol,
-            design_iters=design_iters,
-            rule=phase_length,
-            noise_placement=noise_placement,
-            scale=scale,
-            small_support=small_support,
-        )
+        plan = planner(x, active, phase=phase, rho=rho, delta=delta, scale=scale)
         return GOPEState(
             actions=x,
             rho=rho,
@@ -696,22 +753,7 @@ def phased_elimination(
                 scale=s.scale,
             )
             nxt = s.phase + 1
-            plan = plan_phase(
-                s.actions,
-                rel.active,
-                phase=nxt,
-                rho=s.rho,
-                delta=s.delta,
-                num_actions=num_actions,
-                horizon=horizon,
-                private=explore,
-                design_tol=design_tol,
-                design_iters=design_iters,
-                rule=phase_length,
-                noise_placement=noise_placement,
-                scale=s.scale,
-                small_support=small_support,
-            )
+            plan = planner(s.actions, rel.active, phase=nxt, rho=s.rho, delta=s.delta, scale=s.scale)
             return s._replace(
                 phase=nxt,
                 active=rel.active,
@@ -835,6 +877,9 @@ def _gope_simulator(
     ckpts = jnp.asarray(checkpoints, jnp.int32)
     num_scan = max_phases(horizon) + 1
     explore, noisy = ablation_parts(private, ablation)
+    planner = phase_planner(
+        num_actions, horizon, explore, design_tol, design_iters, phase_length, noise_placement, small_support
+    )
 
     def one(key: PRNGKey, params: SimParams):
         lp, ep = params.learner, params.env
@@ -852,36 +897,13 @@ def _gope_simulator(
         gaps = jnp.max(means) - means
         stddev = jnp.asarray(ep.noise_stddev, jnp.float32)
         x = normalise_actions(learner_actions, lp.action_bound, clip)
-        released = private and noise_placement in SUM_RELEASES
-        if released:  # the reconstructions (hanna_gope, li_zhou_ji_gope): their budget sets the per-sum noise
-            rho = jnp.asarray(jnp.inf, jnp.float32)
-            scale = sum_noise_scale(lp, noise_placement)
-        else:
-            rho = jnp.asarray(lp.rho, jnp.float32) if private else jnp.asarray(jnp.inf, jnp.float32)
-            scale = jnp.zeros((), jnp.float32)
-        delta = jnp.asarray(lp.delta, jnp.float32)
+        rho, scale, delta = phase_budget(lp, private, noise_placement)
 
         def body(carry, ell):
             active, t_used, pulls_at, phases_at = carry
             k_sum, k_noise = jax.random.split(jax.random.fold_in(k_run, ell))
             started = t_used < horizon
-            plan = plan_phase(
-                x,
-                active,
-                phase=ell,
-                rho=rho,
-                delta=delta,
-                num_actions=num_actions,
-                horizon=horizon,
-                private=explore,
-                design_tol=design_tol,
-                design_iters=design_iters,
-                run=started,
-                rule=phase_length,
-                noise_placement=noise_placement,
-                scale=scale,
-                small_support=small_support,
-            )
+            plan = planner(x, active, phase=ell, rho=rho, delta=delta, scale=scale, run=started)
             alloc = jnp.where(started, plan.alloc, 0)
             off = jnp.cumsum(alloc) - alloc  # support arms are played in index order
             left = horizon - t_used

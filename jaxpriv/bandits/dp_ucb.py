@@ -66,10 +66,11 @@ from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.theory import bernstein_regret_bound
 
-#: The prefix-sum mechanisms DP-UCB accepts (``describe(mechanism).name``).
+#: The built-in prefix-sum mechanisms DP-UCB accepts: every event-level one (``describe(mechanism).scope``).
 MECHANISMS = ("binary_tree", "honaker_tree", "sqrt_factorization", "blt")
-#: The mechanisms whose release noise is a sum of independent node draws with coefficients in [0, 1].
-_NODE_SUMS = ("binary_tree", "honaker_tree")
+#: The node structures whose release noise is a sum of independent node draws with coefficients in [0, 1]
+#: (``describe(mechanism).structure``: the binary tree's and Honaker's).
+_NODE_SUMS = ("dyadic", "honaker")
 #: Rewards are centred before they enter a mechanism: ``r - 1/2`` in ``[-1/2, 1/2]``.
 CENTRE = 0.5
 
@@ -116,7 +117,7 @@ class NoiseTable(NamedTuple):
 
     stddev: np.ndarray
     node_scale: float
-    noise: str
+    noise: NoiseFamily
     sensitivity: float
 
 
@@ -126,21 +127,24 @@ def arm_mechanism(
     """One arm's prefix-sum mechanism: the paper's Laplace tree, or a checked ``mechanism``.
 
     Raises:
-      ValueError: ``mechanism`` is not one of ``MECHANISMS``, is not one-dimensional, has a
-        horizon shorter than ``horizon``, or a noise family other than ``noise``.
+      ValueError: ``mechanism`` is not an event-level prefix sum (``MECHANISMS``; not the window
+        tree), is not one-dimensional, has a horizon shorter than ``horizon``, or a noise family other than ``noise``.
     """
     if mechanism is None:
         noise = "laplace" if noise is None else noise_family(noise, ("laplace", "gamma", "gaussian"))
         return binary_tree(horizon, 1, noise, neighbouring="replace")
     info = describe(mechanism)
-    if info.name not in MECHANISMS:
-        raise ValueError(f"mechanism must be one of {MECHANISMS} (a per-arm prefix sum), got {info.name!r}")
+    if info.scope != "event":
+        raise ValueError(
+            f"mechanism must be an event-level prefix sum, one of {MECHANISMS} (a per-arm prefix sum), "
+            f"got {info.name!r} (scope {info.scope!r})"
+        )
     if info.dim != 1:
         raise ValueError(f"mechanism must be built for dim=1 (one reward per pull), got dim={info.dim}")
     if info.horizon < horizon:
         raise ValueError(f"mechanism's horizon must be >= {horizon} (an arm can be pulled T times), got {info.horizon}")
-    if noise is not None and getattr(noise, "name", noise) != info.noise:  # a family or its name
-        raise ValueError(f"noise must be None or {info.noise!r} (the mechanism's family), got {noise!r}")
+    if noise is not None and noise_family(noise) is not info.noise:
+        raise ValueError(f"noise must be None or {info.noise.name!r} (the mechanism's family), got {noise!r}")
     return mechanism
 
 
@@ -148,13 +152,13 @@ def noise_table(mechanism: Mechanism, horizon: int) -> NoiseTable:
     """The exact release noise of ``mechanism`` for counts ``0..horizon`` at a unit budget (host, float64)."""
     info = describe(mechanism)
     sensitivity = 0.5 if info.neighbouring == "replace" else 1.0
-    family = noise_family(info.noise)
+    family = info.noise
     unit = TreeParams(**{family.budget: 1.0}, sensitivity=sensitivity)
     var = release_variance(mechanism, unit, np.arange(1, horizon + 1))
     stddev = np.sqrt(np.concatenate([[0.0], np.reshape(var, -1)]))
     if family.sub_gaussian:  # no scale term
         node = 0.0
-    elif info.name in _NODE_SUMS:
+    elif info.structure in _NODE_SUMS:
         node = float(stddev[1] / math.sqrt(2.0))  # one node at n = 1: its variance is 2 b_node²
     else:
         node = math.inf
@@ -202,7 +206,7 @@ def _noise_at(table: NoiseTable, stddev: jax.Array, counts: jax.Array, noise_sca
     """``(V(n), b_max(n))`` at the budget of ``noise_scale``, gathered from the unit table."""
     sd = stddev[jnp.clip(counts, 0, stddev.shape[0] - 1)]
     var = jnp.square(sd * noise_scale)
-    if noise_family(table.noise).sub_gaussian:
+    if table.noise.sub_gaussian:
         return var, jnp.zeros_like(var)
     scale = jnp.minimum(jnp.float32(table.node_scale), sd * jnp.float32(1.0 / math.sqrt(2.0))) * noise_scale
     return var, scale
@@ -301,7 +305,7 @@ def dp_ucb(
     centred = TreeParams(epsilon=None, rho=None, sensitivity=table.sensitivity)
 
     def mech_params(params: DPUCBParams) -> TreeParams:
-        field = noise_family(family).budget  # a local: the closure keeps the name (the static arguments)
+        field = family.budget
         return centred._replace(**{field: getattr(params, field)})
 
     def check(params: DPUCBParams) -> None:
@@ -391,7 +395,7 @@ def dp_ucb_regret_bound(
     mech = arm_mechanism(horizon, noise, mechanism)
     table = noise_table(mech, horizon)
     check_budget_values("dp_ucb", params, table.noise)
-    family = noise_family(table.noise)
+    family = table.noise
     if not family.pure:
         factor = 1.0 / math.sqrt(float(params.rho))
     else:

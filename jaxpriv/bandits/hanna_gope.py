@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import declare, theory
+from jaxpriv import declare
 from jaxpriv._base import Learner, Spec
-from jaxpriv.bandits._gope_core import GOPEState, phased_elimination, sum_noise_scale
+from jaxpriv.bandits._gope_core import GOPEState, sums_elimination, sums_gope_bound
 
 __all__ = ["GOPEState", "HannaGOPEParams", "hanna_gope"]
 
@@ -39,11 +38,7 @@ class HannaGOPEParams(NamedTuple):
 def hanna_gope_bound(params: HannaGOPEParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
     """The elimination bound of this reconstruction (``theory.sums_gope_regret_bound``) at its noise scale."""
     del env_params
-    a = declare.arguments(spec)
-    k, d = int(a["num_actions"]), int(a["dim"])
-    support = None if a.get("small_support", True) else k
-    scale = float(sum_noise_scale(params, "sums_laplace"))
-    return float(theory.sums_gope_regret_bound(horizon, k, d, float(np.asarray(params.delta)), scale, True, support))
+    return sums_gope_bound(params, spec, horizon, "sums_laplace")
 
 
 @declare.learner("hanna_gope", params=HannaGOPEParams, bound=hanna_gope_bound)
@@ -120,17 +115,5 @@ def hanna_gope(
       §IV and App. E-C2 (the description reconstructed here); J. Hanna, A. M. Girgis, C. Fragouli,
       S. Diggavi. Differentially Private Stochastic Linear Bandits: (Almost) for Free. 2022 (abstract only).
     """
-    return phased_elimination(
-        num_actions,
-        dim,
-        horizon,
-        private=True,
-        clip=clip,
-        calibration="safe",  # unused by the sums placements: their calibration is exact
-        design_tol=design_tol,
-        design_iters=design_iters,
-        noise_placement="sums_laplace",
-        params_class=HannaGOPEParams,
-        claim=private,
-        small_support=small_support,
-    )
+    options = {"clip": clip, "design_tol": design_tol, "design_iters": design_iters, "small_support": small_support}
+    return sums_elimination(num_actions, dim, horizon, "sums_laplace", HannaGOPEParams, private, **options)

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import numpy as np
 from jax.typing import ArrayLike
 
-from jaxpriv import declare, theory
+from jaxpriv import declare
 from jaxpriv._base import Learner, Spec
-from jaxpriv.bandits._gope_core import GOPEState, phased_elimination, sum_noise_scale
+from jaxpriv.bandits._gope_core import GOPEState, sums_elimination, sums_gope_bound
 
 __all__ = ["GOPEState", "LiZhouJiGOPEParams", "li_zhou_ji_gope"]
 
@@ -41,11 +40,7 @@ class LiZhouJiGOPEParams(NamedTuple):
 def li_zhou_ji_gope_bound(params: LiZhouJiGOPEParams, env_params: Any, spec: Spec, horizon: int) -> float | None:
     """The elimination bound of this reconstruction (``theory.sums_gope_regret_bound``) at its noise scale."""
     del env_params
-    a = declare.arguments(spec)
-    k, d = int(a["num_actions"]), int(a["dim"])
-    support = None if a.get("small_support", True) else k
-    scale = float(sum_noise_scale(params, "sums_analytic"))
-    return float(theory.sums_gope_regret_bound(horizon, k, d, float(np.asarray(params.delta)), scale, False, support))
+    return sums_gope_bound(params, spec, horizon, "sums_analytic")
 
 
 @declare.learner("li_zhou_ji_gope", params=LiZhouJiGOPEParams, bound=li_zhou_ji_gope_bound)
@@ -111,17 +106,5 @@ def li_zhou_ji_gope(
       F. Li, X. Zhou, B. Ji. Differentially Private Linear Bandits with Partial Distributed Feedback. 2022
       (abstract only); B. Balle, Y.-X. Wang. Improving the Gaussian Mechanism for Differential Privacy. ICML 2018.
     """
-    return phased_elimination(
-        num_actions,
-        dim,
-        horizon,
-        private=True,
-        clip=clip,
-        calibration="safe",  # unused by the sums placements: their calibration is exact
-        design_tol=design_tol,
-        design_iters=design_iters,
-        noise_placement="sums_analytic",
-        params_class=LiZhouJiGOPEParams,
-        claim=private,
-        small_support=small_support,
-    )
+    options = {"clip": clip, "design_tol": design_tol, "design_iters": design_iters, "small_support": small_support}
+    return sums_elimination(num_actions, dim, horizon, "sums_analytic", LiZhouJiGOPEParams, private, **options)

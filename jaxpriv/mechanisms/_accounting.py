@@ -23,7 +23,16 @@ from jax.scipy import special as jspecial
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate
-from jaxpriv.mechanisms._noise import GAMMA, GAUSSIAN, LAPLACE, NoiseFamily, noise_family
+from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
+from jaxpriv.mechanisms._noise import _calibration_inputs as _calibration_inputs
+
+# The node calibrations and the samplers' support live with the families (``_noise``, ``_support``);
+# re-exported here, where the accounting's readers look for them.
+from jaxpriv.mechanisms._noise import gamma_node_scale as gamma_node_scale
+from jaxpriv.mechanisms._noise import gaussian_node_stddev as gaussian_node_stddev
+from jaxpriv.mechanisms._noise import laplace_node_scale as laplace_node_scale
+from jaxpriv.mechanisms._support import SAMPLER_SUPPORT as SAMPLER_SUPPORT
+from jaxpriv.mechanisms._support import _gaussian_coordinate_floor as _gaussian_coordinate_floor
 
 
 def tree_depth(horizon: int) -> int:
@@ -320,45 +329,16 @@ def analytic_gaussian_stddev(
     return jnp.where(private, sigma, jnp.zeros_like(sigma))
 
 
-def _calibration_inputs(name: str, budget: ArrayLike, sensitivity: ArrayLike) -> None:
-    """Concrete inputs of a closed-form calibration: a budget in ``[0, inf]`` and a sensitivity ``>= 0``."""
-    _budget(name, budget)
-    _validate.numeric("sensitivity", sensitivity)
-    _validate.nonnegative("sensitivity", sensitivity, allow_inf=True)
-
-
-def gamma_node_scale(epsilon: ArrayLike, sensitivity: ArrayLike, depth: int) -> jax.Array:
-    """Gamma-norm node noise: radius ``~ Gamma(shape=d, scale=D·Δ/ε)`` (Algorithm 2, line 9).
-
-    Density ``∝ exp(-ε ||n||_2 / (Δ D))``: each node is ε/D-DP for L2 sensitivity Δ.
-    """
-    _calibration_inputs("epsilon", epsilon, sensitivity)
-    return depth * jnp.asarray(sensitivity, jnp.float32) / jnp.asarray(epsilon, jnp.float32)
-
-
-def laplace_node_scale(epsilon: ArrayLike, sensitivity: ArrayLike, depth: int) -> jax.Array:
-    """Laplace node noise ``b = D·Δ/ε`` per coordinate, Δ the L1 sensitivity."""
-    _calibration_inputs("epsilon", epsilon, sensitivity)
-    return depth * jnp.asarray(sensitivity, jnp.float32) / jnp.asarray(epsilon, jnp.float32)
-
-
-def gaussian_node_stddev(rho: ArrayLike, sensitivity: ArrayLike, depth: int) -> jax.Array:
-    """Gaussian node noise ``σ = Δ sqrt(D / (2ρ))``: each node is ρ/D-zCDP, so the tree is ρ-zCDP."""
-    _calibration_inputs("rho", rho, sensitivity)
-    rho = jnp.asarray(rho, jnp.float32)
-    return jnp.asarray(sensitivity, jnp.float32) * jnp.sqrt(depth / (2.0 * rho))
-
-
 def node_scale(
     noise: NoiseFamily | str, epsilon: ArrayLike, rho: ArrayLike, sensitivity: ArrayLike, depth: int
 ) -> jax.Array:
-    """The per-node noise scale of a ``depth``-level tree in family ``noise`` (the three functions above)."""
+    """The per-node noise scale of a ``depth``-level tree in family ``noise``: ``NoiseFamily.node_scale``.
+
+    Of its budget: ``epsilon`` for the ε-DP families, ``rho`` for the Gaussian (``gamma_node_scale``,
+    ``laplace_node_scale``, ``gaussian_node_stddev``).
+    """
     family = noise_family(noise)
-    if family is GAMMA:
-        return gamma_node_scale(epsilon, sensitivity, depth)
-    if family is LAPLACE:
-        return laplace_node_scale(epsilon, sensitivity, depth)
-    return gaussian_node_stddev(rho, sensitivity, depth)
+    return family.node_scale(epsilon if family.pure else rho, sensitivity, depth)
 
 
 def gaussian_stddev(rho: ArrayLike, sensitivity: ArrayLike) -> jax.Array:
@@ -377,25 +357,11 @@ def node_variance(
     ``budget`` is ε for the first two and ρ for the Gaussian family.
     """
     family = noise_family(noise)
-    scale = node_scale(family, budget, budget, sensitivity, depth)
-    return family.scaled_variance(scale, dim)
+    return family.scaled_variance(family.node_scale(budget, sensitivity, depth), dim)
 
 
 # ---------------------------------------------------------------------------------------------
-# The float32 samplers' bounded support and the δ it implies (host, float64).
-#
-# jaxpriv._rng draws from 32-bit words: a unit exponential is -log(1 - u), 1 - u on the grid
-# k·2^-23, its last cell refined by the word's 9 spare bits down to 2^-32; Laplace's magnitude
-# the same with 8 spare bits (bit 0 is its sign) down to 2^-31; a normal is sqrt(2) erfinv(u),
-# its two end cells refined by 9 bits to 1 ± u = 2^-33 and 3·2^-33. The largest values are the
-# float32 numbers below (tests/mechanisms/test_sampler_tails.py feeds the extreme words to the
-# transforms and finds exactly these). Before the refinement they were 15.942385 (exponential,
-# Laplace) and [-5.419983, 5.220113] (normal).
-SAMPLER_SUPPORT = {
-    "exponential": (0.0, float(np.float32(32 * np.log(2.0)))),  # [0, 22.18071]
-    "laplace": (-float(np.float32(31 * np.log(2.0))), float(np.float32(31 * np.log(2.0)))),  # ±21.487562
-    "normal": (float(np.float32(-6.4439335)), float(np.float32(6.2751713))),  # Φ⁻¹(2^-34), Φ⁻¹(1 - 1.5·2^-33)
-}
+# The δ that the float32 samplers' bounded support (``SAMPLER_SUPPORT``, ``_support``) adds (host, float64).
 
 #: The stated δ: the largest ``sampler_delta_floor`` a tree component accepts (issue 35). Every
 #: component whose noise reaches its releases through a tree of these samplers (``binary_tree``,
@@ -410,39 +376,6 @@ SAMPLER_SUPPORT = {
 #: accepts the demo's ε ∈ {0.1, 1, 10, ∞} for every family (d <= 100) and every budget the
 #: library's examples, notebooks and tests run (docs/algorithms/mechanisms.md, "The stated δ").
 SAMPLER_DELTA_MAX = 1e-5
-
-
-def _concave_envelope_at(y: np.ndarray, h: np.ndarray, x: float) -> float:
-    """The least concave majorant of the points ``(y, h)`` (``y`` increasing, ``y[0] = 0``) at ``x``."""
-    hull: list[int] = []
-    for i in range(len(y)):
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            # drop b if it lies on or below the chord from a to i
-            if (h[b] - h[a]) * (y[i] - y[a]) <= (h[i] - h[a]) * (y[b] - y[a]):
-                hull.pop()
-            else:
-                break
-        hull.append(i)
-    return float(np.interp(x, y[hull], h[hull]))
-
-
-def _gaussian_coordinate_floor(x: ArrayLike) -> np.ndarray:
-    """Mass of a unit normal conditioned on ``[lo, hi]`` within ``x >= 0`` of its nearer end.
-
-    ``max(P(N < lo + x), P(N > hi - x))``: the outputs that a neighbour whose noise is shifted by
-    ``x`` along this coordinate (away from that end) cannot produce. In log space, no cancellation.
-    """
-    lo, hi = SAMPLER_SUPPORT["normal"]
-    x = np.asarray(x, np.float64)
-    z = 1.0 - scipy.special.ndtr(lo) - scipy.special.ndtr(-hi)
-
-    def near(end: float, cap: float) -> np.ndarray:  # Φ(min(end + x, cap)) - Φ(end)
-        a = np.minimum(end + x, cap)
-        return scipy.special.ndtr(a) * -np.expm1(scipy.special.log_ndtr(end) - scipy.special.log_ndtr(a))
-
-    mass = np.maximum(near(lo, hi), near(-hi, -lo)) / z  # P(N > hi - x) = Φ(x - hi) - Φ(-hi)
-    return np.clip(np.where(x > 0, mass, 0.0), 0.0, 1.0)
 
 
 def sampler_delta_floor(noise: NoiseFamily | str, budget: ArrayLike, depth: int, dim: int) -> np.ndarray:
@@ -513,64 +446,6 @@ def sampler_delta_floor(noise: NoiseFamily | str, budget: ArrayLike, depth: int,
         if value / depth > 700.0:  # inf, or a node budget no float64 tail reaches: no guarantee
             out[i] = 1.0
             continue
-        if family is GAUSSIAN:
-            s = float(np.sqrt(2.0 * value / depth))
-            node_log = _gaussian_node_log_complement(s, int(dim))
-        elif family is LAPLACE:
-            s = float(value / depth)
-            m = -SAMPLER_SUPPORT["laplace"][0]
-            node = _laplace_node_floor(s, m)
-            node_log = np.log1p(-node) if node < 1.0 else -np.inf
-        else:
-            s = float(value / depth)
-            node = _gamma_node_floor(s, int(dim))
-            node_log = np.log1p(-node) if node < 1.0 else -np.inf
+        node_log = family.node_floor_log(value, depth, int(dim))
         out[i] = -np.expm1(depth * node_log) if np.isfinite(node_log) else 1.0
     return np.clip(out.reshape(b.shape), 0.0, 1.0)
-
-
-def _laplace_node_floor(s: float, m: float) -> float:
-    """``P(N < s - M)`` for a unit Laplace conditioned on ``[-M, M]`` (the mass a shift ``s`` uncovers)."""
-    if s <= 0.0:
-        return 0.0
-    if s >= 2.0 * m:
-        return 1.0
-    x = s - m
-    cdf = 0.5 * np.exp(x) if x <= 0 else 1.0 - 0.5 * np.exp(-x)
-    below = 0.5 * np.exp(-m)
-    return float(min(1.0, (cdf - below) / -np.expm1(-m)))
-
-
-def _gamma_node_floor(s: float, d: int) -> float:
-    """A Gamma-norm node's ``δ(s)`` bound: radial ``d e^-M (e^s - 1)`` + directional ``e^s (1 - Z_N^d)``, over P(A)."""
-    if s <= 0.0:
-        return 0.0
-    m = SAMPLER_SUPPORT["exponential"][1]
-    lo, hi = SAMPLER_SUPPORT["normal"]
-    if d == 1:  # the direction is a fair sign: the Laplace formula with the exponential's end
-        return _laplace_node_floor(s, m)
-    log_zn = np.log1p(-(scipy.special.ndtr(lo) + scipy.special.ndtr(-hi)))
-    log_ze = np.log1p(-np.exp(-m))
-    log_pa = d * (log_zn + log_ze)
-    radial = d * np.exp(-m) * np.expm1(s)
-    directional = np.exp(s) * -np.expm1(d * log_zn)
-    return float(min(1.0, (radial + directional) / np.exp(log_pa)))
-
-
-def _gaussian_node_log_complement(s: float, d: int) -> float:
-    """``log`` of one node's mass *inside* the neighbour's support, minimised over shifts ``||x||_2 <= s`` (a bound)."""
-    if s <= 0.0:
-        return 0.0
-    lo, hi = SAMPLER_SUPPORT["normal"]
-    width = hi - lo
-    if s >= width:
-        return -np.inf
-    total = s * s
-    # H(y) = -log(1 - g(sqrt(y))) on [0, s²], on a grid dense near 0 (where H is concave) and overall.
-    y = np.unique(np.concatenate([[0.0], total * np.geomspace(1e-12, 1.0, 2000), total * np.linspace(0.0, 1.0, 2001)]))
-    with np.errstate(divide="ignore"):
-        h = -np.log1p(-_gaussian_coordinate_floor(np.sqrt(y)))
-    # H increases: on (y_i, y_i+1] it is at most H(y_i+1), so the envelope of the points
-    # (y_i, H(y_i+1)) bounds H's envelope from above (a certified bound, not a grid estimate).
-    upper = np.append(h[1:], h[-1])
-    return -d * _concave_envelope_at(y, upper, total / d)

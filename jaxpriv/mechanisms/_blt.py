@@ -240,7 +240,7 @@ def blt(
     """
     horizon, buffers = _check_static(horizon, buffers)
     dim = _validate.positive_int("dim", dim)
-    noise = noise_family(noise, (GAUSSIAN.name,)).name  # a family or its name; kept as the name
+    noise = noise_family(noise, (GAUSSIAN.name,))  # the family object, kept by info and the check
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)
     factor = 2.0 if neighbouring == "replace" else 1.0
     depth = _accounting.tree_depth(horizon)
@@ -272,7 +272,7 @@ def blt(
         )
         return new, release
 
-    static = static_args(noise=noise, dtype=np.dtype(dtype).name)  # by name; the declaration records the rest
+    static = static_args(noise=noise, dtype=np.dtype(dtype).name)  # the declaration records the rest
     return factor_mechanism(
         "blt",
         init_fn,

@@ -105,13 +105,12 @@ def honaker_tree(
     """
     horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)
-    family = noise_family(noise)
-    noise = family.name  # kept by info, the check and the closures as the name
+    noise = noise_family(noise)  # the family object, kept by info, the check and the closures
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)
     factor = 2.0 if neighbouring == "replace" else 1.0
     depth = _accounting.tree_depth(horizon)
-    sampler = family.sampler
-    norm = family.input_norm
+    sampler = noise.sampler
+    norm = noise.input_norm
     weights = honaker_weights(depth)
     sampler_floor = tree_sampler_floor("honaker_tree", noise, depth, dim)  # the same nodes as the tree's
 
@@ -161,13 +160,15 @@ def honaker_tree(
         bits = sum(((t >> h) & 1) * weights[h] for h in range(depth))
         return node * bits
 
-    static = static_args(noise=noise, dtype=np.dtype(dtype).name)  # by name
+    static = static_args(noise=noise, dtype=np.dtype(dtype).name)
     return Mechanism(
         init_fn,
         step_fn,
         partial(check_tree_params, noise=noise, component="honaker_tree", sampler_floor=sampler_floor),
         horizon,
         nonfinite=nonfinite_field,
-        info=PrefixSumInfo("honaker_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+        info=PrefixSumInfo(
+            "honaker_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn, structure="honaker"
+        ),
         spec=Spec(private=True, static=static, sampler_floor=sampler_floor),
     )

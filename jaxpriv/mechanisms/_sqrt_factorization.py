@@ -34,7 +34,7 @@ def sqrt_coefficients(horizon: int) -> np.ndarray:
     return np.concatenate([[1.0], np.cumprod((2.0 * j - 1.0) / (2.0 * j))])
 
 
-def factor_noise_scale(component: str, params: TreeParams, noise: str, encoder_norm: float, dtype) -> jax.Array:
+def factor_noise_scale(component: str, params: TreeParams, noise: NoiseFamily, encoder_norm: float, dtype) -> jax.Array:
     """``σ`` of a Gaussian factorization whose encoder has L2 sensitivity ``encoder_norm·Δ`` (checks the budget)."""
     check_budget(component, params, noise)
     sens = encoder_norm * jnp.asarray(params.sensitivity, jnp.float32)
@@ -47,7 +47,7 @@ def factor_mechanism(
     step_fn,
     horizon: int,
     dim: int,
-    noise: str,
+    noise: NoiseFamily,
     neighbouring: str,
     encoder_norm: float,
     row_norm2,
@@ -144,7 +144,7 @@ def sqrt_factorization(
     """
     horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)
-    noise = noise_family(noise, (GAUSSIAN.name,)).name  # a family or its name; kept as the name
+    noise = noise_family(noise, (GAUSSIAN.name,))  # the family object, kept by info and the check
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)
     if horizon * dim > SQRT_MAX_ELEMENTS:
         mib = horizon * dim * np.dtype(dtype).itemsize / 2**20
@@ -191,5 +191,5 @@ def sqrt_factorization(
         neighbouring,
         factor * col_norm,
         lambda t: row_norm2[t - 1],
-        static_args(noise=noise, dtype=np.dtype(dtype).name),  # by name; the declaration records the rest
+        static_args(noise=noise, dtype=np.dtype(dtype).name),  # the declaration records the rest
     )

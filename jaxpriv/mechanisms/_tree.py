@@ -219,9 +219,10 @@ def tree_node_scale(
     component: str, params: TreeParams, noise: NoiseFamily | str, factor: float, depth: int, dtype
 ) -> jax.Array:
     """The scale of one node of a depth-``depth`` tree, the budget split over its levels (checks the budget)."""
-    check_budget(component, params, noise)
+    family = noise_family(noise)
+    check_budget(component, params, family)
     sens = factor * jnp.asarray(params.sensitivity, dtype)
-    return jnp.asarray(_accounting.node_scale(noise, params.epsilon, params.rho, sens, depth), dtype)
+    return jnp.asarray(family.node_scale(getattr(params, family.budget), sens, depth), dtype)
 
 
 def tree_node_variance(
@@ -322,13 +323,12 @@ def binary_tree(
     """
     horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)
-    family = noise_family(noise)
-    noise = family.name  # what info, the check and the closures keep (saved and printed as the name)
+    noise = noise_family(noise)  # the family object, kept by info, the check and the closures
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)
     factor = 2.0 if neighbouring == "replace" else 1.0  # sensitivity of one input, per unit clip bound
     depth = _accounting.tree_depth(horizon)
-    sampler = family.sampler
-    norm = family.input_norm
+    sampler = noise.sampler
+    norm = noise.input_norm
     sampler_floor = tree_sampler_floor("binary_tree", noise, depth, dim)
 
     def init_fn(key: PRNGKey, params: TreeParams) -> TreeState:
@@ -355,14 +355,17 @@ def binary_tree(
         # popcount(t) independent nodes, each with the budget split D ways
         return popcount(t) * tree_node_variance(noise, params, sensitivity_fn(params), dim, depth)
 
-    static = static_args(noise=noise, dtype=np.dtype(dtype).name)  # by name
+    static = static_args(noise=noise, dtype=np.dtype(dtype).name)
+    info = PrefixSumInfo(
+        "binary_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn, structure="dyadic"
+    )
     return Mechanism(
         init_fn,
         step_fn,
         partial(check_tree_params, noise=noise, sampler_floor=sampler_floor),
         horizon,
         nonfinite=nonfinite_field,
-        info=PrefixSumInfo("binary_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+        info=info,
         spec=Spec(private=True, static=static, sampler_floor=sampler_floor),
     )
 

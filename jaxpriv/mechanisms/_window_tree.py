@@ -244,7 +244,7 @@ def window_noise_bound(
     """
     scale = jnp.asarray(scale, jnp.float32)
     beta = jnp.asarray(beta, jnp.float32)
-    if noise_family(noise, WINDOW_NOISE_FAMILIES) is GAMMA:  # Prop. A2: the Gamma radius' tail
+    if not noise_family(noise, WINDOW_NOISE_FAMILIES).sub_gaussian:  # Prop. A2: the Gamma radius' (exponential) tail
         return depth * dim * scale * jnp.log(3.0 * dim * horizon / beta)
     return scale * np.sqrt(depth) * (np.sqrt(dim) + jnp.sqrt(2.0 * jnp.log(horizon / beta)))
 
@@ -642,7 +642,7 @@ def window_tree(
     horizon = _validate.horizon(horizon)
     dim = _validate.positive_int("dim", dim)
     window = check_window(window, horizon, round_window)
-    noise = noise_family(noise, WINDOW_NOISE_FAMILIES).name  # kept by info, the check and the closures as the name
+    noise = noise_family(noise, WINDOW_NOISE_FAMILIES)  # the family object, kept by info, the check and the closures
     neighbouring = _validate.choice("neighbouring", neighbouring, NEIGHBOURING)
     calibration = _validate.choice("calibration", calibration, GAUSSIAN_CALIBRATIONS)
     factor = 2.0 if neighbouring == "replace" else 1.0
@@ -679,7 +679,9 @@ def window_tree(
         partial(check_window_tree_params, noise=noise, calibration=calibration, depth=m + 1),
         horizon,
         nonfinite=nonfinite_field,
-        info=PrefixSumInfo("window_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
+        info=PrefixSumInfo(
+            "window_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn, "window", "window"
+        ),
         spec=Spec("window_tree", WindowTreeParams, private=True, static=static),
     )
 

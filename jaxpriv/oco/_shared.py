@@ -65,8 +65,8 @@ def leader_point(total_w: jax.Array, total_grad: jax.Array, strong_convexity: ja
 
 def prefix_sum_mechanism(
     horizon: int, dim: int, noise: NoiseFamily | str | None, mechanism: Mechanism | None
-) -> tuple[Mechanism, str]:
-    """The learner's prefix-sum mechanism and its noise family's name: the paper's tree, or a checked ``mechanism``.
+) -> tuple[Mechanism, NoiseFamily]:
+    """The learner's prefix-sum mechanism and its noise family: the paper's tree, or a checked ``mechanism``.
 
     Raises:
       ValueError: ``mechanism`` is not a prefix-sum mechanism of ``jaxpriv.mechanisms``, is the
@@ -76,9 +76,9 @@ def prefix_sum_mechanism(
     """
     if mechanism is None:
         noise = GAMMA if noise is None else noise_family(noise)
-        return binary_tree(horizon, dim, noise, neighbouring="replace"), noise.name
+        return binary_tree(horizon, dim, noise, neighbouring="replace"), noise
     info = describe(mechanism)
-    if info.name == "window_tree":
+    if info.scope != "event":
         raise ValueError(
             "mechanism='window_tree' protects a window of W consecutive losses, not the whole stream: the "
             "learner's event-level guarantee would not hold. Use the window learners (oco.wdp_cocop, oco.wdp_cocol)"
@@ -92,8 +92,8 @@ def prefix_sum_mechanism(
             "mechanism must be built with neighbouring='replace' (the learner's replace-one guarantee), "
             f"got {info.neighbouring!r}"
         )
-    if noise is not None and getattr(noise, "name", noise) != info.noise:  # a family or its name
-        raise ValueError(f"noise must be None or {info.noise!r} (the mechanism's family), got {noise!r}")
+    if noise is not None and noise_family(noise) is not info.noise:
+        raise ValueError(f"noise must be None or {info.noise.name!r} (the mechanism's family), got {noise!r}")
     return mechanism, info.noise
 
 

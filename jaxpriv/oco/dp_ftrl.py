@@ -181,7 +181,7 @@ def dp_ftrl(
     dim = constraint.dim
     tree, noise = prefix_sum_mechanism(horizon, dim, noise, mechanism)
     # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) L.
-    norm_factor = float(np.sqrt(dim)) if noise_family(noise).norm == 1 else 1.0
+    norm_factor = float(np.sqrt(dim)) if noise.norm == 1 else 1.0
     diameter = float(constraint.diameter)
     unit_var = release_variance(tree, _unit_params(noise, norm_factor), np.arange(1, horizon + 1))
     unit_noise_sum = float(np.sum(np.sqrt(dim * unit_var[: horizon - 1])))  # S at budget 1, L = 1
@@ -192,7 +192,7 @@ def dp_ftrl(
 
     def regularization(params: DPFTRLParams) -> jax.Array:
         lip = jnp.asarray(params.lipschitz, jnp.float32)
-        family = noise_family(noise)
+        family = noise
         budget = jnp.asarray(getattr(params, family.budget), jnp.float32)
         per_unit = budget if family.pure else jnp.sqrt(budget)
         s = lip * unit_noise_sum / per_unit  # S = Σ_{t<T} sqrt(d Var_t) at (budget, L); 0 at inf
@@ -217,14 +217,14 @@ def dp_ftrl(
         budget, lip, _ = values
         clip = norm_factor * lip
         lam_used = np.asarray(regularization(params), np.float64)
-        noise_sum = 2.0 * lip * lip * unit_noise_sum / (budget if noise_family(noise).pure else np.sqrt(budget))
+        noise_sum = 2.0 * lip * lip * unit_noise_sum / (budget if noise.pure else np.sqrt(budget))
         noise_sum = np.where(np.isnan(values[2]), noise_sum, 0.0)  # only the tuned λ (regularization = nan) forms it
         std = release_std(TreeParams(**{name: budget}, sensitivity=clip))
         terms = [
             _floor.release_term(std, dim, lam_used, horizon * clip, power, "the noisy gradient sum v_t/λ"),
             _floor.Term("the tuned λ's 2LS (S: the noise norms summed)", noise_sum, power),
         ]
-        _floor.check("dp_ftrl", name, budget, terms, f"T={horizon}, d={dim}, noise={noise!r}")
+        _floor.check("dp_ftrl", name, budget, terms, f"T={horizon}, d={dim}, noise='{noise}'")
 
     def init_fn(key: PRNGKey, params: DPFTRLParams) -> DPFTRLState:
         check_budget("dp_ftrl", params, noise)

@@ -20,7 +20,7 @@ from jaxpriv._base import (
     spec_of,
     static_args,
 )
-from jaxpriv.mechanisms import DyadicSums, NoiseFamily, TreeParams, dyadic_init, noise_family, tree_depth
+from jaxpriv.mechanisms import DyadicSums, NoiseFamily, TreeParams, dyadic_init, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import _floor
@@ -136,7 +136,7 @@ def pftal(
     tree, noise = prefix_sum_mechanism(horizon, constraint.dim, noise, mechanism)
     depth = tree_depth(horizon)
     # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) L.
-    norm_factor = float(np.sqrt(constraint.dim)) if noise_family(noise).norm == 1 else 1.0
+    norm_factor = float(np.sqrt(constraint.dim)) if noise.norm == 1 else 1.0
 
     def tree_params(params: PFTALParams) -> TreeParams:
         return TreeParams(params.epsilon, params.rho, norm_factor * jnp.asarray(params.lipschitz, jnp.float32))
@@ -154,7 +154,7 @@ def pftal(
             budget, lip, h = values
             clip = norm_factor * lip
             mech_params = TreeParams(**{name: budget}, sensitivity=clip)
-            detail = f"T={horizon}, d={constraint.dim}, noise={noise!r}"
+            detail = f"T={horizon}, d={constraint.dim}, noise='{noise}'"
             dim, radius = constraint.dim, constraint.radius
             args = (release_std, mech_params, horizon, dim, radius, clip, h, detail)
             _floor.check_ftal_leader("pftal", name, power, *args)

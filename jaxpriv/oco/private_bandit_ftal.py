@@ -10,8 +10,17 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, Mechanism, NonfiniteInfo, PRNGKey, Spec, mechanism_step_count, spec_of, static_args
-from jaxpriv.mechanisms import NoiseFamily, TreeParams, noise_family, tree_depth
+from jaxpriv._base import (
+    Learner,
+    Mechanism,
+    NonfiniteInfo,
+    PRNGKey,
+    Spec,
+    mechanism_step_count,
+    spec_of,
+    static_args,
+)
+from jaxpriv.mechanisms import NoiseFamily, TreeParams, tree_depth
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.mechanisms._tree import check_budget, check_budget_values
 from jaxpriv.oco import _floor, one_point
@@ -127,7 +136,7 @@ def private_bandit_ftal(
     p = one_point.sphere_dim(constraint)
     depth = tree_depth(horizon)
     # The Laplace tree clips the L1 norm: ||g||_1 <= sqrt(d) ||g||_2 <= sqrt(d) pB/β.
-    norm_factor = float(np.sqrt(constraint.dim)) if noise_family(noise).norm == 1 else 1.0
+    norm_factor = float(np.sqrt(constraint.dim)) if noise.norm == 1 else 1.0
 
     release_std = _floor.ReleaseStd(tree, horizon)
     name = _floor.budget_name(noise)
@@ -152,7 +161,7 @@ def private_bandit_ftal(
         std = release_std(TreeParams(**{name: budget}, sensitivity=clip))
         power = _floor.budget_power(noise)
         term = _floor.release_term(std, constraint.dim, divisor, fixed, power, "the leader v_t/(H + λ)")
-        _floor.check("private_bandit_ftal", name, budget, [term], f"T={horizon}, d={constraint.dim}, noise={noise!r}")
+        _floor.check("private_bandit_ftal", name, budget, [term], f"T={horizon}, d={constraint.dim}, noise='{noise}'")
 
     def init_fn(key: PRNGKey, params: PrivateBanditFTALParams) -> BanditFTALState:
         check_budget("private_bandit_ftal", params, noise)

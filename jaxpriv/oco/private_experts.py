@@ -10,7 +10,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, Mechanism, PRNGKey, Spec, spec_of, static_args
-from jaxpriv.mechanisms import NoiseFamily, noise_family
+from jaxpriv.mechanisms import NoiseFamily
 from jaxpriv.mechanisms._sampler_floor import check_sampler_floor, sampler_floor_of
 from jaxpriv.oco.pftal import PFTALState
 from jaxpriv.oco.regularized_pftal import RegularizedPFTALParams, regularized_pftal
@@ -69,7 +69,6 @@ def private_experts(
       Pitassi, Rothblum, Differential privacy under continual observation, STOC 2010.
     """
     p = _validate.positive_int("num_experts", num_experts)
-    noise = None if noise is None else noise_family(noise).name  # a family or its name; kept as the name
     base = regularized_pftal(horizon, simplex(p), noise, mechanism)
     lipschitz = float(np.sqrt(p))
 

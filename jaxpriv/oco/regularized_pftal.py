@@ -50,7 +50,7 @@ def regularized_pftal_bound(params: RegularizedPFTALParams, env_params: Any, spe
     if dict(a["base"].static)["mechanism"].name != "binary_tree":
         return None
     c, noise = a["constraint"], a["noise"]  # the family that runs, by name
-    budget = getattr(params, noise_family(noise).budget)
+    budget = getattr(params, noise.budget)
     h = np.asarray(params.strong_convexity, np.float64)
     if np.isnan(h):
         h = theory.regularized_pftal_strength(horizon, c.dim, params.lipschitz, c.radius, budget, noise)
@@ -115,32 +115,30 @@ def regularized_pftal(
     """
     require_projection(constraint)
     base = pftal(horizon, constraint, noise, mechanism)
-    if mechanism is None:  # the name, whether a family or its name was given (the closures keep it)
-        noise = (GAMMA if noise is None else noise_family(noise)).name
+    # The family object that runs (the closures keep it): the mechanism's, or the given one (Gamma by default).
+    noise = describe(mechanism).noise if mechanism is not None else GAMMA if noise is None else noise_family(noise)
     depth = tree_depth(horizon)
     dim, radius = constraint.dim, constraint.radius
+    # The Laplace tree clips the L1 norm (as in pftal).
+    norm_factor = float(np.sqrt(dim)) if noise.norm == 1 else 1.0
     unit_variance = None
     if mechanism is not None:
-        noise = describe(mechanism).noise
-        family = noise_family(noise)
-        clip = float(np.sqrt(dim)) if family.norm == 1 else 1.0
         steps = np.arange(1, horizon + 1)
-        unit = TreeParams(**{family.budget: 1.0}, sensitivity=clip)
+        unit = TreeParams(**{noise.budget: 1.0}, sensitivity=norm_factor)
         unit_variance = float(np.max(release_variance(mechanism, unit, steps)))
 
-    # The Laplace tree clips the L1 norm (as in pftal); the base learner's mechanism and its largest release std.
-    norm_factor = float(np.sqrt(dim)) if noise_family(noise).norm == 1 else 1.0
+    # The base learner's mechanism and its largest release std.
     release_std = _floor.ReleaseStd(prefix_sum_mechanism(horizon, dim, noise, mechanism)[0], horizon)
 
     def unit_noise_norm(budget: ArrayLike) -> jax.Array | None:
         if unit_variance is None:
             return None
         b = jnp.asarray(budget, jnp.float32)
-        scale = b * b if noise_family(noise).pure else b  # variance ∝ 1/ε² (pure ε-DP), 1/ρ (Gaussian)
+        scale = b * b if noise.pure else b  # variance ∝ 1/ε² (pure ε-DP), 1/ρ (Gaussian)
         return jnp.sqrt(dim * unit_variance / scale)
 
     def strength(params: RegularizedPFTALParams) -> jax.Array:
-        budget = getattr(params, noise_family(noise).budget)
+        budget = getattr(params, noise.budget)
         theorem = theory.regularized_pftal_strength(
             horizon, dim, params.lipschitz, radius, budget, noise, depth, unit_noise_norm(budget)
         )
@@ -167,7 +165,7 @@ def regularized_pftal(
             h_used = np.asarray(strength(params), np.float64)
             clip = norm_factor * (lip + h_used * radius)
             mech_params = TreeParams(**{name: budget}, sensitivity=clip)
-            power, detail = _floor.budget_power(noise), f"T={horizon}, d={dim}, noise={noise!r}"
+            power, detail = _floor.budget_power(noise), f"T={horizon}, d={dim}, noise='{noise}'"
             args = (release_std, mech_params, horizon, dim, radius, clip, h_used, detail)
             _floor.check_ftal_leader("regularized_pftal", name, power, *args)
 

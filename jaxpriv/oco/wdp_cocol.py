@@ -16,7 +16,6 @@ import numpy as np
 from jaxpriv import _validate, declare
 from jaxpriv._base import Learner, PRNGKey, Spec, mechanism_step_count, poison_past_horizon, static_args
 from jaxpriv.mechanisms import (
-    GAMMA,
     WINDOW_NOISE_FAMILIES,
     DyadicSums,
     NoiseFamily,
@@ -81,7 +80,7 @@ def paper_window_constant(
     """
     eps = jnp.asarray(epsilon, jnp.float32)
     beta = jnp.asarray(beta, jnp.float32)
-    if noise_family(noise, WINDOW_NOISE_FAMILIES) is GAMMA:  # the Gamma radius' tail; else the Gaussian's
+    if not noise_family(noise, WINDOW_NOISE_FAMILIES).sub_gaussian:  # Gamma's exponential tail; else Gaussian
         return 2.0 * alpha * dim * depth**1.5 * jnp.log(dim / beta) / eps
     delta = jnp.asarray(delta, jnp.float32)
     return 2.0 * alpha * np.sqrt(dim) * depth**1.5 * jnp.log(2.0 / delta) * jnp.sqrt(jnp.log(2.0 * dim / beta)) / eps
@@ -102,7 +101,7 @@ def local_oracle_learner(
     require_local_oracle(constraint)
     horizon = _validate.horizon(horizon)
     check_window(window, horizon, round_window)
-    noise = noise_family(noise, WINDOW_NOISE_FAMILIES).name  # a family or its name; the closures keep the name
+    noise = noise_family(noise, WINDOW_NOISE_FAMILIES)  # the family object, kept by the closures
     sensitivity = sensitivity_rule(sensitivity)
     constants = _validate.choice("constants", constants, CONSTANTS)
     dim = constraint.dim
@@ -135,7 +134,7 @@ def local_oracle_learner(
             std = release_std(WindowTreeParams(budget, delta, clip))
             fixed = horizon * clip + mu * (2.0 * horizon + c0) * constraint.radius
             term = _floor.release_term(std, dim, 1.0, fixed, 1.0, "the oracle's direction ĝ_t + μ(t x̂_t - S_t)")
-            _floor.check("wdp_cocol", "epsilon", budget, [term], f"T={horizon}, d={dim}, W={window}, noise={noise!r}")
+            _floor.check("wdp_cocol", "epsilon", budget, [term], f"T={horizon}, d={dim}, W={window}, noise='{noise}'")
 
     def init_fn(key: PRNGKey, params: WDPParams) -> WDPCOCOLState:
         check_window_budget("wdp_cocol", params, noise)

@@ -144,7 +144,7 @@ def wdp_cocop(
     horizon = _validate.horizon(horizon)
     sensitivity = sensitivity_rule(sensitivity)
     neighbouring = "add_remove" if sensitivity == "paper_add_remove" else "replace"
-    noise = noise_family(noise, WINDOW_NOISE_FAMILIES).name  # a family or its name; the closures keep the name
+    noise = noise_family(noise, WINDOW_NOISE_FAMILIES)  # the family object, kept by the closures
     tree = window_tree(horizon, constraint.dim, window, noise, neighbouring, calibration, round_window)
     depth = tree_depth(horizon)
     k_w = window_depth(check_window(window, horizon, round_window), horizon)
@@ -163,7 +163,7 @@ def wdp_cocop(
             clip = np.asarray(window_sensitivity(sensitivity, lip, mu, diameter), np.float64)
             delta = None if params.delta is None else delta
             mech_params = WindowTreeParams(budget, delta, clip)
-            detail = f"T={horizon}, d={constraint.dim}, W={window}, noise={noise!r}"
+            detail = f"T={horizon}, d={constraint.dim}, W={window}, noise='{noise}'"
             args = (release_std, mech_params, horizon, constraint.dim, constraint.radius, clip, mu, detail)
             _floor.check_ftal_leader("wdp_cocop", "epsilon", 1.0, *args)
 

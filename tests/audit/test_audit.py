@@ -451,7 +451,7 @@ def test_honaker_and_blt_audits_below_claim():
     # audits them; the test-time budget keeps one family here
     mechanisms = [M.honaker_tree(4, 1, "gamma"), M.blt(8, 1)]
     for i, mech in enumerate(mechanisms):
-        res = A.audit_prefix_sums(mech, _tree_params(M.describe(mech).noise), 6 + i, runs=8000)
+        res = A.audit_prefix_sums(mech, _tree_params(M.describe(mech).noise.name), 6 + i, runs=8000)
         assert 0 < res.lower < res.claim, res
 
 

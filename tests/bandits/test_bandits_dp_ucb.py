@@ -20,6 +20,8 @@ from jaxpriv.bandits.dp_ucb import (
 from jaxpriv.bandits.ldp_ucb import LDPUCBParams, ldp_ucb, ldp_ucb_bonus, ldp_ucb_regret_bound
 from jaxpriv.envs.bandits import PAPER_MEANS, BernoulliParams, bernoulli_bandit
 from jaxpriv.mechanisms import (
+    GAUSSIAN,
+    LAPLACE,
     TreeParams,
     binary_tree,
     calibrated_sensitivity,
@@ -38,7 +40,7 @@ SQRT = sqrt_factorization(T, 1)  # Gaussian, add/remove neighbours
 def _unit_params(mechanism, budget):
     """The mechanism's params at the learner's calibration (Δ = 1/2 for replace, 1 for add/remove)."""
     table = noise_table(mechanism, T)
-    field = "rho" if table.noise == "gaussian" else "epsilon"
+    field = table.noise.budget
     return TreeParams(**{field: budget}, sensitivity=table.sensitivity)
 
 
@@ -71,7 +73,7 @@ def _streams(learner, params, seeds, mu=0.5, horizon=T):
 )
 def test_released_sums_have_the_mechanisms_exact_variance(mechanism, budget):
     mech = arm_mechanism(T, None, mechanism)
-    gaussian = noise_table(mech, T).noise == "gaussian"
+    gaussian = noise_table(mech, T).noise is GAUSSIAN
     learner = dp_ucb(2, T, mechanism=mechanism)
     params = DPUCBParams(rho=budget) if gaussian else DPUCBParams(epsilon=budget)
     _, sums, counts, rewards = _streams(learner, params, seeds=4000)
@@ -96,7 +98,7 @@ def test_default_tree_is_the_papers_laplace_tree():
     # Laplace node noise of scale D/ε (D = ceil(log2 T) + 1 levels), replace-one sensitivity 1
     table = noise_table(arm_mechanism(T), T)
     depth = math.ceil(math.log2(T)) + 1
-    assert table.noise == "laplace" and table.sensitivity == 0.5
+    assert table.noise is LAPLACE and table.sensitivity == 0.5
     assert table.node_scale == pytest.approx(depth)  # at ε = 1
     assert table.stddev[16] ** 2 == pytest.approx(2 * depth**2)  # one node at n = 16
     assert table.stddev[15] ** 2 == pytest.approx(4 * 2 * depth**2)  # four nodes at n = 15

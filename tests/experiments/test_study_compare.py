@@ -250,7 +250,7 @@ def test_a_shared_axis_maps_onto_each_learners_budget_and_mechanisms_are_named()
     assert set(names) == set(registry.MECHANISMS)  # the example compares every mechanism a file may name
     for arm in s.learners:
         info = mechanisms.describe(arm.static["mechanism"])
-        assert (info.horizon, info.dim, info.neighbouring, info.noise) == (s.horizon, 3, "replace", "gaussian")
+        assert (info.horizon, info.dim, info.neighbouring, info.noise) == (s.horizon, 3, "replace", mechanisms.GAUSSIAN)
         np.testing.assert_array_equal(arm.params.learner.rho, np.float32([0.01, 0.1, 1.0, 10.0]))
     text = COMPARE.format(extra="").replace('label = "DP-FTRL"', 'label = "DP-FTRL"\nnoise = "gaussian"\n'
                                             'axes = { epsilon = "rho" }')  # fmt: skip

@@ -87,7 +87,8 @@ def test_name_and_object_give_bit_identical_releases():
         params = M.TreeParams(**{family.budget: 2.0})
         for factory in (M.binary_tree, M.honaker_tree):
             by_name, by_object = factory(16, 3, family.name), factory(16, 3, family)
-            assert M.describe(by_object).noise == family.name  # the info keeps (and saves) the name
+            assert M.describe(by_name).noise is family and M.describe(by_object).noise is family  # the object
+            assert dict(by_object.spec.static)["noise"] == family.name  # saved by name
             a = np.asarray(M.prefix_sums(by_name, params, xs, jax.random.key(3)))
             b = np.asarray(M.prefix_sums(by_object, params, xs, jax.random.key(3)))
             assert a.tobytes() == b.tobytes()

@@ -158,9 +158,10 @@ def test_release_variance_is_the_number_of_noisy_nodes_times_the_node_variance(n
         "window_tree",
         T,
         d,
-        noise,
+        mechanisms.noise_family(noise),
         "add_remove",
     )
+    assert (info.scope, info.structure) == ("window", "window")
     for t, k_t in enumerate(counts, 1):
         var, se = variance_with_stderr(noise_draws[:, t - 1, 0], mean=0.0)  # one coordinate: independent samples
         assert abs(var - k_t * node_var) < 5 * se, (t, var, k_t * node_var, se)
