@@ -216,7 +216,7 @@ def normal(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array
 
 
 def _normal_w(words: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(w, u)`` of ``normal``'s transform: ``erfinv``'s ``w = -log((1 - u)(1 + u))`` (refined in the end cells) and ``u``."""
+    """``(w, u)`` of ``normal``: ``erfinv``'s ``w = -log((1 - u)(1 + u))`` (refined in the end cells) and ``u``."""
     lo = np.nextafter(np.float32(-1.0), np.float32(0.0))
     u = jnp.maximum(lo, (_unit(words) - 1.0) * (1.0 - lo) + lo)
     top = lax.shift_right_logical(words, np.uint32(9))
