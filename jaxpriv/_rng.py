@@ -142,13 +142,20 @@ def uniform(key: PRNGKey, shape: tuple[int, ...] = (), dtype=jnp.float32) -> jax
     return jnp.maximum(0.0, _unit(a ^ b) - 1.0).reshape(shape)
 
 
-def _erfinv_of_w(w: jax.Array, tail: jax.Array | None = None) -> jax.Array:
+def _erfinv_of_w(w: jax.Array, tail: bool = False) -> jax.Array:
     """``erfinv(x)/x`` from ``w = -log((1-x)(1+x))``: Giles' single-precision branches, and a tail branch.
 
-    ``tail`` (bool, ``w``'s shape) selects a polynomial in ``sqrt(w)`` for ``15 <= w <= 22.5`` (the
-    refined end cells of ``normal``, where Giles' second branch, fitted up to ``w = 16.6``, is off
-    by up to 6e-4): a least-squares fit of degree 4 to SciPy's ``ndtri`` in float64, relative error
+    ``tail=True`` (static) adds a polynomial in ``sqrt(w)`` for ``w > W_TAIL`` (the refined end
+    cells of ``normal``, ``14.56 <= w <= 22.2``, where Giles' second branch, fitted up to ``w = 16.6``, is
+    off by up to 6e-4): a least-squares fit of degree 4 to SciPy's ``ndtri`` in float64, relative error
     < 2e-7 in float32 (tests/mechanisms/test_sampler_tails.py). Elsewhere the two branches, as before.
+
+    The branch is chosen from ``w`` itself, not from a mask of the end cells: ``normal``'s ``w`` is at most
+    14.333 outside the end cells and at least 14.557 inside them (every word checked,
+    tests/mechanisms/test_sampler_tails.py), so ``w > W_TAIL`` selects exactly the end cells and every
+    draw keeps its bits. It is also what keeps the CPU fast: with the mask read in two places (the
+    ``log``'s argument and this branch) XLA's CPU compile of a sweep ran 1.35-1.6x slower (issue 47,
+    docs/performance.md).
     """
     small = w - 2.5
     p = jnp.float32(2.81022636e-08)
@@ -163,13 +170,18 @@ def _erfinv_of_w(w: jax.Array, tail: jax.Array | None = None) -> jax.Array:
         q = c + q * big
     for c in (1.00167406, 2.83297682):
         q = c + q * big
-    if tail is None:
+    if not tail:
         return jnp.where(w < 5.0, p, q)
     far = root - 4.3
     r = jnp.float32(_ERFINV_TAIL[0])
     for c in _ERFINV_TAIL[1:]:
         r = c + r * far
-    return jnp.where(w < 5.0, p, jnp.where(tail, r, q))
+    return jnp.where(w < 5.0, p, jnp.where(w > W_TAIL, r, q))
+
+
+#: ``normal``'s ``w`` above which the tail branch of ``_erfinv_of_w`` applies: between the largest ``w``
+#: outside the end cells (14.333, the cells next to them) and the smallest inside (14.557).
+W_TAIL = np.float32(14.45)
 
 
 # erfinv(x)/x in sqrt(w) - 4.3 for 15 <= w <= 22.5 (fitted on a grid of 20001 points, relative error).
@@ -203,8 +215,8 @@ def normal(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array
     return _normal_from_words(bits(key, int(np.prod(shape)))).reshape(shape)
 
 
-def _normal_from_words(words: jax.Array) -> jax.Array:
-    """``normal``'s transform of uint32 words (float32, the words' shape)."""
+def _normal_w(words: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(w, u)`` of ``normal``: ``erfinv``'s ``w = -log((1 - u)(1 + u))`` (refined in the end cells) and ``u``."""
     lo = np.nextafter(np.float32(-1.0), np.float32(0.0))
     u = jnp.maximum(lo, (_unit(words) - 1.0) * (1.0 - lo) + lo)
     top = lax.shift_right_logical(words, np.uint32(9))
@@ -216,7 +228,13 @@ def _normal_from_words(words: jax.Array) -> jax.Array:
     four = lax.shift_left(words & _LOW9, np.uint32(2))
     k = jnp.where(lower, four | np.uint32(1), np.uint32(2047) - four)
     w = -jnp.log(jnp.where(end, k.astype(jnp.float32) * np.float32(2.0**-32), (1.0 - u) * (1.0 + u)))
-    return np.float32(np.sqrt(2.0)) * (_erfinv_of_w(w, end) * u)
+    return w, u
+
+
+def _normal_from_words(words: jax.Array) -> jax.Array:
+    """``normal``'s transform of uint32 words (float32, the words' shape)."""
+    w, u = _normal_w(words)
+    return np.float32(np.sqrt(2.0)) * (_erfinv_of_w(w, tail=True) * u)
 
 
 def laplace(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array:

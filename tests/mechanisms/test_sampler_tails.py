@@ -114,12 +114,44 @@ def test_refined_values_are_the_exact_quantiles():
 
 
 def test_erfinv_tail_branch_is_accurate():
-    # the tail branch against SciPy in float64, over the refined cells' range (w from 15.2 to 22.2)
-    t = 2.0 ** -np.linspace(21.5, 32.5, 2001)
+    # the tail branch against SciPy in float64, over the refined cells' range (w from 14.56 to 22.9)
+    t = 2.0 ** -np.linspace(22.0, 33.5, 2001)
     w = (-np.log(t * (2 - t))).astype(np.float32)
-    ours = np.asarray(_rng._erfinv_of_w(jnp.asarray(w), jnp.ones(w.shape, bool)), np.float64)
+    assert w.min() > _rng.W_TAIL  # the branch applies to all of them
+    ours = np.asarray(_rng._erfinv_of_w(jnp.asarray(w), tail=True), np.float64)
     tt = -np.expm1(0.5 * np.log1p(-np.exp(-w.astype(np.float64))))  # the t of the float32 w
     np.testing.assert_allclose(ours, -special.ndtri(tt / 2) / np.sqrt(2), rtol=2.5e-7)
+
+
+def test_the_tail_branch_is_chosen_by_w_exactly_in_the_end_cells():
+    # _erfinv_of_w picks its tail branch by w > W_TAIL, not by a mask of the end cells (issue 47: the mask read
+    # twice made the CPU sweep 1.35-1.6x slower). Every top of 23 bits (w does not depend on the low bits outside
+    # the end cells) and every word of the end cells: the two sets of w lie on either side of W_TAIL.
+    tops = np.arange(2**23, dtype=np.uint32)
+    inner = tops[(tops != 0) & (tops != _TOP)] << np.uint32(9)
+    ends = np.concatenate([_LOW, (_TOP << 9) | _LOW])
+    w_inner = np.asarray(jax.jit(lambda x: _rng._normal_w(x)[0])(jnp.asarray(inner)))
+    w_ends = np.asarray(jax.jit(lambda x: _rng._normal_w(x)[0])(jnp.asarray(ends)))
+    assert w_inner.max() < _rng.W_TAIL < w_ends.min()
+    assert 14.3 < w_inner.max() and w_ends.min() < 14.6  # the margins the docstring states
+
+
+def _mask_normal(words):
+    """``normal`` as it was before issue 47: the tail branch chosen by the end-cell mask."""
+    w, u = _rng._normal_w(words)
+    top = words >> 9
+    end = (top == 0) | (top == _TOP)
+    root = jnp.sqrt(w)
+    r = jnp.float32(_rng._ERFINV_TAIL[0])
+    for c in _rng._ERFINV_TAIL[1:]:
+        r = c + r * (root - 4.3)
+    return np.float32(np.sqrt(2.0)) * (jnp.where(end, r, _rng._erfinv_of_w(w)) * u)
+
+
+def test_the_normal_keeps_its_bits():
+    # the same draws as the masked form, word for word (random words, both end cells and their neighbours)
+    words = jnp.asarray(_words())
+    assert np.array_equal(_bits(jax.jit(_rng._normal_from_words)(words)), _bits(jax.jit(_mask_normal)(words)))
 
 
 # ---------------------------------------------------------------------------------------------
