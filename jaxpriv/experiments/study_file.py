@@ -937,7 +937,7 @@ def _other_budgets(built: _Built) -> tuple[str, ...]:
     if "noise" not in built.entry.parameters:
         return ()
     noise = built.static.get("noise", built.entry.defaults.get("noise"))
-    noise = "gamma" if noise is None else noise
+    noise = "gamma" if noise is None else getattr(noise, "name", noise)  # a NoiseFamily (the learner's own) or a name
     if noise not in BUDGET_FIELDS:
         return ()
     needed = BUDGET_FIELDS[noise][0]
@@ -957,7 +957,7 @@ def _check_budget_family(
     if "noise" not in entry.parameters or not {"epsilon", "rho"} <= set(fields):
         return
     noise = static.get("noise", entry.defaults.get("noise"))
-    noise = "gamma" if noise is None else noise
+    noise = "gamma" if noise is None else getattr(noise, "name", noise)  # a NoiseFamily (the learner's own) or a name
     if noise not in BUDGET_FIELDS:
         return  # the factory has refused it already
     needed, guarantee = BUDGET_FIELDS[noise]
