@@ -83,7 +83,15 @@ def adac_ucb_bound(params: AdaCUCBParams, env_params: Any, spec: Spec, horizon: 
     return float(adac_ucb_regret_bound(np.asarray(env_params.means), horizon, float(np.asarray(params.rho)), beta))
 
 
-@declare.learner("adac_ucb", params=AdaCUCBParams, bound=adac_ucb_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``adac_ucb`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return adac_ucb(dim, horizon), s.env, AdaCUCBParams(rho=1.0, beta=3.1), s.params
+
+
+@declare.learner("adac_ucb", params=AdaCUCBParams, bound=adac_ucb_bound, example=_example)
 def adac_ucb(
     num_arms: int,
     horizon: int | None = None,

@@ -222,7 +222,15 @@ def dp_ucb_bound(params: DPUCBParams, env_params: Any, spec: Spec, horizon: int)
     return float(dp_ucb_regret_bound(means, horizon, params, noise=a["noise"], mechanism=mech))
 
 
-@declare.learner("dp_ucb", params=DPUCBParams, bound=dp_ucb_bound, mechanism_dim=1)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``dp_ucb`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return dp_ucb(dim, horizon), s.env, DPUCBParams(epsilon=1.0), s.params
+
+
+@declare.learner("dp_ucb", params=DPUCBParams, bound=dp_ucb_bound, mechanism_dim=1, example=_example)
 def dp_ucb(
     num_arms: int,
     horizon: int,

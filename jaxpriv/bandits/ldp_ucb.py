@@ -91,7 +91,15 @@ def ldp_ucb_bound(params: LDPUCBParams, env_params: Any, spec: Spec, horizon: in
     return float(ldp_ucb_regret_bound(np.asarray(env_params.means), horizon, params))
 
 
-@declare.learner("ldp_ucb", params=LDPUCBParams, bound=ldp_ucb_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``ldp_ucb`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return ldp_ucb(dim, horizon), s.env, LDPUCBParams(epsilon=1.0), s.params
+
+
+@declare.learner("ldp_ucb", params=LDPUCBParams, bound=ldp_ucb_bound, example=_example)
 def ldp_ucb(num_arms: int, horizon: int | None = None, *, tie_break: str = "random") -> Learner:
     """LDP-UCB: UCB on rewards privatised by the Laplace mechanism before the learner sees them.
 

@@ -51,7 +51,15 @@ def _calibrate(params: UCBParams) -> tuple[jax.Array, jax.Array]:
     return jnp.asarray(params.beta, jnp.float32), jnp.zeros((), jnp.float32)
 
 
-@declare.learner("ucb", params=UCBParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``ucb`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return ucb(dim, horizon), s.env, UCBParams(), s.params
+
+
+@declare.learner("ucb", params=UCBParams, example=_example)
 def ucb(
     num_arms: int,
     horizon: int | None = None,
