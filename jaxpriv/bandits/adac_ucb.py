@@ -56,13 +56,7 @@ def adac_ucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, beta: ArrayLike
     Returns:
       ``[K]`` float32 indices.
     """
-    return _episodic_ucb.index(
-        jnp.asarray(means, jnp.float32),
-        jnp.asarray(n, jnp.float32),
-        jnp.asarray(t, jnp.float32),
-        jnp.asarray(beta, jnp.float32),
-        gaussian_stddev(rho, 1.0),
-    )
+    return _episodic_ucb.index(means, n, t, beta, gaussian_stddev(rho, 1.0))
 
 
 def calibrate_adac(params: AdaCUCBParams) -> tuple[jax.Array, jax.Array]:

@@ -338,10 +338,7 @@ def dp_ucb(
         n = jnp.maximum(state.counts, 1).astype(jnp.float32)
         return state.sums / n + dp_ucb_bonus(n, t, state.alpha, var, scale)
 
-    def act_fn(key: PRNGKey, state: DPUCBState, t: jax.Array) -> jax.Array:
-        t = jnp.asarray(t, jnp.int32)
-        best = _episodic_ucb.choose(key, index_fn(state, t), tie_break)
-        return jnp.where(t <= K, t - 1, best).astype(jnp.int32)
+    act_fn = _episodic_ucb.index_policy(index_fn, K, tie_break)
 
     def update_fn(
         key: PRNGKey, state: DPUCBState, action: jax.Array, reward: jax.Array, t: jax.Array

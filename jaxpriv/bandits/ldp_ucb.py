@@ -170,10 +170,7 @@ def ldp_ucb(num_arms: int, horizon: int | None = None, *, tie_break: str = "rand
         var = 2.0 * n * state.scale * state.scale
         return state.sums / n + dp_ucb_bonus(n, t, state.alpha, var, state.scale)
 
-    def act_fn(key: PRNGKey, state: LDPUCBState, t: jax.Array) -> jax.Array:
-        t = jnp.asarray(t, jnp.int32)
-        best = _episodic_ucb.choose(key, index_fn(state, t), tie_break)
-        return jnp.where(t <= K, t - 1, best).astype(jnp.int32)
+    act_fn = _episodic_ucb.index_policy(index_fn, K, tie_break)
 
     def update_fn(
         key: PRNGKey, state: LDPUCBState, action: jax.Array, reward: jax.Array, t: jax.Array

@@ -37,13 +37,7 @@ def ucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, beta: ArrayLike) -> 
     Returns:
       ``[K]`` float32 indices.
     """
-    return _episodic_ucb.index(
-        jnp.asarray(means, jnp.float32),
-        jnp.asarray(n, jnp.float32),
-        jnp.asarray(t, jnp.float32),
-        jnp.asarray(beta, jnp.float32),
-        jnp.zeros((), jnp.float32),
-    )
+    return _episodic_ucb.index(means, n, t, beta, jnp.zeros((), jnp.float32))
 
 
 def _calibrate(params: UCBParams) -> tuple[jax.Array, jax.Array]:
