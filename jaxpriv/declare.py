@@ -51,6 +51,8 @@ __all__ = [
     "OMIT",
     "Bound",
     "Declared",
+    "Example",
+    "ExampleRun",
     "arguments",
     "constraint_set",
     "declarations",
@@ -72,6 +74,14 @@ Bound = Callable[[Any, Any, Spec, int], "float | None"]
 #: an ``int``, the name of the learner's argument holding it (a constraint set: its ``dim``), or
 #: ``(the learner's arguments by name) -> int``.
 MechanismDim = "int | str | Callable[[dict[str, Any]], int]"
+
+#: A learner's example: ``(horizon, dim) -> (learner, env, learner params, env params)``, one small configuration
+#: that runs (a finite budget of its own family) on an environment it is built for, with ``dim`` its dimension
+#: (arms, actions or experts). ``jaxpriv.testing.learner_examples`` collects them: the tests that compile every
+#: learner and ``benchmarks/step_cost.py`` iterate over them.
+Example = Callable[[int, int], tuple[Any, Any, Any, Any]]
+#: What an ``Example`` returns: ``(learner, env, learner params, env params)``.
+ExampleRun = tuple[Any, Any, Any, Any]
 
 
 class _Omit:
@@ -97,6 +107,8 @@ class Declared(NamedTuple):
       mechanism_dim: (learners taking a ``mechanism``) the dimension of the prefix-sum mechanism a study file
         builds for it (see ``MechanismDim``), or ``None``: a file may not name one.
       name: the name study files use (and the component's ``Spec.name``).
+      example: (learners) its example (``Example``: one small configuration, for the tests and benchmarks that
+        run every learner) or ``None``.
       kind: ``"learner"``, ``"env"``, ``"mechanism"`` or ``"set"``.
       parameters: the factory's parameter names, in order (keyword-only ones included).
       defaults: parameter name -> its default, for those that have one.
@@ -110,6 +122,7 @@ class Declared(NamedTuple):
     kind: str = "learner"
     parameters: tuple[str, ...] = ()
     defaults: Mapping[str, Any] = types.MappingProxyType({})
+    example: Any = None
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -131,7 +144,7 @@ def _signature(factory: Callable[..., Any]) -> inspect.Signature:
 
 def _add(
     kind: str, name: str, factory: Callable[..., Any], params: type | None = None, bound: Any = None,
-    mechanism_dim: Any = None, replace: bool = False,
+    mechanism_dim: Any = None, replace: bool = False, example: Any = None,
 ) -> Declared:  # fmt: skip
     """Enter ``factory`` in the table under ``name`` (what every declaration calls).
 
@@ -153,10 +166,14 @@ def _add(
     if mechanism_dim is not None and not (callable(mechanism_dim) or isinstance(mechanism_dim, (int, str))):
         raise ValueError(f"{kind} {name!r}: mechanism_dim must be an int, an argument's name, a callable or None, "
                          f"got {mechanism_dim!r}")  # fmt: skip
+    if example is not None and not callable(example):
+        raise ValueError(f"{kind} {name!r}: example must be callable (horizon, dim) or None, got {example!r}")
     parameters = _signature(factory).parameters
     names = tuple(k for k, p in parameters.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
     defaults = {k: p.default for k, p in parameters.items() if k in names and p.default is not p.empty}
-    entry = Declared(factory, params, bound, mechanism_dim, name, kind, names, types.MappingProxyType(defaults))
+    entry = Declared(
+        factory, params, bound, mechanism_dim, name, kind, names, types.MappingProxyType(defaults), example
+    )
     _TABLE[kind][name] = entry
     return entry
 
@@ -189,7 +206,7 @@ def _fill(component: Any, name: str, params: type | None, static: tuple[tuple[st
 
 def _declare(
     kind: str, name: str, params: type | None = None, bound: Any = None, mechanism_dim: Any = None,
-    replace: bool = False,
+    replace: bool = False, example: Any = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # fmt: skip
     def decorate(factory: Callable[..., Any]) -> Callable[..., Any]:
         if not callable(factory):
@@ -203,14 +220,20 @@ def _declare(
             static = tuple((k, _plain(v)) for k, v in call.arguments.items())
             return _fill(factory(*args, **kwargs), name, params, static)
 
-        _add(kind, name, declared if kind != "set" else factory, params, bound, mechanism_dim, replace)
+        _add(kind, name, declared if kind != "set" else factory, params, bound, mechanism_dim, replace, example)
         return declared if kind != "set" else factory
 
     return decorate
 
 
 def learner(
-    name: str, *, params: type | None = None, bound: Any = None, mechanism_dim: Any = None, replace: bool = False
+    name: str,
+    *,
+    params: type | None = None,
+    bound: Any = None,
+    mechanism_dim: Any = None,
+    example: Any = None,
+    replace: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a learner factory: ``@declare.learner("pftal", params=PFTALParams, bound=pftal_bound)``.
 
@@ -222,12 +245,16 @@ def learner(
       mechanism_dim: for a factory taking a prefix-sum ``mechanism``, the dimension a study file builds it for:
         an ``int``, the name of the argument holding it (``"constraint"``: the set's ``dim``; ``"num_experts"``),
         or ``(arguments by name) -> int``. ``None``: a study file may not name one.
+      example: one small configuration, ``(horizon, dim) -> (learner, env, learner params, env params)``
+        (``Example``), kept beside the factory in its module; ``jaxpriv.testing.learner_examples`` collects them
+        (every built-in learner has one: the tests that compile every learner and the step-cost benchmark run
+        it). Called only when asked for, so it may name the factory it is declared on.
       replace: replace a learner already declared under ``name`` (a notebook cell run twice).
 
     Raises:
       ValueError: ``name`` is already declared, or an argument has the wrong kind.
     """
-    return _declare("learner", name, params, bound, mechanism_dim, replace)
+    return _declare("learner", name, params, bound, mechanism_dim, replace, example)
 
 
 def env(

@@ -8,6 +8,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from jaxpriv.envs._settings import SETTINGS, Setting, setting  # noqa: F401 (public here: a learner's example uses it)
+
 
 def variance_with_stderr(samples: np.ndarray, mean: float | None = None) -> tuple[float, float]:
     """Sample variance about ``mean`` (the known mean if given) and its standard error.
@@ -361,132 +363,23 @@ def step_cost(
 
 
 def learner_examples(horizon: int = 64, dim: int = 10) -> dict[str, tuple[Any, Any, Any]]:
-    """One small configuration of every learner of the study-file registry: ``name -> (learner, env, params)``.
+    """One small configuration of every declared learner: ``name -> (learner, env, SimParams)``.
 
-    Each learner runs on an environment it is built for (a quadratic stream on the unit ball, or the
-    simplex for the window and experts learners; its bandit-feedback version for the bandit-feedback
-    learners; a Bernoulli, linear or contextual bandit for the policies) with ``d = dim`` (``K = dim``
-    arms or actions), a finite budget of its own family (``ε = ρ = 1``) and its params class's
-    defaults otherwise. Used by ``benchmarks/step_cost.py`` and by the tests that compile every learner
-    (which check that every name of ``jaxpriv.experiments.registry.LEARNERS`` has an example here).
+    Each is the ``example`` of the learner's declaration (``@declare.learner(..., example=...)``, kept beside
+    its factory): the learner on an environment it is built for (a ``setting``: a quadratic stream on the unit
+    ball, or the simplex for the window and Frank-Wolfe learners; its bandit-feedback version for the
+    bandit-feedback learners; a Bernoulli, linear or contextual bandit for the policies) with ``d = dim``
+    (``K = dim`` arms or actions), a finite budget of its own family (``ε = ρ = 1``) and its params class's
+    defaults otherwise. A learner declared without an example has none here. Used by
+    ``benchmarks/step_cost.py`` and by the tests that compile every learner (which check that every name of
+    ``jaxpriv.experiments.registry.LEARNERS`` has an example here).
     """
-    import numpy as np
-
-    from jaxpriv import bandits, envs, oco, sets
+    from jaxpriv import bandits, declare, oco  # noqa: F401 (importing them declares the built-ins)
     from jaxpriv.sim import SimParams
 
-    d, k = dim, dim
-    ball, simplex = sets.l2_ball(d), sets.simplex(d)
-    quad = envs.quadratic_stream(ball)
-    quad_p = envs.QuadraticParams(1.0, np.full(d, 0.1, np.float32), 0.3)
-    on_simplex = envs.quadratic_stream(simplex)
-    simplex_p = envs.QuadraticParams(1.0, np.full(d, 1.0 / d, np.float32), 0.3)
-    feedback = envs.bandit_feedback(quad)
-    bernoulli = envs.bernoulli_bandit(k)
-    bernoulli_p = envs.BernoulliParams(np.linspace(0.8, 0.2, k, dtype=np.float32))
-    rng = np.random.default_rng(0)
-    actions = rng.normal(size=(k, 3)).astype(np.float32)
-    actions /= np.linalg.norm(actions, axis=1, keepdims=True)
-    linear_p = envs.LinearBanditParams(actions, np.array([0.6, 0.8, 0.0], np.float32), 1.0)
-    context_p = envs.ContextualBanditParams(theta=np.array([0.6, 0.8, 0.0], np.float32))
-    t = horizon
-    table: dict[str, tuple[Any, Any, Any, Any]] = {
-        "pftal": (oco.pftal(t, ball), quad, oco.PFTALParams(epsilon=1.0, lipschitz=2.0), quad_p),
-        "regularized_pftal": (
-            oco.regularized_pftal(t, ball),
-            quad,
-            oco.RegularizedPFTALParams(epsilon=1.0, lipschitz=2.0),
-            quad_p,
-        ),
-        "private_experts": (
-            oco.private_experts(t, d),
-            envs.experts_stream(d),
-            oco.PrivateExpertsParams(epsilon=1.0),
-            envs.ExpertsParams(),
-        ),
-        "ftal": (oco.ftal(ball, t), quad, oco.FTALParams(1.0), quad_p),
-        "ogd": (oco.ogd(ball), quad, oco.OGDParams(1.0, 2.0), quad_p),
-        "mi_ogd": (oco.mi_ogd(ball, t), quad, oco.MIOGDParams(1.0, lipschitz=2.0), quad_p),
-        "private_bandit_ftal": (
-            oco.private_bandit_ftal(t, ball),
-            feedback,
-            oco.PrivateBanditFTALParams(epsilon=1.0, loss_bound=4.0),
-            quad_p,
-        ),
-        "bandit_ftal": (oco.bandit_ftal(t, ball), feedback, oco.BanditFTALParams(), quad_p),
-        "fkm": (oco.fkm(t, ball), feedback, oco.FKMParams(4.0, 2.0), quad_p),
-        "mi_bandit_ogd": (oco.mi_bandit_ogd(t, ball), feedback, oco.MIBanditOGDParams(1.0, 4.0, 2.0), quad_p),
-        "ucb": (bandits.ucb(k, t), bernoulli, bandits.UCBParams(), bernoulli_p),
-        "adac_ucb": (bandits.adac_ucb(k, t), bernoulli, bandits.AdaCUCBParams(rho=1.0, beta=3.1), bernoulli_p),
-        "gope": (bandits.gope(k, 3, t), envs.linear_bandit(k, 3), bandits.GOPEParams(actions), linear_p),
-        "adac_gope": (
-            bandits.adac_gope(k, 3, t),
-            envs.linear_bandit(k, 3),
-            bandits.AdaCGOPEParams(actions, 1.0),
-            linear_p,
-        ),
-        "rs_oful": (bandits.rs_oful(k, 3, t), envs.contextual_linear_bandit(k, 3), bandits.RSOFULParams(), context_p),
-        "adac_oful": (
-            bandits.adac_oful(k, 3, t),
-            envs.contextual_linear_bandit(k, 3),
-            bandits.AdaCOFULParams(1.0),
-            context_p,
-        ),
-        "private_linucb": (
-            bandits.private_linucb(k, 3, t),
-            envs.contextual_linear_bandit(k, 3),
-            bandits.PrivateLinUCBParams(1.0),
-            context_p,
-        ),
-        "dp_ftrl": (oco.dp_ftrl(t, ball), quad, oco.DPFTRLParams(epsilon=1.0, lipschitz=2.0), quad_p),
-        "adap_ucb": (bandits.adap_ucb(k, t), bernoulli, bandits.AdaPUCBParams(1.0), bernoulli_p),
-        "adap_klucb": (bandits.adap_klucb(k, t), bernoulli, bandits.AdaPKLUCBParams(1.0), bernoulli_p),
-        "dp_ucb": (bandits.dp_ucb(k, t), bernoulli, bandits.DPUCBParams(epsilon=1.0), bernoulli_p),
-        "ldp_ucb": (bandits.ldp_ucb(k, t), bernoulli, bandits.LDPUCBParams(epsilon=1.0), bernoulli_p),
-        "dp_se": (bandits.dp_se(k, t), bernoulli, bandits.DPSEParams(epsilon=1.0, beta=0.1), bernoulli_p),
-        "dp_ts": (bandits.dp_ts(k, t), bernoulli, bandits.DPTSParams(1.0), bernoulli_p),
-        "lazy_dp_ts": (bandits.lazy_dp_ts(k, t), bernoulli, bandits.LazyDPTSParams(1.0), bernoulli_p),
-        "anytime_lazy_ucb": (bandits.anytime_lazy_ucb(k, t), bernoulli, bandits.AnytimeLazyUCBParams(1.0), bernoulli_p),
-        "adac_gope_var": (
-            bandits.adac_gope_var(k, 3, t),
-            envs.linear_bandit(k, 3),
-            bandits.AdaCGOPEParams(actions, 1.0),
-            linear_p,
-        ),
-        "wdp_cocop": (oco.wdp_cocop(t, simplex, 16), on_simplex, oco.WDPParams(1.0, lipschitz=2.0), simplex_p),
-        "wdp_cocol": (oco.wdp_cocol(t, simplex, 16), on_simplex, oco.WDPParams(1.0, lipschitz=2.0), simplex_p),
-        "online_frank_wolfe": (oco.online_frank_wolfe(simplex, t), on_simplex, oco.OFWParams(1.0), simplex_p),
-        "garber_hazan": (oco.garber_hazan(t, simplex), on_simplex, oco.GarberHazanParams(2.0), simplex_p),
-        "pocp": (oco.pocp(t, ball), quad, oco.POCPParams(epsilon=1.0, delta=1e-5, lipschitz=2.0), quad_p),
-        "hanna_gope": (
-            bandits.hanna_gope(k, 3, t),
-            envs.linear_bandit(k, 3),
-            bandits.HannaGOPEParams(actions, 1.0),
-            linear_p,
-        ),
-        "li_zhou_ji_gope": (
-            bandits.li_zhou_ji_gope(k, 3, t),
-            envs.linear_bandit(k, 3),
-            bandits.LiZhouJiGOPEParams(actions, 1.0, 1e-5),
-            linear_p,
-        ),
-        "linpriv": (
-            bandits.linpriv(k, 3, t),
-            envs.contextual_linear_bandit(k, 3),
-            bandits.LinPrivParams(1.0),
-            context_p,
-        ),
-        "dnpr_experts": (
-            oco.dnpr_experts(t, d),
-            envs.experts_stream(d),
-            oco.DNPRExpertsParams(1.0),
-            envs.ExpertsParams(),
-        ),
-        "pqftl": (
-            oco.pqftl(t, ball),
-            envs.regression_stream(ball),
-            oco.PQFTLParams(1.0, 1e-5),
-            envs.RegressionParams(np.full(d, 0.1, np.float32)),
-        ),
-    }
-    return {name: (learner, env, SimParams(lp, ep)) for name, (learner, env, lp, ep) in table.items()}
+    out = {}
+    for name, entry in declare.declarations("learner").items():
+        if entry.example is not None:
+            learner, env, params, env_params = entry.example(horizon, dim)
+            out[name] = (learner, env, SimParams(params, env_params))
+    return out

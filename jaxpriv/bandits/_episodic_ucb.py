@@ -123,12 +123,14 @@ def index_count(lengths: jax.Array, counts: jax.Array, init_count: str) -> jax.A
     return jnp.maximum(n, 0.5)  # lengths = 0 only before the initial pull, where the index is unused
 
 
-def index(means: jax.Array, n: jax.Array, t: jax.Array, beta: jax.Array, unit_stddev: jax.Array) -> jax.Array:
-    """The index of eq. (5.4): ``μ̃_a + sqrt((1/(2 n_a) + 1/(ρ n_a²)) β log t_ℓ)``.
+def index(means: ArrayLike, n: ArrayLike, t: ArrayLike, beta: ArrayLike, unit_stddev: jax.Array) -> jax.Array:
+    """The index of eq. (5.4): ``μ̃_a + sqrt((1/(2 n_a) + 1/(ρ n_a²)) β log t_ℓ)`` (``means``, ``n``, ``t`` and
+    ``beta`` taken as float32).
 
     ``1/ρ = 2 unit_stddev²``; with ``unit_stddev = 0`` it is the non-private
     index ``μ̂_a + sqrt(β log t_ℓ / (2 n_a))`` of ``ucb`` (eq. (5.4) without its privacy terms).
     """
+    means, n, beta = (jnp.asarray(x, jnp.float32) for x in (means, n, beta))
     rho_inv = 2.0 * unit_stddev * unit_stddev
     log_t = jnp.log(jnp.asarray(t, jnp.float32))
     return means + jnp.sqrt((0.5 / n + rho_inv / (n * n)) * beta * log_t)
@@ -148,6 +150,20 @@ def choose(key: PRNGKey, values: jax.Array, tie_break: str) -> jax.Array:
     j = jnp.minimum(jnp.floor(u * num.astype(jnp.float32)).astype(jnp.int32), num - 1)
     rank = jnp.cumsum(is_max, dtype=jnp.int32) - 1  # rank of each maximiser among them
     return jnp.argmax(is_max & (rank == j)).astype(jnp.int32)
+
+
+def index_policy(
+    index_fn: Callable[[Any, jax.Array], jax.Array], num_arms: int, tie_break: str
+) -> Callable[[PRNGKey, Any, jax.Array], jax.Array]:
+    """The ``act`` of a policy that pulls each arm once (arm ``t - 1`` at ``t <= K``), then the arm of highest
+    ``index_fn(state, t)`` (ties by ``tie_break``, ``choose``): DP-UCB's and LDP-UCB's."""
+
+    def act_fn(key: PRNGKey, state: Any, t: jax.Array) -> jax.Array:
+        t = jnp.asarray(t, jnp.int32)
+        best = choose(key, index_fn(state, t), tie_break)
+        return jnp.where(t <= num_arms, t - 1, best).astype(jnp.int32)
+
+    return act_fn
 
 
 def gaussian_noise(key: PRNGKey) -> jax.Array:

@@ -30,7 +30,15 @@ class AdaCGOPEParams(NamedTuple):
     action_bound: ArrayLike = 1.0
 
 
-@declare.learner("adac_gope", params=AdaCGOPEParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``adac_gope`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("linear", dim)
+    return adac_gope(dim, 3, horizon), s.env, AdaCGOPEParams(s.actions, 1.0), s.params
+
+
+@declare.learner("adac_gope", params=AdaCGOPEParams, example=_example)
 def adac_gope(
     num_actions: int,
     dim: int,

@@ -10,7 +10,15 @@ from jaxpriv.bandits.adac_gope import AdaCGOPEParams
 __all__ = ["AdaCGOPEParams", "GOPEState", "adac_gope_var"]
 
 
-@declare.learner("adac_gope_var", params=AdaCGOPEParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``adac_gope_var`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("linear", dim)
+    return adac_gope_var(dim, 3, horizon), s.env, AdaCGOPEParams(s.actions, 1.0), s.params
+
+
+@declare.learner("adac_gope_var", params=AdaCGOPEParams, example=_example)
 def adac_gope_var(
     num_actions: int,
     dim: int,

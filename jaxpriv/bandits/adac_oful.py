@@ -52,7 +52,15 @@ class AdaCOFULParams(NamedTuple):
     action_bound: ArrayLike = 1.0
 
 
-@declare.learner("adac_oful", params=AdaCOFULParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``adac_oful`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("contextual", dim)
+    return adac_oful(dim, 3, horizon), s.env, AdaCOFULParams(1.0), s.params
+
+
+@declare.learner("adac_oful", params=AdaCOFULParams, example=_example)
 def adac_oful(
     num_actions: int,
     dim: int,

@@ -56,13 +56,7 @@ def adac_ucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, beta: ArrayLike
     Returns:
       ``[K]`` float32 indices.
     """
-    return _episodic_ucb.index(
-        jnp.asarray(means, jnp.float32),
-        jnp.asarray(n, jnp.float32),
-        jnp.asarray(t, jnp.float32),
-        jnp.asarray(beta, jnp.float32),
-        gaussian_stddev(rho, 1.0),
-    )
+    return _episodic_ucb.index(means, n, t, beta, gaussian_stddev(rho, 1.0))
 
 
 def calibrate_adac(params: AdaCUCBParams) -> tuple[jax.Array, jax.Array]:
@@ -83,7 +77,15 @@ def adac_ucb_bound(params: AdaCUCBParams, env_params: Any, spec: Spec, horizon: 
     return float(adac_ucb_regret_bound(np.asarray(env_params.means), horizon, float(np.asarray(params.rho)), beta))
 
 
-@declare.learner("adac_ucb", params=AdaCUCBParams, bound=adac_ucb_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``adac_ucb`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return adac_ucb(dim, horizon), s.env, AdaCUCBParams(rho=1.0, beta=3.1), s.params
+
+
+@declare.learner("adac_ucb", params=AdaCUCBParams, bound=adac_ucb_bound, example=_example)
 def adac_ucb(
     num_arms: int,
     horizon: int | None = None,

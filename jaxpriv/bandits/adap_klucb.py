@@ -106,7 +106,15 @@ def calibrate_klucb(params: AdaPKLUCBParams) -> tuple[jax.Array, jax.Array]:
     return _calibrate("adap_klucb", params)
 
 
-@declare.learner("adap_klucb", params=AdaPKLUCBParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``adap_klucb`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return adap_klucb(dim, horizon), s.env, AdaPKLUCBParams(1.0), s.params
+
+
+@declare.learner("adap_klucb", params=AdaPKLUCBParams, example=_example)
 def adap_klucb(
     num_arms: int,
     horizon: int | None = None,

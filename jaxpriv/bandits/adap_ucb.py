@@ -142,7 +142,15 @@ def adap_ucb_bound(params: AdaPUCBParams, env_params: Any, spec: Spec, horizon: 
     return float(adap_ucb_regret_bound(np.asarray(env_params.means), horizon, epsilon, alpha))
 
 
-@declare.learner("adap_ucb", params=AdaPUCBParams, bound=adap_ucb_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``adap_ucb`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return adap_ucb(dim, horizon), s.env, AdaPUCBParams(1.0), s.params
+
+
+@declare.learner("adap_ucb", params=AdaPUCBParams, bound=adap_ucb_bound, example=_example)
 def adap_ucb(
     num_arms: int,
     horizon: int | None = None,
@@ -203,9 +211,7 @@ def adap_ucb(
       Private Bandits, NeurIPS 2022 [N22], Algorithm 1, eq. (7), Theorems 6 and 7;
       A. Azize, PhD thesis (2024), eq. (5.1), Theorem 5.3.
     """
-    return _adap_learner(
-        "adap_ucb", num_arms, horizon, init_count, tie_break, calibrate_ucb, _ucb_index, AdaPUCBParams
-    )
+    return _adap_learner("adap_ucb", num_arms, horizon, init_count, tie_break, calibrate_ucb, _ucb_index, AdaPUCBParams)
 
 
 __all__ = [

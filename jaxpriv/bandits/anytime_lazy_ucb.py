@@ -129,7 +129,15 @@ def anytime_lazy_ucb_bound(params: AnytimeLazyUCBParams, env_params: Any, spec: 
     return float(anytime_lazy_ucb_regret_bound(np.asarray(env_params.means), horizon, epsilon))
 
 
-@declare.learner("anytime_lazy_ucb", params=AnytimeLazyUCBParams, bound=anytime_lazy_ucb_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``anytime_lazy_ucb`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return anytime_lazy_ucb(dim, horizon), s.env, AnytimeLazyUCBParams(1.0), s.params
+
+
+@declare.learner("anytime_lazy_ucb", params=AnytimeLazyUCBParams, bound=anytime_lazy_ucb_bound, example=_example)
 def anytime_lazy_ucb(
     num_arms: int, horizon: int | None = None, *, tie_break: str = "random", private: bool = True
 ) -> Learner:

@@ -217,7 +217,15 @@ def dp_se_bound(params: DPSEParams, env_params: Any, spec: Spec, horizon: int) -
     return float(dp_se_regret_bound(np.asarray(env_params.means), horizon, epsilon, beta))
 
 
-@declare.learner("dp_se", params=DPSEParams, bound=dp_se_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``dp_se`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return dp_se(dim, horizon), s.env, DPSEParams(epsilon=1.0, beta=0.1), s.params
+
+
+@declare.learner("dp_se", params=DPSEParams, bound=dp_se_bound, example=_example)
 def dp_se(num_arms: int, horizon: int, *, clip_rewards: bool = True, private: bool = True) -> Learner:
     """DP-SE: ε-DP successive elimination with Laplace-noised epoch means (not anytime).
 

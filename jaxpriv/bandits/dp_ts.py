@@ -173,7 +173,15 @@ def lazy_dp_ts_sample(key: PRNGKey, a: ArrayLike, b: ArrayLike) -> jax.Array:
     return g_a / (g_a + g_b)
 
 
-@declare.learner("lazy_dp_ts", params=LazyDPTSParams)
+def _lazy_dp_ts_example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``lazy_dp_ts`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return lazy_dp_ts(dim, horizon), s.env, LazyDPTSParams(1.0), s.params
+
+
+@declare.learner("lazy_dp_ts", params=LazyDPTSParams, example=_lazy_dp_ts_example)
 def lazy_dp_ts(num_arms: int, horizon: int | None = None, *, private: bool = True) -> Learner:
     """Lazy-DP-TS (Hu & Hegde, UAI 2022, Algorithm 2): Thompson sampling on lazily released means; ε-DP.
 
@@ -327,7 +335,15 @@ def dp_ts_posterior(state: DPTSState, t: ArrayLike) -> tuple[jax.Array, jax.Arra
     return _dp_ts_posterior(state, t)
 
 
-@declare.learner("dp_ts", params=DPTSParams)
+def _dp_ts_example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``dp_ts`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return dp_ts(dim, horizon), s.env, DPTSParams(1.0), s.params
+
+
+@declare.learner("dp_ts", params=DPTSParams, example=_dp_ts_example)
 def dp_ts(num_arms: int, horizon: int | None = None, *, private: bool = True) -> Learner:
     """DP-TS (Hu & Hegde, UAI 2022, Algorithm 1): Thompson sampling on hybrid-mechanism private sums; ε-DP.
 

@@ -222,7 +222,15 @@ def dp_ucb_bound(params: DPUCBParams, env_params: Any, spec: Spec, horizon: int)
     return float(dp_ucb_regret_bound(means, horizon, params, noise=a["noise"], mechanism=mech))
 
 
-@declare.learner("dp_ucb", params=DPUCBParams, bound=dp_ucb_bound, mechanism_dim=1)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``dp_ucb`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return dp_ucb(dim, horizon), s.env, DPUCBParams(epsilon=1.0), s.params
+
+
+@declare.learner("dp_ucb", params=DPUCBParams, bound=dp_ucb_bound, mechanism_dim=1, example=_example)
 def dp_ucb(
     num_arms: int,
     horizon: int,
@@ -330,10 +338,7 @@ def dp_ucb(
         n = jnp.maximum(state.counts, 1).astype(jnp.float32)
         return state.sums / n + dp_ucb_bonus(n, t, state.alpha, var, scale)
 
-    def act_fn(key: PRNGKey, state: DPUCBState, t: jax.Array) -> jax.Array:
-        t = jnp.asarray(t, jnp.int32)
-        best = _episodic_ucb.choose(key, index_fn(state, t), tie_break)
-        return jnp.where(t <= K, t - 1, best).astype(jnp.int32)
+    act_fn = _episodic_ucb.index_policy(index_fn, K, tie_break)
 
     def update_fn(
         key: PRNGKey, state: DPUCBState, action: jax.Array, reward: jax.Array, t: jax.Array

@@ -28,7 +28,15 @@ class GOPEParams(NamedTuple):
     action_bound: ArrayLike = 1.0
 
 
-@declare.learner("gope", params=GOPEParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``gope`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("linear", dim)
+    return gope(dim, 3, horizon), s.env, GOPEParams(s.actions), s.params
+
+
+@declare.learner("gope", params=GOPEParams, example=_example)
 def gope(
     num_actions: int,
     dim: int,

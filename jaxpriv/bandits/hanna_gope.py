@@ -41,7 +41,15 @@ def hanna_gope_bound(params: HannaGOPEParams, env_params: Any, spec: Spec, horiz
     return sums_gope_bound(params, spec, horizon, "sums_laplace")
 
 
-@declare.learner("hanna_gope", params=HannaGOPEParams, bound=hanna_gope_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``hanna_gope`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("linear", dim)
+    return hanna_gope(dim, 3, horizon), s.env, HannaGOPEParams(s.actions, 1.0), s.params
+
+
+@declare.learner("hanna_gope", params=HannaGOPEParams, bound=hanna_gope_bound, example=_example)
 def hanna_gope(
     num_actions: int,
     dim: int,

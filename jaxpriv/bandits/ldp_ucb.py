@@ -91,7 +91,15 @@ def ldp_ucb_bound(params: LDPUCBParams, env_params: Any, spec: Spec, horizon: in
     return float(ldp_ucb_regret_bound(np.asarray(env_params.means), horizon, params))
 
 
-@declare.learner("ldp_ucb", params=LDPUCBParams, bound=ldp_ucb_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``ldp_ucb`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return ldp_ucb(dim, horizon), s.env, LDPUCBParams(epsilon=1.0), s.params
+
+
+@declare.learner("ldp_ucb", params=LDPUCBParams, bound=ldp_ucb_bound, example=_example)
 def ldp_ucb(num_arms: int, horizon: int | None = None, *, tie_break: str = "random") -> Learner:
     """LDP-UCB: UCB on rewards privatised by the Laplace mechanism before the learner sees them.
 
@@ -162,10 +170,7 @@ def ldp_ucb(num_arms: int, horizon: int | None = None, *, tie_break: str = "rand
         var = 2.0 * n * state.scale * state.scale
         return state.sums / n + dp_ucb_bonus(n, t, state.alpha, var, state.scale)
 
-    def act_fn(key: PRNGKey, state: LDPUCBState, t: jax.Array) -> jax.Array:
-        t = jnp.asarray(t, jnp.int32)
-        best = _episodic_ucb.choose(key, index_fn(state, t), tie_break)
-        return jnp.where(t <= K, t - 1, best).astype(jnp.int32)
+    act_fn = _episodic_ucb.index_policy(index_fn, K, tie_break)
 
     def update_fn(
         key: PRNGKey, state: LDPUCBState, action: jax.Array, reward: jax.Array, t: jax.Array

@@ -43,7 +43,15 @@ def li_zhou_ji_gope_bound(params: LiZhouJiGOPEParams, env_params: Any, spec: Spe
     return sums_gope_bound(params, spec, horizon, "sums_analytic")
 
 
-@declare.learner("li_zhou_ji_gope", params=LiZhouJiGOPEParams, bound=li_zhou_ji_gope_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``li_zhou_ji_gope`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("linear", dim)
+    return li_zhou_ji_gope(dim, 3, horizon), s.env, LiZhouJiGOPEParams(s.actions, 1.0, 1e-5), s.params
+
+
+@declare.learner("li_zhou_ji_gope", params=LiZhouJiGOPEParams, bound=li_zhou_ji_gope_bound, example=_example)
 def li_zhou_ji_gope(
     num_actions: int,
     dim: int,

@@ -94,7 +94,15 @@ def linpriv_bound(params: LinPrivParams, env_params: Any, spec: Spec, horizon: i
     return float(theory.linpriv_regret_bound(horizon, int(declare.arguments(spec)["dim"]), *values))
 
 
-@declare.learner("linpriv", params=LinPrivParams, bound=linpriv_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``linpriv`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("contextual", dim)
+    return linpriv(dim, 3, horizon), s.env, LinPrivParams(1.0), s.params
+
+
+@declare.learner("linpriv", params=LinPrivParams, bound=linpriv_bound, example=_example)
 def linpriv(
     num_actions: int,
     dim: int,

@@ -33,7 +33,15 @@ class RSOFULParams(NamedTuple):
     action_bound: ArrayLike = 1.0
 
 
-@declare.learner("rs_oful", params=RSOFULParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``rs_oful`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("contextual", dim)
+    return rs_oful(dim, 3, horizon), s.env, RSOFULParams(), s.params
+
+
+@declare.learner("rs_oful", params=RSOFULParams, example=_example)
 def rs_oful(num_actions: int, dim: int, horizon: int, clip: bool = True) -> Learner:
     """RS-OFUL for linear contextual bandits: Algorithm 9 of the thesis without noise.
 

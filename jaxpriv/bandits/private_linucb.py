@@ -399,7 +399,17 @@ def private_linucb_bound(params: Any, env_params: Any, spec: Spec, horizon: int)
     return float(bound(horizon, int(a["dim"]), *values))
 
 
-@declare.learner("private_linucb", bound=private_linucb_bound)  # the params class follows noise: from its spec
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``private_linucb`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("contextual", dim)
+    return private_linucb(dim, 3, horizon), s.env, PrivateLinUCBParams(1.0), s.params
+
+
+@declare.learner(
+    "private_linucb", bound=private_linucb_bound, example=_example
+)  # the params class follows noise: from its spec
 def private_linucb(num_actions: int, dim: int, horizon: int, noise: NoiseFamily | str = "gaussian") -> Learner:
     """Joint-DP LinUCB (Shariff & Sheffet 2018, Algorithm 1 with the tree of §4, Gaussian or Wishart noise).
 

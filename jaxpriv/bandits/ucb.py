@@ -37,13 +37,7 @@ def ucb_index(means: ArrayLike, n: ArrayLike, t: ArrayLike, beta: ArrayLike) -> 
     Returns:
       ``[K]`` float32 indices.
     """
-    return _episodic_ucb.index(
-        jnp.asarray(means, jnp.float32),
-        jnp.asarray(n, jnp.float32),
-        jnp.asarray(t, jnp.float32),
-        jnp.asarray(beta, jnp.float32),
-        jnp.zeros((), jnp.float32),
-    )
+    return _episodic_ucb.index(means, n, t, beta, jnp.zeros((), jnp.float32))
 
 
 def _calibrate(params: UCBParams) -> tuple[jax.Array, jax.Array]:
@@ -51,7 +45,15 @@ def _calibrate(params: UCBParams) -> tuple[jax.Array, jax.Array]:
     return jnp.asarray(params.beta, jnp.float32), jnp.zeros((), jnp.float32)
 
 
-@declare.learner("ucb", params=UCBParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``ucb`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bernoulli", dim)
+    return ucb(dim, horizon), s.env, UCBParams(), s.params
+
+
+@declare.learner("ucb", params=UCBParams, example=_example)
 def ucb(
     num_arms: int,
     horizon: int | None = None,

@@ -8,10 +8,16 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jaxpriv import _validate, declare
+from jaxpriv import declare
 from jaxpriv._base import Env, PRNGKey, Spec, static_args
 from jaxpriv.envs._comparator import exact_comparator
-from jaxpriv.envs.quadratic import QuadraticStats, quadratic_best_relative, quadratic_feedback, target_radius
+from jaxpriv.envs.quadratic import (
+    QuadraticStats,
+    check_quadratic_params,
+    quadratic_best_relative,
+    quadratic_feedback,
+    target_radius,
+)
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
 
@@ -70,12 +76,7 @@ def adaptive_quadratic(constraint: ConstraintSet, z_radius: float | None = None)
     z_radius = target_radius(constraint, z_radius)
 
     def check(params: AdaptiveParams) -> None:
-        _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
-        _validate.nonnegative("push", params.push)
-        _validate.nonnegative("spread", params.spread)
-        _validate.finite("center", params.center)
-        if jnp.ndim(params.center) >= 1:
-            _validate.trailing_shape("center", params.center, (dim,))
+        check_quadratic_params(params, dim, ("push", "spread"))
 
     def reset_fn(key: PRNGKey, params: AdaptiveParams) -> AdaptiveState:
         del key

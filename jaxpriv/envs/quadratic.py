@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -69,6 +69,17 @@ def target_radius(constraint: ConstraintSet, z_radius: float | None) -> float:
     return z_radius
 
 
+def check_quadratic_params(params: Any, dim: int, nonnegative: tuple[str, ...]) -> None:
+    """A quadratic stream's params: ``H > 0`` (finite), the fields named in ``nonnegative`` ``>= 0``, and a finite
+    centre, a scalar or of trailing shape ``(dim,)`` (``quadratic_stream``'s and ``adaptive_quadratic``'s check)."""
+    _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
+    for name in nonnegative:
+        _validate.nonnegative(name, getattr(params, name))
+    _validate.finite("center", params.center)
+    if jnp.ndim(params.center) >= 1:
+        _validate.trailing_shape("center", params.center, (dim,))
+
+
 def quadratic_feedback(
     w: jax.Array, z: jax.Array, strong_convexity: jax.Array, reference: jax.Array
 ) -> tuple[jax.Array, EnvInfo]:
@@ -129,12 +140,7 @@ def quadratic_stream(constraint: ConstraintSet, z_radius: float | None = None, z
     z_dist = _validate.choice("z_dist", z_dist, Z_DISTS)
 
     def check(params: QuadraticParams) -> None:
-        _validate.positive("strong_convexity", params.strong_convexity, allow_inf=False)
-        _validate.nonnegative("spread", params.spread)
-        _validate.nonnegative("drift", params.drift)
-        _validate.finite("center", params.center)
-        if jnp.ndim(params.center) >= 1:
-            _validate.trailing_shape("center", params.center, (dim,))
+        check_quadratic_params(params, dim, ("spread", "drift"))
 
     def reset_fn(key: PRNGKey, params: QuadraticParams) -> QuadraticState:
         del key

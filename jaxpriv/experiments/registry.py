@@ -114,6 +114,7 @@ def register_learner(
     bound: Bound | None = None,
     replace: bool = False,
     mechanism_dim: Any = None,
+    example: Any = None,
 ) -> Component:
     """Let study files name a learner: ``@declare.learner(name, ...)`` as a call (``[learner] name = <name>``).
 
@@ -130,6 +131,8 @@ def register_learner(
       mechanism_dim: for a factory with a ``mechanism`` argument, the dimension of the prefix-sum
         mechanism a file's ``mechanism = ...`` builds for it (see ``jaxpriv.declare.learner``); ``None``: the
         file may not name one.
+      example: one small configuration, ``(horizon, dim) -> (learner, env, params, env_params)``
+        (``jaxpriv.declare.Example``), or ``None``.
 
     Returns:
       The registered ``Component``.
@@ -138,7 +141,9 @@ def register_learner(
       ValueError: ``name`` is taken (and ``replace`` is false), or an argument has the wrong kind.
     """
     bound, mechanism_dim = _current_bound(bound), _current_dim(mechanism_dim)
-    declare.learner(name, params=params, bound=bound, mechanism_dim=mechanism_dim, replace=replace)(factory)
+    declare.learner(name, params=params, bound=bound, mechanism_dim=mechanism_dim, example=example, replace=replace)(
+        factory
+    )
     return LEARNERS[name]
 
 

@@ -43,7 +43,15 @@ class BanditFTALParams(NamedTuple):
     regularization: ArrayLike = float("nan")
 
 
-@declare.learner("bandit_ftal", params=BanditFTALParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``bandit_ftal`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bandit_feedback", dim)
+    return bandit_ftal(horizon, s.constraint), s.env, BanditFTALParams(), s.params
+
+
+@declare.learner("bandit_ftal", params=BanditFTALParams, example=_example)
 def bandit_ftal(horizon: int, constraint: ConstraintSet, preset: str = "oblivious") -> Learner:
     """Bandit FTAL (Smith & Thakurta 2013, §3.1, eq. (8)): FTAL on one-point gradient estimates.
 

@@ -58,7 +58,15 @@ def dnpr_perturbation_range(horizon: int, num_experts: int) -> float:
 
 
 # Smith & Thakurta's Table 1 states DNPR10's O(p sqrt(T) / eps) in O(.) only: no numeric bound declared.
-@declare.learner("dnpr_experts", params=DNPRExpertsParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``dnpr_experts`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("experts", dim)
+    return dnpr_experts(horizon, dim), s.env, DNPRExpertsParams(1.0), s.params
+
+
+@declare.learner("dnpr_experts", params=DNPRExpertsParams, example=_example)
 def dnpr_experts(horizon: int, num_experts: int) -> Learner:
     """After Dwork, Naor, Pitassi & Rothblum 2010, as Smith & Thakurta describe it — a reconstruction: private experts.
 

@@ -112,7 +112,15 @@ def dp_ftrl_bound(params: DPFTRLParams, env_params: Any, spec: Spec, horizon: in
     return dp_ftrl_learner_bound(horizon, a["constraint"], params, a["noise"], declare.rebuild(a["mechanism"]))
 
 
-@declare.learner("dp_ftrl", params=DPFTRLParams, bound=dp_ftrl_bound, mechanism_dim="constraint")
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``dp_ftrl`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("ball", dim)
+    return dp_ftrl(horizon, s.constraint), s.env, DPFTRLParams(epsilon=1.0, lipschitz=2.0), s.params
+
+
+@declare.learner("dp_ftrl", params=DPFTRLParams, bound=dp_ftrl_bound, mechanism_dim="constraint", example=_example)
 def dp_ftrl(
     horizon: int,
     constraint: ConstraintSet,

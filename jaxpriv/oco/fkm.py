@@ -40,7 +40,15 @@ class FKMState(NamedTuple):
     shrink: jax.Array  # shape=(), s: the shrunk set is c + s(C - c)
 
 
-@declare.learner("fkm", params=FKMParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``fkm`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bandit_feedback", dim)
+    return fkm(horizon, s.constraint), s.env, FKMParams(4.0, 2.0), s.params
+
+
+@declare.learner("fkm", params=FKMParams, example=_example)
 def fkm(horizon: int, constraint: ConstraintSet) -> Learner:
     """FKM bandit gradient descent: projected gradient descent on one-point gradient estimates.
 

@@ -28,7 +28,15 @@ class FTALState(NamedTuple):
     strong_convexity: jax.Array  # shape=()
 
 
-@declare.learner("ftal", params=FTALParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``ftal`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("ball", dim)
+    return ftal(s.constraint, horizon), s.env, FTALParams(1.0), s.params
+
+
+@declare.learner("ftal", params=FTALParams, example=_example)
 def ftal(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     """FTAL for ``H``-strongly convex losses: follow the leader on quadratic approximations.
 

@@ -61,7 +61,15 @@ def _require_budget(params: MIBanditOGDParams) -> None:
     _validate.budget("mi_bandit_ogd", "gaussian", params, needs=("mutual_information",), guarantee="C-MI private")
 
 
-@declare.learner("mi_bandit_ogd", params=MIBanditOGDParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``mi_bandit_ogd`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bandit_feedback", dim)
+    return mi_bandit_ogd(horizon, s.constraint), s.env, MIBanditOGDParams(1.0, 4.0, 2.0), s.params
+
+
+@declare.learner("mi_bandit_ogd", params=MIBanditOGDParams, example=_example)
 def mi_bandit_ogd(horizon: int, constraint: ConstraintSet) -> Learner:
     """MI-private bandit OGD with lazy projection (Zhang & Venkatasubramaniam 2018, Algorithm 2).
 

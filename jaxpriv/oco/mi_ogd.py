@@ -57,7 +57,15 @@ def mi_ogd_bound(params: MIOGDParams, env_params: Any, spec: Spec, horizon: int)
     return float(theory.mi_ogd_regret_bound(horizon, c.dim, params.lipschitz, c.radius, stddev, eta))
 
 
-@declare.learner("mi_ogd", params=MIOGDParams, bound=mi_ogd_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``mi_ogd`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("ball", dim)
+    return mi_ogd(s.constraint, horizon), s.env, MIOGDParams(1.0, lipschitz=2.0), s.params
+
+
+@declare.learner("mi_ogd", params=MIOGDParams, bound=mi_ogd_bound, example=_example)
 def mi_ogd(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     """MI-private OGD with lazy projection (Zhang & Venkatasubramaniam 2018, Algorithm 1).
 

@@ -39,7 +39,15 @@ def ogd_bound(params: OGDParams, env_params: Any, spec: Spec, horizon: int) -> f
     return float(theory.ogd_regret_bound(horizon, params.lipschitz, diameter, params.strong_convexity, a["schedule"]))
 
 
-@declare.learner("ogd", params=OGDParams, bound=ogd_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``ogd`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("ball", dim)
+    return ogd(s.constraint), s.env, OGDParams(1.0, 2.0), s.params
+
+
+@declare.learner("ogd", params=OGDParams, bound=ogd_bound, example=_example)
 def ogd(constraint: ConstraintSet, schedule: str = "strongly_convex") -> Learner:
     """Projected online gradient descent ``w_{t+1} = Π_C(w_t - η_t ∇f_t(w_t))``.
 

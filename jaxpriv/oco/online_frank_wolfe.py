@@ -29,7 +29,15 @@ class OFWState(NamedTuple):
     strong_convexity: jax.Array  # shape=()
 
 
-@declare.learner("online_frank_wolfe", params=OFWParams)
+def _online_frank_wolfe_example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``online_frank_wolfe`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("simplex", dim)
+    return online_frank_wolfe(s.constraint, horizon), s.env, OFWParams(1.0), s.params
+
+
+@declare.learner("online_frank_wolfe", params=OFWParams, example=_online_frank_wolfe_example)
 def online_frank_wolfe(constraint: ConstraintSet, horizon: int | None = None) -> Learner:
     """Online Frank–Wolfe with the set's global linear oracle: the projection-free non-private baseline.
 
@@ -109,7 +117,15 @@ class GarberHazanParams(NamedTuple):
     strong_convexity: ArrayLike = 1.0
 
 
-@declare.learner("garber_hazan", params=GarberHazanParams)
+def _garber_hazan_example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``garber_hazan`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("simplex", dim)
+    return garber_hazan(horizon, s.constraint), s.env, GarberHazanParams(2.0), s.params
+
+
+@declare.learner("garber_hazan", params=GarberHazanParams, example=_garber_hazan_example)
 def garber_hazan(horizon: int, constraint: ConstraintSet, constants: str = "proof") -> Learner:
     """The Garber–Hazan online conditional gradient algorithm: ``oco.wdp_cocol`` with the noise off.
 

@@ -67,7 +67,15 @@ def pftal_bound(params: PFTALParams, env_params: Any, spec: Spec, horizon: int) 
     return float(theory.pftal_gamma_regret_bound(horizon, c.dim, lipschitz, strong_convexity, c.radius, epsilon))
 
 
-@declare.learner("pftal", params=PFTALParams, bound=pftal_bound, mechanism_dim="constraint")
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``pftal`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("ball", dim)
+    return pftal(horizon, s.constraint), s.env, PFTALParams(epsilon=1.0, lipschitz=2.0), s.params
+
+
+@declare.learner("pftal", params=PFTALParams, bound=pftal_bound, mechanism_dim="constraint", example=_example)
 def pftal(
     horizon: int,
     constraint: ConstraintSet,

@@ -69,7 +69,15 @@ def pocp_bound(params: POCPParams, env_params: Any, spec: Spec, horizon: int) ->
     )
 
 
-@declare.learner("pocp", params=POCPParams, bound=pocp_bound)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``pocp`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("ball", dim)
+    return pocp(horizon, s.constraint), s.env, POCPParams(epsilon=1.0, delta=1e-5, lipschitz=2.0), s.params
+
+
+@declare.learner("pocp", params=POCPParams, bound=pocp_bound, example=_example)
 def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
     """POCP (Algorithm 1, "Private OCP") with implicit gradient descent (IGD) as its OCP algorithm.
 

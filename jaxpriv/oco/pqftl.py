@@ -87,7 +87,15 @@ def pqftl_shift(sigma: ArrayLike, regularization: ArrayLike, horizon: int, dim: 
 
 
 # Smith & Thakurta state PQFTL's regret as poly(log T) only: no numeric bound declared.
-@declare.learner("pqftl", params=PQFTLParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``pqftl`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("regression", dim)
+    return pqftl(horizon, s.constraint), s.env, PQFTLParams(1.0, 1e-5), s.params
+
+
+@declare.learner("pqftl", params=PQFTLParams, example=_example)
 def pqftl(horizon: int, constraint: ConstraintSet) -> Learner:
     """After JKT12's PQFTL, as Smith & Thakurta and the window paper describe it — a reconstruction: (ε, δ)-DP FTL.
 

@@ -60,7 +60,20 @@ class PrivateBanditFTALParams(NamedTuple):
     regularization: ArrayLike = float("nan")
 
 
-@declare.learner("private_bandit_ftal", params=PrivateBanditFTALParams, mechanism_dim="constraint")
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``private_bandit_ftal`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("bandit_feedback", dim)
+    return (
+        private_bandit_ftal(horizon, s.constraint),
+        s.env,
+        PrivateBanditFTALParams(epsilon=1.0, loss_bound=4.0),
+        s.params,
+    )
+
+
+@declare.learner("private_bandit_ftal", params=PrivateBanditFTALParams, mechanism_dim="constraint", example=_example)
 def private_bandit_ftal(
     horizon: int,
     constraint: ConstraintSet,

@@ -33,7 +33,15 @@ class PrivateExpertsParams(NamedTuple):
     strong_convexity: ArrayLike = float("nan")
 
 
-@declare.learner("private_experts", params=PrivateExpertsParams, mechanism_dim="num_experts")
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``private_experts`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("experts", dim)
+    return private_experts(horizon, dim), s.env, PrivateExpertsParams(epsilon=1.0), s.params
+
+
+@declare.learner("private_experts", params=PrivateExpertsParams, mechanism_dim="num_experts", example=_example)
 def private_experts(
     horizon: int, num_experts: int, noise: NoiseFamily | str | None = None, mechanism: Mechanism | None = None
 ) -> Learner:

@@ -57,8 +57,20 @@ def regularized_pftal_bound(params: RegularizedPFTALParams, env_params: Any, spe
     return float(theory.regularized_pftal_regret_bound(horizon, c.dim, params.lipschitz, h, c.radius, budget, noise))
 
 
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``regularized_pftal`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("ball", dim)
+    return regularized_pftal(horizon, s.constraint), s.env, RegularizedPFTALParams(epsilon=1.0, lipschitz=2.0), s.params
+
+
 @declare.learner(
-    "regularized_pftal", params=RegularizedPFTALParams, bound=regularized_pftal_bound, mechanism_dim="constraint"
+    "regularized_pftal",
+    params=RegularizedPFTALParams,
+    bound=regularized_pftal_bound,
+    mechanism_dim="constraint",
+    example=_example,
 )
 def regularized_pftal(
     horizon: int,

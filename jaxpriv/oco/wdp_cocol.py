@@ -197,7 +197,15 @@ def local_oracle_learner(
     return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)
 
 
-@declare.learner("wdp_cocol", params=WDPParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``wdp_cocol`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("simplex", dim)
+    return wdp_cocol(horizon, s.constraint, 16), s.env, WDPParams(1.0, lipschitz=2.0), s.params
+
+
+@declare.learner("wdp_cocol", params=WDPParams, example=_example)
 def wdp_cocol(
     horizon: int,
     constraint: ConstraintSet,

@@ -62,7 +62,15 @@ class WDPInfo(NamedTuple):
     reductions = reductions(nonfinite="sum", noise_max="max")
 
 
-@declare.learner("wdp_cocop", params=WDPParams)
+def _example(horizon: int, dim: int) -> declare.ExampleRun:
+    """``wdp_cocop`` at one small configuration (``jaxpriv.testing.learner_examples``)."""
+    from jaxpriv.envs._settings import setting
+
+    s = setting("simplex", dim)
+    return wdp_cocop(horizon, s.constraint, 16), s.env, WDPParams(1.0, lipschitz=2.0), s.params
+
+
+@declare.learner("wdp_cocop", params=WDPParams, example=_example)
 def wdp_cocop(
     horizon: int,
     constraint: ConstraintSet,

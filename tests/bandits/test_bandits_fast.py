@@ -172,3 +172,20 @@ def test_binomial_sampler_edge_cases():
     np.testing.assert_array_equal(out[[0, 1, 2, 3, 5]], [0, 0, 0, 5, 16_000_000])
     assert 0 <= out[4] <= 3
     assert out.dtype == np.int32
+
+
+def test_an_episode_simulator_takes_exactly_its_params_classes():
+    # one check for the UCB family's and GOPE's simulators (episodic._sweep.factory_of): a subclass is refused
+    class Sub(AdaCUCBParams):
+        pass
+
+    with pytest.raises(ValueError, match=r"AdaCUCBParams, AdaPUCBParams, AdaPKLUCBParams or UCBParams \(exactly"):
+        simulate_ucb_episodes(Sub(rho=1.0), PAPER_MEANS, jax.random.key(0), 16, seeds=2)
+    from jaxpriv.bandits import GOPEParams
+    from jaxpriv.bandits.episodic import simulate_gope_phases
+
+    class SubGOPE(GOPEParams):
+        pass
+
+    with pytest.raises(ValueError, match=r"AdaCGOPEParams or GOPEParams \(exactly: .*; AdaC-GOPE-Var: "):
+        simulate_gope_phases(SubGOPE(np.eye(3, dtype=np.float32)), None, jax.random.key(0), 16)

@@ -67,3 +67,30 @@ def test_a_registry_bound_of_the_old_form_is_still_taken(scratch_declarations):
     entry = registry.register_learner("old_pftal", oco.pftal, bound=old)
     learner = entry.factory(4, sets.l2_ball(3))
     assert learner.spec.name == "pftal" and entry.bound(None, None, learner.spec, 4) == 13.0
+
+
+def test_the_learner_examples_are_the_declarations_examples(scratch_declarations):
+    """``testing.learner_examples`` is read off the declarations: a learner declared with an ``example`` is in it,
+    built by its example, and every built-in learner declares one."""
+    from jaxpriv import declare, oco
+    from jaxpriv.experiments import registry
+    from jaxpriv.testing import learner_examples, setting
+
+    builtin = {n for n, e in registry.LEARNERS.items() if e.factory.__module__.startswith("jaxpriv.")}
+    assert builtin and all(registry.LEARNERS[n].example is not None for n in builtin)
+
+    def toy_example(horizon: int, dim: int) -> declare.ExampleRun:
+        s = setting("ball", dim)
+        return toy(s.constraint, horizon), s.env, oco.FTALParams(0.5), s.params
+
+    @declare.learner("toy_ftal", params=oco.FTALParams, example=toy_example)
+    def toy(constraint, horizon: int | None = None):
+        return oco.ftal(constraint, horizon)
+
+    learner, env, params = learner_examples(8, 2)["toy_ftal"]
+    assert learner.spec.name == "ftal" and learner.horizon == 8 and env.spec.name == "quadratic_stream"
+    assert params.learner == oco.FTALParams(0.5) and params.env.center.shape == (2,)
+    with pytest.raises(ValueError, match="example must be callable"):
+        declare.learner("toy_bad", example=3)(toy)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        setting("sphere", 2)

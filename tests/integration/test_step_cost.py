@@ -41,10 +41,6 @@ NESTED_LOOPS = {
     "dnpr_experts",
 }
 
-#: Learners whose example environment has a solver comparator (not exact): its one conditional stays.
-SOLVER_ENVS = {"pqftl"}
-
-
 def test_every_registered_learner_has_an_example():
     assert set(registry.LEARNERS) <= set(EXAMPLES)
 
@@ -58,9 +54,10 @@ def test_no_learner_branches_in_its_step(name, monkeypatch):
     # none at all.
     monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch: "branch_free")  # where the step reads it
     cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
-    # pqftl's environment (regression_stream) has a solver comparator (bisection, certified gap): like the
-    # classification stream's, it stays under the checkpoint conditional (test_a_solver_comparator_is_...)
-    assert cost.conditionals == (1 if name in SOLVER_ENVS else 0), cost
+    # an example environment with a solver comparator (not ``exact``: pqftl's regression_stream, bisection with a
+    # certified gap), like the classification stream's, stays under the checkpoint conditional
+    # (test_a_solver_comparator_is_...)
+    assert cost.conditionals == (0 if EXAMPLES[name][1].exact else 1), cost
 
 
 @pytest.mark.parametrize("name", ["ogd", "adac_ucb", "private_experts"])

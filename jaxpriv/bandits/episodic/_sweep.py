@@ -9,6 +9,7 @@ it draws each episode's reward sum, not the rounds' losses; ``episodes`` and ``p
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from jaxpriv._base import Learner, PRNGKey, spec_of
@@ -20,6 +21,23 @@ __all__ = ["EpisodeResult", "check_policy", "episode_sweep", "simulate_episodes"
 #: Deprecated: an episode run returns a ``jaxpriv.Result`` (``episodes`` and ``pulls`` set, ``loss`` and
 #: ``best`` ``None``); this name is kept for existing code.
 EpisodeResult = Result
+
+
+def factory_of(params: Any, factories: Mapping[type, Callable[..., Learner]], note: str = "") -> Callable[..., Learner]:
+    """The factory of the algorithm ``params``'s class names: exactly one of ``factories``' classes, never a subclass.
+
+    Raises:
+      ValueError: ``params`` is of none of them (``note`` is added to the message).
+    """
+    factory = factories.get(type(params))
+    if factory is None:
+        names = [c.__name__ for c in factories]
+        kind = type(params)
+        raise ValueError(
+            f"params must be {', '.join(names[:-1])} or {names[-1]} (exactly: the class names the algorithm "
+            f"simulated{note}), got {kind.__module__}.{kind.__qualname__}"
+        )
+    return factory
 
 
 def simulate_episodes(

@@ -26,7 +26,7 @@ from jaxpriv.bandits._gope_core import (
     simulate,
 )
 from jaxpriv.bandits.adac_gope import AdaCGOPEParams, adac_gope
-from jaxpriv.bandits.episodic._sweep import simulate_episodes
+from jaxpriv.bandits.episodic._sweep import factory_of, simulate_episodes
 from jaxpriv.bandits.gope import GOPEParams, gope
 from jaxpriv.envs.linear_bandits import LinearBanditParams
 from jaxpriv.sim import Result
@@ -115,13 +115,7 @@ def simulate_gope_phases(
     """
     num_actions, dim = (int(s) for s in jnp.shape(params.actions)[-2:])
     horizon = _validate.horizon(horizon)
-    factory = _FACTORIES.get(type(params))  # the class names the algorithm: exactly one of these, never a subclass
-    if factory is None:
-        kind = type(params)
-        raise ValueError(
-            "params must be AdaCGOPEParams or GOPEParams (exactly: the class names the algorithm simulated; "
-            f"AdaC-GOPE-Var: simulate_episodes(adac_gope_var(...), ...)), got {kind.__module__}.{kind.__qualname__}"
-        )
+    factory = factory_of(params, _FACTORIES, "; AdaC-GOPE-Var: simulate_episodes(adac_gope_var(...), ...)")
     core.ablation_parts(factory is adac_gope, ablation)
     if factory is adac_gope:
         learner = adac_gope(

@@ -21,7 +21,7 @@ from jaxpriv.bandits._sampling import RewardSum, bernoulli_reward_sum
 from jaxpriv.bandits.adac_ucb import AdaCUCBParams, adac_ucb
 from jaxpriv.bandits.adap_klucb import AdaPKLUCBParams, adap_klucb
 from jaxpriv.bandits.adap_ucb import AdaPUCBParams, adap_ucb
-from jaxpriv.bandits.episodic._sweep import simulate_episodes
+from jaxpriv.bandits.episodic._sweep import factory_of, simulate_episodes
 from jaxpriv.bandits.ucb import UCBParams, ucb
 from jaxpriv.envs.bandits import BernoulliParams
 from jaxpriv.sim import Result
@@ -89,13 +89,7 @@ def simulate_ucb_episodes(
     if not isinstance(means, BernoulliParams):
         means = BernoulliParams(means)
     num_arms = int(jnp.shape(means.means)[-1])
-    factory = _FACTORIES.get(type(params))  # the class names the algorithm: exactly one of these, never a subclass
-    if factory is None:
-        kind = type(params)
-        raise ValueError(
-            "params must be AdaCUCBParams, AdaPUCBParams, AdaPKLUCBParams or UCBParams (exactly: the class names "
-            f"the algorithm simulated), got {kind.__module__}.{kind.__qualname__}"
-        )
+    factory = factory_of(params, _FACTORIES)
     learner = factory(num_arms, _validate.horizon(horizon), init_count=init_count, tie_break=tie_break)
     check_horizon(horizon, policy, "policy")
     check_policy(learner, policy, dict(spec_of(learner).fast_path.options)["simulates"])
