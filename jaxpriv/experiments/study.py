@@ -429,6 +429,7 @@ def _summary_rows(
     for i, label in enumerate(study.labels):
         for g in range(study.size):
             row: dict[str, Any] = {"learner": label} if study.compare else {}
+            row |= _guarantee(study, i)
             row["grid_point"] = g
             for key, values in study.grid.items():
                 row[key] = fmt(values[g])
@@ -438,6 +439,11 @@ def _summary_rows(
             row["bound"] = "" if b is None or np.isnan(b[g]) else float(b[g])
             rows.append(row)
     return rows
+
+
+def _guarantee(study: Study, i: int) -> dict[str, str]:
+    """``{"guarantee": ...}`` of learner ``i`` when some learner of the study states one, else ``{}``."""
+    return {"guarantee": study.learners[i].guarantee} if any(a.guarantee for a in study.learners) else {}
 
 
 def _paired_rows(study: Study, final: np.ndarray, loss: np.ndarray | None = None) -> list[dict[str, Any]] | None:
@@ -465,7 +471,8 @@ def _paired_rows(study: Study, final: np.ndarray, loss: np.ndarray | None = None
         roundoff = within_roundoff(final[i], final[r], study.horizon, *sums)  # [G]: a difference that is no effect
         tol = roundoff_tolerance(final[i], final[r], study.horizon, *sums).max(axis=-1)
         for g in range(study.size):
-            row: dict[str, Any] = {"learner": label, "reference": study.reference, "grid_point": g}
+            row: dict[str, Any] = {"learner": label, **_guarantee(study, i), "reference": study.reference}
+            row["grid_point"] = g
             for key, values in study.grid.items():
                 row[key] = fmt(values[g])
             row["difference_mean"] = float(diff[g])

@@ -66,6 +66,7 @@ of *shared axes*::
     label = "DP-FTRL (zCDP)"
     noise = "gaussian"
     axes = { epsilon = "rho" } # the shared axis epsilon sets this learner's rho (the same numbers)
+    guarantee = "rho-zCDP"     # optional: a guarantee column in summary.csv and paired.csv
 
     [[learners]]
     name = "ftal"              # no field epsilon: it runs once, the same at every grid point
@@ -200,6 +201,9 @@ class StudyLearner(NamedTuple):
         ``jaxpriv.bandits.simulate_episodes``: regret only, no loss or comparator).
       simulator_options: the episode simulator's per-call options from the file
         (``simulator = { name = "episodes", instance = "random" }``).
+      guarantee: a comparison entry's ``guarantee = "..."`` (its privacy guarantee in words: a ``guarantee``
+        column of ``summary.csv`` and ``paired.csv``, so that learners of different guarantees are not read as
+        ranked like for like), or ``""``.
     """
 
     label: str
@@ -212,6 +216,7 @@ class StudyLearner(NamedTuple):
     axes: dict[str, str]
     simulator: str = "steps"
     simulator_options: dict[str, Any] = {}  # noqa: RUF012 (a NamedTuple default, never mutated)
+    guarantee: str = ""
 
 
 class Study(NamedTuple):
@@ -678,7 +683,11 @@ def _parse_comparison(
     used: set[str] = set()
     for table, label in zip(tables, labels, strict=True):
         section = f"learners.{label}"
-        built = _build(source, section, table, registry.LEARNERS, supplied, "learner", ("label", "axes", "simulator"))
+        extra = ("label", "axes", "simulator", "guarantee")
+        built = _build(source, section, table, registry.LEARNERS, supplied, "learner", extra)
+        guarantee = table.get("guarantee", "")
+        if not isinstance(guarantee, str):
+            raise _fail(source, f"{section}.guarantee", f"must be a string (its guarantee in words), got {guarantee!r}")
         fixed, own = _params(source, section, table, built.entry.params, built.component)
         if own:
             field = next(iter(own))
@@ -705,7 +714,7 @@ def _parse_comparison(
         if simulator == "steps":
             _check_values(source, built.component, env.component, params, run.horizon, section)
         arms.append(StudyLearner(label, built.name, built.component, built.static, built.entry.bound, params,
-                                 is_swept, axes, simulator, options))  # fmt: skip
+                                 is_swept, axes, simulator, options, guarantee))  # fmt: skip
     for key in shared:
         if key not in used:
             axis = key[len("grid.") :]

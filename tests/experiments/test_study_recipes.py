@@ -187,3 +187,22 @@ def test_paired_slopes_are_the_slopes_of_the_per_seed_differences():
     x = np.array([2.0, 4.0, 8.0])
     per_seed = [np.polyfit(x, finals[:, 0, 0, j] - 0.5, 1)[0] for j in range(5)]
     assert row["slope_p"] == pytest.approx(np.mean(per_seed)) and set(row) >= {"mean_p2", "mean_p8"}
+
+
+def test_a_learners_guarantee_is_a_column_of_the_tables():
+    from jaxpriv.experiments.study import _paired_rows, _summary_rows
+
+    two = BANDIT.replace("[learner]", '[[learners]]\nlabel = "a"\nguarantee = "eps-DP"').replace(
+        "[learner.params]\nepsilon = [0.5, inf]", "[learners.params]\nepsilon = 0.5"
+    )
+    two += '[[learners]]\nname = "adap_klucb"\nlabel = "b"\nnum_arms = 3\n'
+    two += "[learners.params]\nepsilon = inf\nalpha = 3.1\n"
+    s = parse_study(two, "s.toml")._replace(reference="b")
+    assert [a.guarantee for a in s.learners] == ["eps-DP", ""]
+    rows = _summary_rows(s, np.ones((2, 1)), np.ones((2, 1)), [None, None])
+    assert [r["guarantee"] for r in rows] == ["eps-DP", ""] and list(rows[0])[:2] == ["learner", "guarantee"]
+    (paired,) = _paired_rows(s, np.arange(8.0).reshape(2, 1, 4))
+    assert paired["guarantee"] == "eps-DP" and paired["difference_mean"] == -4.0
+    assert "guarantee" not in _summary_rows(parse_study(BANDIT, "s.toml"), np.ones((1, 2)), np.ones((1, 2)), [None])[0]
+    with pytest.raises(ValueError, match=r"\[learners.a.guarantee\] must be a string"):
+        parse_study(two.replace('guarantee = "eps-DP"', "guarantee = 1"), "s.toml")
