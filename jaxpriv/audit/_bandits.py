@@ -21,7 +21,9 @@ from jaxpriv.bandits.adap_klucb import adap_klucb
 from jaxpriv.bandits.adap_ucb import adap_ucb
 from jaxpriv.bandits.dp_se import dp_se
 from jaxpriv.bandits.dp_ucb import CENTRE, dp_ucb
+from jaxpriv.bandits.hanna_gope import hanna_gope
 from jaxpriv.bandits.ldp_ucb import ldp_ucb
+from jaxpriv.bandits.li_zhou_ji_gope import li_zhou_ji_gope
 from jaxpriv.mechanisms._accounting import tree_depth
 from jaxpriv.mechanisms._noise import GAUSSIAN, LAPLACE, NoiseFamily
 
@@ -198,7 +200,10 @@ def audit_adap_ucb(
     return audit_adac_ucb(params, key, runs, learner=learner, **kwargs)
 
 
-RELEASE_BANDITS = ("dp_se", "dp_ucb", "ldp_ucb", "adac_gope_var")
+RELEASE_BANDITS = ("dp_se", "dp_ucb", "ldp_ucb", "adac_gope_var", "hanna_gope", "li_zhou_ji_gope")
+# The GOPE family audited through phase 1's θ̃ (standard-basis actions): its builder and the score's noise family.
+_GOPE_RELEASES = {"adac_gope_var": (adac_gope_var, GAUSSIAN), "hanna_gope": (hanna_gope, LAPLACE),
+                  "li_zhou_ji_gope": (li_zhou_ji_gope, GAUSSIAN)}  # fmt: skip
 
 
 def audit_bandit_release(
@@ -244,6 +249,10 @@ def audit_bandit_release(
       ``θ̃_1[0] = (R_0 + Z_0)/T_1(a_0)``, ``Z_0 ~ N(0, 2/ρ)``: the Gaussian mechanism of the per-action sums,
       exactly ``sqrt(2ρ)``-GDP; the score ``θ̃_1[0]`` is its exact statistic. ``horizon``: the policy's ``T``
       (default 8 is raised to 4096, phase 1 must close within it).
+    * ``"hanna_gope"``, ``"li_zhou_ji_gope"`` (the reconstructions; as ``"adac_gope_var"``): ``θ̃_1[0] =
+      (R_0 + Z_0)/T_1(a_0)`` with ``Z_0 ~ Lap(2/ε)`` (Hanna: the score ``clip(T_1(a_0) θ̃_1[0], -canary, canary)``,
+      the Laplace mechanism's exact statistic; claim ε) or ``N(0, σ²)``, ``σ`` the analytic Gaussian mechanism's
+      for ``(ε, dp_delta)`` at sensitivity 2 (Li–Zhou–Ji: the score ``θ̃_1[0]``, exact; claim ε at δ = ``dp_delta``).
 
     Args:
       component: one of ``RELEASE_BANDITS``, or a ``Learner`` (see above).
@@ -284,6 +293,7 @@ def audit_bandit_release(
             "pass beyond_bound=True to audit the clipping with a reward outside the range"
         )
     kind, claim = budget_claim(params)
+    delta = 0.0  # the δ of an (ε, δ) claim (Li–Zhou–Ji)
     if component == "ldp_ucb":
         learner = ldp_ucb(2) if learner is None else learner
         learner.check(params)
@@ -292,17 +302,22 @@ def audit_bandit_release(
         y = learner_states(learner, params, key, runs, tables, "sums", bandit=True, last=True)[..., 0]
         scores = node_scores(y[..., None, None], LAPLACE, 0.0, canary)
         label = "ldp_ucb[report]"
-    elif component == "adac_gope_var":
+    elif component in _GOPE_RELEASES:
+        build, family = _GOPE_RELEASES[component]
         num_actions, dim = np.shape(params.actions)
         if learner is None:
-            learner = adac_gope_var(num_actions, dim, max(horizon, 4096))
+            learner = build(num_actions, dim, max(horizon, 4096))
         learner.check(params)
-        rounds = int(np.sum(learner.init(jax.random.key(0), _float32_tree(params)).alloc))
+        alloc = np.asarray(learner.init(jax.random.key(0), _float32_tree(params)).alloc)
+        rounds = int(np.sum(alloc))
         tables = np.zeros((2, rounds, num_actions), np.float32)
         tables[0, 0, 0], tables[1, 0, 0] = -canary, canary
         y = learner_states(learner, params, key, runs, tables, "theta_tilde", bandit=True, last=True)
         scores = y[..., 0].astype(np.float64)
-        label = f"adac_gope_var[phase 1, {rounds} rounds]"
+        if family is LAPLACE:  # the noisy sum S̃_0 = T_1(a_0) θ̃_1[0]: the Laplace likelihood ratio's clip
+            scores = node_scores((scores * float(alloc[0]))[..., None, None], LAPLACE, -canary, canary)
+        delta = float(np.asarray(params.dp_delta)) if component == "li_zhou_ji_gope" else 0.0
+        label = f"{component}[phase 1, {rounds} rounds]"
     elif component == "dp_se":
         if learner is None:  # R_1 does not depend on T (but for its cap): build at a long horizon, then at 2 R_1
             reps = int(dp_se(2, 1 << 20).init(jax.random.key(0), params).reps)
@@ -331,7 +346,7 @@ def audit_bandit_release(
         label = f"dp_ucb[{noise}, T={horizon}]"
     if canary > 1:
         label = label[:-1] + f", canary {canary:g}]"
-    result = finish(name or label, kind, claim, scores, alpha, runs)
+    result = finish(name or label, kind, claim, scores, alpha, runs, delta)
     if not noiseless:
         return result
     free = noise_free_params(params, kind) if noiseless is True else params

@@ -95,7 +95,7 @@ def ball_least_squares(
 
 
 @declare.env("regression_stream", params=RegressionParams)
-def regression_stream(constraint: ConstraintSet) -> Env:
+def regression_stream(constraint: ConstraintSet, feedback: str = "example") -> Env:
     """Online linear regression: ``f_t(w) = (<x_t, w> - y_t)²`` on an L2 ball (JKT12's PQFTL setting).
 
     ``x_t = clip_l2(g/√d, 1)``, ``g ~ N(0, I_d)``, i.i.d. (oblivious); ``y_t = clip(<x_t, w*> + σ η, -1, 1)``.
@@ -104,8 +104,15 @@ def regression_stream(constraint: ConstraintSet) -> Env:
     engine, and the comparator solves ``min_{‖w‖ <= R} Σ_s f_s(w)`` (``ball_least_squares``) with a certified
     Lagrange-dual gap.
 
+    With ``feedback="gradient"`` the feedback is instead the loss's gradient at the played point,
+    ``2(<x_t, w_t> - y_t) x_t`` (norm ``<= 2(R + 1)``), for the learners that take gradients (PFTAL, POCP); the
+    draws are the same (the stream is oblivious: the same seed keys give the same examples for either feedback).
+    The losses are convex, not strongly convex (the Hessian ``2 x_t x_tᵀ`` has rank one; its mean is ``(2/d) I``
+    before clipping): a strongly convex learner runs outside its theorem here.
+
     Args:
       constraint: an ``l2_ball`` (its radius is the comparator's ``R``).
+      feedback: ``"example"`` (``(x_t, y_t)``) or ``"gradient"``.
 
     Returns:
       An ``Env`` with params ``RegressionParams``.
@@ -115,6 +122,7 @@ def regression_stream(constraint: ConstraintSet) -> Env:
             f"constraint must be an l2_ball (the comparator is least squares on a ball), got {constraint.name!r}"
         )
     dim, radius = constraint.dim, float(constraint.radius)
+    feedback = _validate.choice("feedback", feedback, ("example", "gradient"))
 
     def check(params: RegressionParams) -> None:
         _validate.finite("w_star", params.w_star)
@@ -133,7 +141,8 @@ def regression_stream(constraint: ConstraintSet) -> Env:
         w = jnp.asarray(action, jnp.float32)
         loss = (x @ w - y) ** 2
         stats = RegressionStats(jnp.outer(x, x), y * x, y * y)
-        return state, RegressionFeedback(x, y), EnvInfo(loss=loss, regret=jnp.zeros((), jnp.float32), stats=stats)
+        given = RegressionFeedback(x, y) if feedback == "example" else 2.0 * (x @ w - y) * x
+        return state, given, EnvInfo(loss=loss, regret=jnp.zeros((), jnp.float32), stats=stats)
 
     def comparator(state: RegressionState, stats: RegressionStats, t: jax.Array) -> tuple[jax.Array, jax.Array]:
         del state, t

@@ -92,6 +92,8 @@ def format_table(res: Any) -> str:
         else:
             label = label or study.learner_name
         label = f"T={row['horizon']} {label}" if "horizon" in row else label  # a file with horizons
+        if study.sizes is not None:  # a file with [sizes]: the size's value first
+            label = f"{study.sizes.name}={row[study.sizes.name]} {label}"
         bound = f"{row['bound']:.4g}" if row["bound"] != "" else ""
         lines.append(f"{label:<40} {row['final_regret_mean']:>12.4g} +- {row['final_regret_se']:<8.2g} {bound:>12}")
     for row in res.paired or []:  # a comparison's paired differences against its reference (shared seeds)

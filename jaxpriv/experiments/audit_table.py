@@ -17,12 +17,20 @@ from jaxpriv.bandits.adap_ucb import AdaPUCBParams
 from jaxpriv.bandits.anytime_lazy_ucb import AnytimeLazyUCBParams, anytime_lazy_ucb
 from jaxpriv.bandits.dp_se import DPSEParams
 from jaxpriv.bandits.dp_ucb import DPUCBParams
+from jaxpriv.bandits.hanna_gope import HannaGOPEParams
 from jaxpriv.bandits.ldp_ucb import LDPUCBParams
+from jaxpriv.bandits.li_zhou_ji_gope import LiZhouJiGOPEParams
 from jaxpriv.oco.dp_ftrl import DPFTRLParams
 from jaxpriv.oco.pftal import PFTALParams
 
 EXCLUDED = {
     "mi_ogd, mi_bandit_ogd": "mutual-information guarantee, not DP: no two-input test lower-bounds it",
+    "linpriv (reconstructed)": "no adversary here drives a contextual policy; its release is a Laplace binary tree "
+    "(binary_tree[laplace], audited above); its actions are post-processing",
+    "dnpr_experts (reconstructed)": "its release is binary_tree[laplace, replace] of the centred cost vectors "
+    "(audited above); its plays post-process it and a data-independent FTPL draw",
+    "pqftl (reconstructed)": "an analytic-Gaussian tree over (x xᵀ, y x) at (ε, δ); no adversary of audit_oco feeds "
+    "examples (x, y); not audited",
 }
 
 
@@ -77,6 +85,16 @@ def _table() -> tuple[_Row, ...]:
         _row(A.audit_bandit_release, 95, "ldp_ucb", LDPUCBParams(epsilon=1.0), horizon=4),
         _row(A.audit_bandit_release, 96, "dp_ucb", DPUCBParams(epsilon=1.0), horizon=4),
         _row(A.audit_bandit_release, 97, "adac_gope_var", AdaCGOPEParams(actions=gope_actions, rho=0.5), horizon=4),
+        # the reconstructions on the per-action sums, as AdaC-GOPE-Var: Hanna (Laplace, ε-DP), Li–Zhou–Ji (analytic
+        # Gaussian, (ε, 1e-5)-DP)
+        _row(A.audit_bandit_release, 101, "hanna_gope", HannaGOPEParams(actions=gope_actions, epsilon=1.0), horizon=4),
+        _row(
+            A.audit_bandit_release,
+            102,
+            "li_zhou_ji_gope",
+            LiZhouJiGOPEParams(actions=gope_actions, epsilon=1.0, dp_delta=1e-5),
+            horizon=4,
+        ),
         # Anytime-Lazy-UCB from its actions: two arms, three rounds, round 1's reward 0 against 1; each arm's first
         # batch is released as r + Lap(1/eps) and round 3 plays the larger release
         _row(
@@ -149,8 +167,9 @@ def audit_rows(runs: int = 20000, seed: int = 0, alpha: float = 0.05) -> list[au
     the binary tree (three families, both relations; exact path statistic), PFTAL (two families),
     AdaC-UCB (a canary in an ``n = 1`` episode and, through the Interactive-DP adversary's
     schedule, in an ``n = 2`` one: the noise's scaling with ``n``), the baselines (AdaP-UCB and AdaP-KLUCB
-    on the same two schedules; DP-SE, LDP-UCB, DP-UCB (Laplace tree) and AdaC-GOPE-Var (standard-basis
-    actions, phase 1) on their released statistics; Anytime-Lazy-UCB from its actions (two arms, three
+    on the same two schedules; DP-SE, LDP-UCB, DP-UCB (Laplace tree), AdaC-GOPE-Var and the reconstructions
+    Hanna and Li–Zhou–Ji (standard-basis actions, phase 1) on their released statistics; Anytime-Lazy-UCB
+    from its actions (two arms, three
     rounds); DP-FTRL, two families, as PFTAL), Honaker's tree (three
     families), the square-root factorization and BLT (held-out Fisher statistic), the window
     tree (Gamma; Gaussian with both calibrations) and the private OCO learners

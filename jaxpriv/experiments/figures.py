@@ -570,16 +570,20 @@ def draw(study: Study, data: Data, options: dict[str, Any]) -> tuple[Any, list[d
 
 
 def regret_vs_horizon(
-    study: Study, horizons: tuple[int, ...], finals: np.ndarray, options: dict[str, Any] | None = None
-) -> Any:
-    """Final regret against ``T`` (log-log): ``finals`` ``[H, L, G, S]``; a line per learner and grid point."""
+    study: Study, horizons: tuple[int, ...], finals: np.ndarray, options: dict[str, Any] | None = None,
+    xlabel: str = "T",
+) -> Any:  # fmt: skip
+    """Final regret against ``T`` (log-log): ``finals`` ``[H, L, G, S]``; a line per learner and grid point.
+
+    ``xlabel``: the axis's name (a ``[sizes]`` file's size: the same figure against ``d`` or ``p``)."""
     options = options or {}
     fig, (ax,) = _figure(1)
     t = np.asarray(horizons, np.float64)
     for i in _pick(study, options):
         for g in _shown(study, 6):
             name = f"{study.labels[i]}, {label_of(study, int(g))}" if study.grid else study.labels[i]
-            plot.final_vs_budget(t, {name: finals[:, i, g]}, ax=ax, xlabel="T")
-    ax.set_title(f"{study.name}: final regret against T ({study.seeds} seeds, the same keys); ±1.96 SE", fontsize=8)
+            plot.final_vs_budget(t, {name: finals[:, i, g]}, ax=ax, xlabel=xlabel)
+    ax.set_title(f"{study.name}: final regret against {xlabel} ({study.seeds} seeds, the same keys); ±1.96 SE",
+                 fontsize=8)  # fmt: skip
     fig.tight_layout()
     return _titled(fig, options)

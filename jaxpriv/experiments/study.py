@@ -79,7 +79,7 @@ from jaxpriv.experiments.figures import (
     regret_vs_horizon,
 )
 from jaxpriv.experiments.registry import Component
-from jaxpriv.experiments.study_file import Study, StudyLearner, at_horizon, load_study, parse_study
+from jaxpriv.experiments.study_file import Study, StudyLearner, at_horizon, at_size, load_study, parse_study
 
 __all__ = [
     "SHIPPED",
@@ -153,8 +153,9 @@ class StudyResult(NamedTuple):
       figures: name -> the ``matplotlib.figure.Figure`` saved (``"curves"``, ``"final"``, ``"paired"``, and each
         ``[[figures]]`` entry's by its file's stem).
       tables: the recipes' tables by the file's stem (``{"knee": [...], "price_of_privacy": [...]}``), and for
-        a file with ``horizons`` ``"slopes"`` (``slopes.csv``).
+        a file with ``horizons`` or ``[sizes]`` ``"slopes"`` (``slopes.csv``).
       horizons: a file with ``horizons``: each horizon's ``StudyResult`` (written in ``out/T<horizon>``), else ``None``.
+      sizes: a file with ``[sizes]``: each value's ``StudyResult`` (written in ``out/<name><value>``), else ``None``.
     """
 
     study: Study
@@ -169,6 +170,7 @@ class StudyResult(NamedTuple):
     figures: dict[str, Any] | None = None
     tables: dict[str, list[dict[str, Any]]] | None = None
     horizons: dict[int, StudyResult] | None = None
+    sizes: dict[int, StudyResult] | None = None
 
     def results(self) -> dict[str, sim.Result]:
         """Each learner's ``Result`` (``[G, S, m]`` arrays), by label."""
@@ -319,6 +321,10 @@ def run_study(
     each into ``out/T<horizon>``, and writes ``summary.csv`` (a ``horizon`` column), ``slopes.csv`` (per learner
     and grid point: the log-log slope of the mean final regret against ``T`` and the slope against ``ln T``,
     each with its standard error over the seeds: the horizons share the seeds) and ``regret_vs_horizon.png``.
+    A file with ``[sizes]`` runs it once per value of the size (``study_file.at_size``), each into
+    ``out/<name><value>``, and writes ``summary.csv`` (a ``<name>`` column), ``slopes.csv`` (the log-log slope of
+    the mean final regret against the size and the slope per unit of the size, with SEs; with a ``reference``,
+    rows ``"<label> - <reference>"`` for the slopes of the paired differences) and ``regret_vs_<name>.png``.
 
     Returns:
       A ``StudyResult``.
@@ -332,6 +338,13 @@ def run_study(
     study = load_study(resolve_study(path), smoke, edit)
     stem = study.source.stem + ("-smoke" if smoke else "")
     out = Path(out) if out else Path("jaxpriv-out") / stem
+    if study.sizes is not None:
+        _check_out(out)
+        by_size = {
+            v: _run(at_size(study, v), _check_out(out / f"{study.sizes.name}{v}"), progress, after_segment)
+            for v in study.sizes.values
+        }
+        return _write_sizes(study, out, by_size)
     if not study.horizons:
         return _run(study, _check_out(out), progress, after_segment)
     _check_out(out)
@@ -416,6 +429,7 @@ def _summary_rows(
     for i, label in enumerate(study.labels):
         for g in range(study.size):
             row: dict[str, Any] = {"learner": label} if study.compare else {}
+            row |= _guarantee(study, i)
             row["grid_point"] = g
             for key, values in study.grid.items():
                 row[key] = fmt(values[g])
@@ -425,6 +439,11 @@ def _summary_rows(
             row["bound"] = "" if b is None or np.isnan(b[g]) else float(b[g])
             rows.append(row)
     return rows
+
+
+def _guarantee(study: Study, i: int) -> dict[str, str]:
+    """``{"guarantee": ...}`` of learner ``i`` when some learner of the study states one, else ``{}``."""
+    return {"guarantee": study.learners[i].guarantee} if any(a.guarantee for a in study.learners) else {}
 
 
 def _paired_rows(study: Study, final: np.ndarray, loss: np.ndarray | None = None) -> list[dict[str, Any]] | None:
@@ -452,7 +471,8 @@ def _paired_rows(study: Study, final: np.ndarray, loss: np.ndarray | None = None
         roundoff = within_roundoff(final[i], final[r], study.horizon, *sums)  # [G]: a difference that is no effect
         tol = roundoff_tolerance(final[i], final[r], study.horizon, *sums).max(axis=-1)
         for g in range(study.size):
-            row: dict[str, Any] = {"learner": label, "reference": study.reference, "grid_point": g}
+            row: dict[str, Any] = {"learner": label, **_guarantee(study, i), "reference": study.reference}
+            row["grid_point"] = g
             for key, values in study.grid.items():
                 row[key] = fmt(values[g])
             row["difference_mean"] = float(diff[g])
@@ -602,8 +622,8 @@ def _write_outputs(
     tables: dict[str, list[dict[str, Any]]] = {}
     data = Data(steps, arrays["regret"], bounds)
     for options in study.figures:
-        if options["recipe"] == "regret_vs_horizon":
-            continue  # drawn over the horizons (_write_horizons)
+        if options["recipe"] in ("regret_vs_horizon", "regret_vs_size"):
+            continue  # drawn over the horizons or sizes (_write_horizons, _write_sizes)
         stem = Path(options["file"]).stem
         figures[stem], table = draw(study, data, options)
         files[stem] = out / options["file"]
@@ -649,25 +669,72 @@ def _write_horizons(study: Study, out: Path, results: dict[int, StudyResult]) ->
                          figures=figures, tables=tables, horizons=results)  # fmt: skip
 
 
+def _write_sizes(study: Study, out: Path, results: dict[int, StudyResult]) -> StudyResult:
+    """The outputs over a file's ``[sizes]``: ``summary.csv``, ``slopes.csv``, ``regret_vs_<name>.png``."""
+    assert study.sizes is not None
+    name, values = study.sizes.name, tuple(results)
+    finals = np.stack([_final_of(results[v]) for v in values])  # [V, L, G, S]
+    rows = [{name: v, **row} for v in values for row in results[v].summary]
+    slopes = _slope_rows(study, values, finals, name)
+    if study.reference is not None:  # the price against the reference: the slopes of the paired differences
+        ref = study.labels.index(study.reference)
+        others = [i for i in range(len(study.labels)) if i != ref]
+        diffs = finals[:, others] - finals[:, ref : ref + 1]
+        labels = tuple(f"{study.labels[i]} - {study.reference}" for i in others)
+        slopes += _slope_rows(study, values, diffs, name, labels)
+    write_table(out, "summary.csv", rows)
+    write_table(out, "slopes.csv", slopes)
+    stem = f"regret_vs_{name}"
+    files = {"csv": out / "summary.csv", "slopes": out / "slopes.csv"}
+    entries = [f for f in study.figures if f["recipe"] == "regret_vs_size"] or [{"file": f"{stem}.png"}]
+    figures = {}
+    for options in entries:
+        key = Path(options["file"]).stem
+        figures[key] = regret_vs_horizon(study, values, finals, options, xlabel=name)
+        files[key] = out / options["file"]
+        figures[key].savefig(files[key])
+    write_settings(out, {"command": "sweep", "study": study.name, "file": relative_path(study.source, out, SHIPPED),
+                         "contents": study.raw, "sizes": {"name": name, "values": list(values)},
+                         "folders": {v: relative_path(results[v].out, out) for v in values},
+                         "summary": rows, "slopes": slopes})  # fmt: skip
+    files["json"] = out / "settings.json"
+    last = results[values[-1]]
+    tables = dict(last.tables or {}) | {"slopes": slopes}
+    return last._replace(study=study, out=out, files=files, summary=rows,
+                         resumed=sum(r.resumed for r in results.values()),
+                         computed=sum(r.computed for r in results.values()),
+                         figures=figures, tables=tables, sizes=results)  # fmt: skip
+
+
 def _final_of(res: StudyResult) -> np.ndarray:
     """``[L, G, S]``: a result's final regret (a single learner's with its learner axis)."""
     final = np.asarray(res.regret)[..., -1]
     return final if res.study.compare else final[None]
 
 
-def _slope_rows(study: Study, horizons: tuple[int, ...], finals: np.ndarray) -> list[dict[str, Any]]:
+def _slope_rows(
+    study: Study, horizons: tuple[int, ...], finals: np.ndarray, size: str | None = None,
+    labels: tuple[str, ...] | None = None,
+) -> list[dict[str, Any]]:  # fmt: skip
     """Per learner and grid point: the least-squares slope of log(mean final regret) against log T and of the
     regret against ln T, with standard errors over the seeds (the horizons share the seed keys, so a seed's
     influence on the slope is taken across horizons: the delta method for the log-log slope, the per-seed
-    slopes' SE for the ln T one)."""
+    slopes' SE for the ln T one).
+
+    With ``size`` (a ``[sizes]`` name): ``horizons`` are its values, and the second slope is per unit of the size
+    (``slope_<size>``, against the size itself, not its log); the columns ``mean_<size><value>``. ``labels``: the
+    rows' labels (``finals``' second axis), default the study's."""
     x = np.log(np.asarray(horizons, np.float64))
     w = (x - x.mean()) / np.sum((x - x.mean()) ** 2)  # slope = sum_k w_k y_k
+    if size is not None:
+        u = np.asarray(horizons, np.float64)
+        v = (u - u.mean()) / np.sum((u - u.mean()) ** 2)  # the slope per unit of the size
     rows = []
-    for i, label in enumerate(study.labels):
+    for i, label in enumerate(labels or study.labels):
         for g in range(study.size):
             y = np.asarray(finals[:, i, g, :], np.float64)  # [H, S]
             m = y.mean(axis=1)
-            per_seed = w @ y  # the slope against ln T of each seed
+            per_seed = (w if size is None else v) @ y  # the slope against ln T (the size) of each seed
             lin, lin_se = mean_se(per_seed)
             row: dict[str, Any] = {"learner": label} if study.compare else {}
             row |= {"grid_point": g} | {k: fmt(v[g]) for k, v in study.grid.items()}
@@ -677,8 +744,9 @@ def _slope_rows(study: Study, horizons: tuple[int, ...], finals: np.ndarray) -> 
             else:
                 loglog, loglog_se = float("nan"), float("nan")
             row |= {"slope_loglog": loglog, "slope_loglog_se": loglog_se}
-            row |= {"slope_lnT": float(lin), "slope_lnT_se": float(lin_se)}
-            row |= {f"mean_T{h}": float(m[k]) for k, h in enumerate(horizons)}
+            per = "lnT" if size is None else size
+            row |= {f"slope_{per}": float(lin), f"slope_{per}_se": float(lin_se)}
+            row |= {f"mean_{'T' if size is None else size}{h}": float(m[k]) for k, h in enumerate(horizons)}
             rows.append(row)
     return rows
 

@@ -66,6 +66,7 @@ of *shared axes*::
     label = "DP-FTRL (zCDP)"
     noise = "gaussian"
     axes = { epsilon = "rho" } # the shared axis epsilon sets this learner's rho (the same numbers)
+    guarantee = "rho-zCDP"     # optional: a guarantee column in summary.csv and paired.csv
 
     [[learners]]
     name = "ftal"              # no field epsilon: it runs once, the same at every grid point
@@ -95,7 +96,18 @@ takes; a missing, empty or repeated label; a ``reference`` that is no label.
 
 **Reproductions.** ``[smoke]`` holds overrides for a reduced scale (``parse_study(..., smoke=True)``,
 ``jaxpriv sweep FILE --smoke``; ``SMOKE_KEYS``, and ``learners = [labels]`` to keep some of a comparison's);
-``horizons = [...]`` instead of ``horizon`` runs one study per horizon (``at_horizon``); a learner's
+``horizons = [...]`` instead of ``horizon`` runs one study per horizon (``at_horizon``); a ``[sizes]`` table
+runs one study per value of a static size (the dimension, the number of experts: ``at_size``)::
+
+    [sizes]
+    name = "d"                                  # the column of summary.csv / slopes.csv; out/d<value>/
+    values = [2, 4, 8]                          # at least two increasing integers >= 1
+    keys = ["env.dim", "learners.dim"]          # set to each value ("learners.<key>": every learner's)
+    resize = ["env.params.actions"]             # arrays whose last axis is the size (shape-only arrays, e.g.
+                                                # an instance drawn per run): their rows cycled or cut to it
+
+and writes the slopes of the final regret against the size (``slopes.csv``; with a ``reference``, the slopes of
+each learner's paired difference from it too); a learner's
 ``simulator = "episodes"`` (or ``{ name = "episodes", <options> }``) runs it by its exact episode-level
 simulator (``Spec.fast_path``); ``[[figures]]`` entries name recipes over ``jaxpriv.plot``
 (``FIGURE_RECIPES``, drawn by ``jaxpriv.experiments.figures``).
@@ -142,9 +154,11 @@ __all__ = [
     "TABLES",
     "TOP_KEYS",
     "Grid",
+    "Sizes",
     "Study",
     "StudyLearner",
     "at_horizon",
+    "at_size",
     "build_grid",
     "load_study",
     "parse_study",
@@ -152,12 +166,12 @@ __all__ = [
 
 TOP_KEYS = (
     "name", "description", "horizon", "horizons", "seeds", "seed", "chunk", "segment", "grid_chunk", "checkpoints",
-    "zip", "imports",
+    "zip", "imports", "sizes",
 )  # fmt: skip
 TABLES = ("set", "learner", "env", "smoke", "figures")
 #: What a ``[smoke]`` table may override (its tables ``grid``, ``env``, ``set`` are merged key by key).
 SMOKE_KEYS = ("horizon", "horizons", "seeds", "seed", "chunk", "segment", "grid_chunk", "checkpoints", "grid", "env",
-              "set", "learners")  # fmt: skip
+              "set", "learners", "sizes")  # fmt: skip
 #: The simulators a learner may name: ``jaxpriv.sweep`` (every learner) or its exact episode-level one.
 SIMULATORS = ("steps", "episodes")
 # The keys of a comparison study: the learners, the shared axes, the reference learner's label.
@@ -187,6 +201,9 @@ class StudyLearner(NamedTuple):
         ``jaxpriv.bandits.simulate_episodes``: regret only, no loss or comparator).
       simulator_options: the episode simulator's per-call options from the file
         (``simulator = { name = "episodes", instance = "random" }``).
+      guarantee: a comparison entry's ``guarantee = "..."`` (its privacy guarantee in words: a ``guarantee``
+        column of ``summary.csv`` and ``paired.csv``, so that learners of different guarantees are not read as
+        ranked like for like), or ``""``.
     """
 
     label: str
@@ -199,6 +216,7 @@ class StudyLearner(NamedTuple):
     axes: dict[str, str]
     simulator: str = "steps"
     simulator_options: dict[str, Any] = {}  # noqa: RUF012 (a NamedTuple default, never mutated)
+    guarantee: str = ""
 
 
 class Study(NamedTuple):
@@ -223,6 +241,8 @@ class Study(NamedTuple):
         ``learner_bound`` and ``params`` are the first one's.
       reference: a comparison's reference label (paired differences against it), or ``None``.
       horizons: the file's ``horizons`` (one sweep per horizon, the same seed; ``horizon`` is the largest), or ``()``.
+      sizes: the file's ``[sizes]`` (one study per value of a static size; the components are the largest's), or
+        ``None``.
       smoke: whether the file's ``[smoke]`` overrides were applied (``raw`` holds the merged contents).
       figures: the ``[[figures]]`` entries (validated tables: ``recipe``, ``file`` and the recipe's options).
     """
@@ -253,6 +273,7 @@ class Study(NamedTuple):
     horizons: tuple[int, ...] = ()
     smoke: bool = False
     figures: tuple[dict[str, Any], ...] = ()
+    sizes: Sizes | None = None
 
     @property
     def size(self) -> int:
@@ -268,6 +289,22 @@ class Study(NamedTuple):
     def labels(self) -> tuple[str, ...]:
         """The learners' labels, in the file's order."""
         return tuple(arm.label for arm in self.learners)
+
+
+class Sizes(NamedTuple):
+    """A file's ``[sizes]``: one study per value of a static size (``at_size``).
+
+    Attributes:
+      name: the size's name (a column of ``summary.csv`` and ``slopes.csv``; the folders ``<name><value>``).
+      values: at least two increasing integers.
+      keys: the dotted keys set to each value (``"learners.<key>"``: every ``[[learners]]`` entry's).
+      resize: the dotted keys of arrays whose last axis is the size: cycled or cut to each value.
+    """
+
+    name: str
+    values: tuple[int, ...]
+    keys: tuple[str, ...]
+    resize: tuple[str, ...] = ()
 
 
 class Grid(NamedTuple):
@@ -414,11 +451,21 @@ def parse_study(
     if edit is not None:
         raw = edit(raw)
     _import_modules(source, raw)
-    study = _parse_raw(source, raw)
+    sizes = _sizes(source, raw)
+    if sizes is None:
+        study = _parse_raw(source, raw)
+    else:  # the components of the largest size stand for the study; every size is checked below
+        if "horizons" in raw:
+            raise _fail(source, "sizes", "a file has horizons or [sizes] (one static axis per study file), not both")
+        study = _parse_raw(source, _raw_at_size(source, raw, sizes, sizes.values[-1]))._replace(raw=raw, sizes=sizes)
     if study.horizons:  # every horizon's components and values are checked now, before anything compiles
         for horizon in study.horizons[:-1]:
             at_horizon(study, horizon)
-    return study._replace(smoke=smoke, figures=_figures(source, raw, study, smoke))
+    study = study._replace(smoke=smoke, figures=_figures(source, raw, study, smoke))
+    if sizes is not None:
+        for value in sizes.values[:-1]:
+            at_size(study, value)
+    return study
 
 
 def at_horizon(study: Study, horizon: int) -> Study:
@@ -426,6 +473,82 @@ def at_horizon(study: Study, horizon: int) -> Study:
     (its components built for that horizon: a learner tuned to ``T`` is another learner at each ``T``)."""
     raw = {k: v for k, v in study.raw.items() if k != "horizons"} | {"horizon": int(horizon)}
     return _parse_raw(study.source, raw)._replace(smoke=study.smoke, figures=study.figures)
+
+
+def at_size(study: Study, value: int) -> Study:
+    """The study of a file with ``[sizes]`` at one of its values: each of ``keys`` set to ``value``, each array of
+    ``resize`` cycled or cut to ``value`` along its last axis (its components built for that size)."""
+    if study.sizes is None:
+        raise ValueError(f"{study.source}: [sizes] the study has no [sizes] table")
+    raw = _raw_at_size(study.source, study.raw, study.sizes, value)
+    return _parse_raw(study.source, raw)._replace(smoke=study.smoke, figures=study.figures)
+
+
+def _sizes(source: Path, raw: dict[str, Any]) -> Sizes | None:
+    """The file's ``[sizes]`` table, checked, or ``None``."""
+    table = raw.get("sizes")
+    if table is None:
+        return None
+    allowed = ("name", "values", "keys", "resize")
+    if not isinstance(table, dict) or any(k not in allowed for k in table):
+        raise _fail(source, "sizes", f"must be a table with the keys {list(allowed)}, got {table!r}")
+    name, values = table.get("name"), table.get("values")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise _fail(source, "sizes.name", f"must be a name (an identifier: the column of the tables), got {name!r}")
+    if (
+        not isinstance(values, list) or len(values) < 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values)
+        or bool(np.any(np.diff(values) <= 0))
+    ):  # fmt: skip
+        raise _fail(source, "sizes.values", f"must be a list of at least two increasing integers >= 1, got {values!r}")
+    lists = {}
+    for key in ("keys", "resize"):
+        given = table.get(key, [] if key == "resize" else None)
+        if (
+            not isinstance(given, list)
+            or not all(isinstance(k, str) and k for k in given)
+            or (key == "keys" and not given)
+        ):
+            raise _fail(source, f"sizes.{key}", f"must be a list of dotted keys (env.dim, learners.dim), got {given!r}")
+        lists[key] = tuple(given)
+    return Sizes(name, tuple(values), lists["keys"], lists["resize"])
+
+
+def _raw_at_size(source: Path, raw: dict[str, Any], sizes: Sizes, value: int) -> dict[str, Any]:
+    """``raw`` (less ``sizes``) with ``sizes.keys`` set to ``value`` and ``sizes.resize``'s arrays resized to it."""
+    out = {k: v for k, v in raw.items() if k != "sizes"}
+
+    def edit(key: str, how: Callable[[Any], Any], section: str) -> None:
+        head, *path = key.split(".")
+        if not path or head not in out:
+            raise _fail(source, f"sizes.{section}", f"{key!r} names no key of the file")
+        tables = out[head] if isinstance(out[head], list) else [out[head]]
+        copies = []
+        for table in tables:
+            table = dict(table) if isinstance(table, dict) else table  # a copy: the file's contents stay as read
+            node = table
+            for part in path[:-1]:
+                if not isinstance(node, dict) or part not in node:
+                    raise _fail(source, f"sizes.{section}", f"{key!r} names no key of the file")
+                node[part] = dict(node[part]) if isinstance(node[part], dict) else node[part]
+                node = node[part]
+            if not isinstance(node, dict) or (section == "resize" and path[-1] not in node):
+                raise _fail(source, f"sizes.{section}", f"{key!r} names no key of the file")
+            node[path[-1]] = how(node.get(path[-1]))
+            copies.append(table)
+        out[head] = copies if isinstance(out[head], list) else copies[0]
+
+    def resized(array: Any) -> Any:
+        arr = np.asarray(array)
+        if arr.ndim == 0 or arr.shape[-1] == 0:
+            raise _fail(source, "sizes.resize", f"names a value that is no array, got {array!r}")
+        return np.take(arr, np.arange(value) % arr.shape[-1], axis=-1).tolist()
+
+    for key in sizes.keys:
+        edit(key, lambda _: int(value), "keys")
+    for key in sizes.resize:
+        edit(key, resized, "resize")
+    return out
 
 
 def _import_modules(source: Path, raw: dict[str, Any]) -> None:
@@ -560,7 +683,11 @@ def _parse_comparison(
     used: set[str] = set()
     for table, label in zip(tables, labels, strict=True):
         section = f"learners.{label}"
-        built = _build(source, section, table, registry.LEARNERS, supplied, "learner", ("label", "axes", "simulator"))
+        extra = ("label", "axes", "simulator", "guarantee")
+        built = _build(source, section, table, registry.LEARNERS, supplied, "learner", extra)
+        guarantee = table.get("guarantee", "")
+        if not isinstance(guarantee, str):
+            raise _fail(source, f"{section}.guarantee", f"must be a string (its guarantee in words), got {guarantee!r}")
         fixed, own = _params(source, section, table, built.entry.params, built.component)
         if own:
             field = next(iter(own))
@@ -587,7 +714,7 @@ def _parse_comparison(
         if simulator == "steps":
             _check_values(source, built.component, env.component, params, run.horizon, section)
         arms.append(StudyLearner(label, built.name, built.component, built.static, built.entry.bound, params,
-                                 is_swept, axes, simulator, options))  # fmt: skip
+                                 is_swept, axes, simulator, options, guarantee))  # fmt: skip
     for key in shared:
         if key not in used:
             axis = key[len("grid.") :]
@@ -1131,6 +1258,7 @@ FIGURE_RECIPES: dict[str, tuple[str, ...]] = {
     "gap_vs_budget": ("learner", "learners", "reference", "axis", "at", "band", "title"),
     "knee": ("learner", "axis", "high_privacy", "lower_bound", "title"),
     "regret_vs_horizon": ("learners", "title"),
+    "regret_vs_size": ("learners", "title"),
     "final_vs_static": ("static", "learners", "logx", "logy", "title"),
 }
 
@@ -1224,5 +1352,7 @@ def _figures(source: Path, raw: dict[str, Any], study: Study, smoke: bool = Fals
             raise _fail(source, f"{where}.static", "must name a numeric static argument of some learner (window = ...)")
         if recipe == "regret_vs_horizon" and not study.horizons:
             raise _fail(source, f"{where}.recipe", "regret_vs_horizon needs horizons = [...] in the file")
+        if recipe == "regret_vs_size" and study.sizes is None:
+            raise _fail(source, f"{where}.recipe", "regret_vs_size needs a [sizes] table in the file")
         out.append(fig)
     return tuple(out)

@@ -578,3 +578,14 @@ def test_adac_gope_var_audit_below_claim_and_catches_less_noise():
     assert ok.component.startswith("adac_gope_var[phase 1") and ok.kind == "rho"
     assert 0.3 < ok.lower < ok.claim, ok  # measured 0.43
     assert bad.lower > bad.claim, bad  # true ρ 0.78; measured 0.68
+
+
+def test_hanna_gope_audit_near_its_claim_and_catches_less_noise():
+    from jaxpriv.bandits.hanna_gope import HannaGOPEParams, hanna_gope
+
+    params = HannaGOPEParams(actions=np.eye(2, dtype=np.float32), epsilon=1.0)
+    ok = A.audit_bandit_release("hanna_gope", params, 11, 6000)  # the Laplace LR's clip of the noisy sum: exact
+    bad = A.audit_bandit_release("hanna_gope", params, 11, 6000, learner=_less_noise_budget(hanna_gope(2, 2, 4096)))
+    assert ok.component.startswith("hanna_gope[phase 1") and ok.kind == "epsilon" and ok.delta == 0
+    assert 0.7 < ok.lower < ok.claim, ok  # 0.95 at 20000 runs
+    assert bad.lower > bad.claim, bad  # true ε 1.25

@@ -126,3 +126,83 @@ def test_one_call_registration_takes_the_params_class_from_the_components_spec(s
     registry.register_learner("no_spec", no_spec)
     with pytest.raises(ValueError, match=r"\[learner.name\] no_spec: its spec names no params class"):
         parse_study(text.replace('"my_pftal"', '"no_spec"'), "s.toml")
+
+
+SIZES = """
+[sizes]
+name = "K"
+values = [2, 3]
+keys = ["env.num_arms", "learner.num_arms"]
+resize = ["env.params.means"]
+"""
+
+
+def test_sizes_build_each_value_and_refuse_bad_tables():
+    s = parse_study(BANDIT + SIZES, "s.toml")
+    assert s.sizes.values == (2, 3) and s.learner_static["num_arms"] == 3  # the largest stands for the study
+    two = study.at_size(s, 2)
+    assert two.learner_static["num_arms"] == 2 and two.sizes is None
+    np.testing.assert_allclose(two.params.env.means, [0.7, 0.5])  # cut along the last axis
+    grown = parse_study(BANDIT + SIZES.replace("[2, 3]", "[3, 5]"), "s.toml")
+    np.testing.assert_allclose(grown.params.env.means, [0.7, 0.5, 0.3, 0.7, 0.5])  # cycled
+    assert s.raw["env"]["num_arms"] == 3 and "sizes" in s.raw  # the file's contents stay as read
+    small = parse_study(BANDIT + SIZES + "[smoke]\nseeds = 2\n[smoke.sizes]\nvalues = [2, 4]\n", "s.toml", smoke=True)
+    assert small.sizes.values == (2, 4) and small.sizes.keys == s.sizes.keys
+    for bad, match in [
+        (SIZES.replace("[2, 3]", "[3, 2]"), r"\[sizes.values\] must be a list of at least two increasing"),
+        (SIZES.replace('"K"', '"K K"'), r"\[sizes.name\] must be a name"),
+        (SIZES.replace('"env.num_arms", ', '"env.num_armz", '), r"\[env.num_armz\]|\[sizes.keys\]|num_armz"),
+        (SIZES.replace('"env.params.means"', '"env.params.meanz"'), r"\[sizes.resize\] 'env.params.meanz' names no"),
+        (SIZES + "colour = 1\n", r"\[sizes\] must be a table with the keys"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            parse_study(BANDIT + bad, "s.toml")
+    with pytest.raises(ValueError, match=r"regret_vs_size needs a \[sizes\] table"):
+        parse_study(BANDIT + '[[figures]]\nrecipe = "regret_vs_size"\n', "s.toml")
+    with pytest.raises(ValueError, match=r"\[sizes\] a file has horizons or \[sizes\]"):
+        parse_study(BANDIT.replace("horizon = 2000", "horizons = [100, 200]") + SIZES, "s.toml")
+
+
+def test_sizes_run_one_study_per_value_with_slopes_in_the_size(tmp_path):
+    path = tmp_path / "k.toml"
+    path.write_text(BANDIT + SIZES + '[[figures]]\nrecipe = "regret_vs_size"\n')
+    res = study.run_study(path, tmp_path / "out", progress=False)
+    assert sorted(res.sizes) == [2, 3] and (tmp_path / "out" / "K3" / "summary.csv").exists()
+    assert (tmp_path / "out" / "regret_vs_size.png").exists() and [r["K"] for r in res.summary] == [2, 2, 3, 3]
+    finals = np.stack([res.sizes[k].regret[..., -1] for k in (2, 3)]).astype(np.float64)  # [V, G, S]
+    for g, row in enumerate(res.tables["slopes"]):
+        m = finals[:, g].mean(-1)
+        assert row["slope_loglog"] == pytest.approx((np.log(m[1]) - np.log(m[0])) / np.log(1.5), rel=1e-5)
+        assert row["slope_K"] == pytest.approx(m[1] - m[0], rel=1e-5)  # per arm, not per unit of ln K
+        assert row["slope_K_se"] == pytest.approx(np.std(finals[1, g] - finals[0, g], ddof=1) / 2, rel=1e-5)
+
+
+def test_paired_slopes_are_the_slopes_of_the_per_seed_differences():
+    from jaxpriv.experiments.study import _slope_rows
+
+    s = parse_study(BANDIT, "s.toml")
+    finals = np.random.default_rng(0).uniform(1.0, 2.0, (3, 1, 2, 5))  # [V, L, G, S]
+    (row, _) = _slope_rows(s, (2, 4, 8), finals - 0.5, "p", ("a - b",))
+    assert row["learner"] if s.compare else "learner" not in row
+    x = np.array([2.0, 4.0, 8.0])
+    per_seed = [np.polyfit(x, finals[:, 0, 0, j] - 0.5, 1)[0] for j in range(5)]
+    assert row["slope_p"] == pytest.approx(np.mean(per_seed)) and set(row) >= {"mean_p2", "mean_p8"}
+
+
+def test_a_learners_guarantee_is_a_column_of_the_tables():
+    from jaxpriv.experiments.study import _paired_rows, _summary_rows
+
+    two = BANDIT.replace("[learner]", '[[learners]]\nlabel = "a"\nguarantee = "eps-DP"').replace(
+        "[learner.params]\nepsilon = [0.5, inf]", "[learners.params]\nepsilon = 0.5"
+    )
+    two += '[[learners]]\nname = "adap_klucb"\nlabel = "b"\nnum_arms = 3\n'
+    two += "[learners.params]\nepsilon = inf\nalpha = 3.1\n"
+    s = parse_study(two, "s.toml")._replace(reference="b")
+    assert [a.guarantee for a in s.learners] == ["eps-DP", ""]
+    rows = _summary_rows(s, np.ones((2, 1)), np.ones((2, 1)), [None, None])
+    assert [r["guarantee"] for r in rows] == ["eps-DP", ""] and list(rows[0])[:2] == ["learner", "guarantee"]
+    (paired,) = _paired_rows(s, np.arange(8.0).reshape(2, 1, 4))
+    assert paired["guarantee"] == "eps-DP" and paired["difference_mean"] == -4.0
+    assert "guarantee" not in _summary_rows(parse_study(BANDIT, "s.toml"), np.ones((1, 2)), np.ones((1, 2)), [None])[0]
+    with pytest.raises(ValueError, match=r"\[learners.a.guarantee\] must be a string"):
+        parse_study(two.replace('guarantee = "eps-DP"', "guarantee = 1"), "s.toml")

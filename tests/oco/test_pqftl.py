@@ -5,6 +5,7 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 import scipy.stats
 
 import jaxpriv as jp
@@ -72,3 +73,16 @@ def test_release_calibration_the_non_private_transcription_and_regret():
     total = loss.sum(-1)  # the same stream (common keys): the paired difference of the losses is the regret's
     m, se = mean_with_stderr(total[0] - total[1])
     assert m > 3 * se, (m, se)  # the noise (and its shift) costs loss
+
+
+def test_gradient_feedback_is_the_losss_gradient_on_the_same_draws():
+    ep = envs.RegressionParams(np.array([0.5, -0.3, 0.2], np.float32), 0.1)
+    examples, gradients = envs.regression_stream(BALL), envs.regression_stream(BALL, feedback="gradient")
+    w, key, t = jnp.array([0.1, 0.2, -0.3]), jax.random.key(5), jnp.int32(1)
+    _, fb, info = examples.step(key, examples.reset(key, ep), w, t)
+    _, grad, info_g = gradients.step(key, gradients.reset(key, ep), w, t)
+    expected = 2.0 * (np.dot(np.asarray(fb.x), np.asarray(w)) - float(fb.y)) * np.asarray(fb.x)
+    np.testing.assert_allclose(np.asarray(grad), expected, rtol=1e-5, atol=1e-7)
+    assert float(info_g.loss) == float(info.loss)  # the same example
+    with pytest.raises(ValueError, match="feedback must be one of"):
+        envs.regression_stream(BALL, feedback="gradients")
