@@ -84,7 +84,7 @@ def ball_least_squares(
         return jnp.where(big, mid, lo), jnp.where(big, hi, mid)
 
     hi0 = jnp.linalg.norm(cross) / radius + 1e-30
-    _, hi = jax.lax.fori_loop(0, BISECTION_STEPS, body, (jnp.zeros(()), hi0))
+    _, hi = jax.lax.fori_loop(0, BISECTION_STEPS, body, (jnp.zeros((), hi0.dtype), hi0))
     inside = (lam[0] > 0) & (norm2(0.0) <= r2)
     mu = jnp.where(inside, 0.0, hi)
     w = q @ (beta / jnp.maximum(lam + mu, 1e-30))

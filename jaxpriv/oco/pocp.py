@@ -194,7 +194,8 @@ def pocp(horizon: int, constraint: ConstraintSet) -> Learner:
         _require_budget(params)
         lip = jnp.asarray(params.lipschitz, jnp.float32)
         h = jnp.asarray(params.strong_convexity, jnp.float32)
-        scale = theory.pocp_noise_multiplier(horizon, params.epsilon, params.delta) * theory.pocp_sensitivity(lip, h)
+        multiplier = jnp.asarray(theory.pocp_noise_multiplier(horizon, params.epsilon, params.delta), jnp.float32)
+        scale = multiplier * theory.pocp_sensitivity(lip, h)  # float32 under JAX_ENABLE_X64 too
         x1 = constraint.project(jnp.zeros(dim, jnp.float32))
         return POCPState(x1, x1, scale, h, lip)  # x̂_1 reads no data: played exactly
 

@@ -144,10 +144,19 @@ def check_compatible(learner: Learner, env: Env, params: SimParams, axes: Any = 
     for who, name, before, after in sides:
         change = _changed(before, after)
         if change is not None:
+            dtype_only = jax.tree.structure(before) == jax.tree.structure(after) and all(
+                b.shape == a.shape for b, a in zip(jax.tree.leaves(before), jax.tree.leaves(after), strict=True)
+            )
+            why = (
+                "a value of another dtype entered the state (under JAX_ENABLE_X64 a Python or NumPy float is "
+                "float64): cast it to the state's dtype"
+                if dtype_only
+                else "the learner and the environment were likely built for different sizes (dimension or number of "
+                "arms)"
+            )
             raise ValueError(
-                f"the {who}'s state ({name}) changes shape over one step against this "
-                f"{'environment' if who == 'learner' else 'learner'} (action {act_desc}): {change}; "
-                "the learner and the environment were likely built for different sizes (dimension or number of arms)"
+                f"the {who}'s state ({name}) changes {'dtype' if dtype_only else 'shape'} over one step against this "
+                f"{'environment' if who == 'learner' else 'learner'} (action {act_desc}): {change}; {why}"
             )
     for field in ("loss", "regret"):
         value = getattr(info, field)
