@@ -37,14 +37,15 @@ class InitFn(Protocol):
 
 
 class MechanismStepFn(Protocol):
-    """``step(key, state, x, t) -> (state, release)`` of a mechanism.
+    """``step(key, state, x, t) -> (state, release, nonfinite)`` of a mechanism (older form: ``(state, release)``).
 
     ``x`` is the input at the 1-based step ``t`` (int32, shared by every seed, not batched);
-    ``key`` is that step's key. Returns the new state and the private release.
+    ``key`` is that step's key. Returns the new state, the private release and, for a mechanism
+    declared ``returns_count=True``, the inputs it replaced by zero at this step (int32, 0 or 1).
     """
 
-    def __call__(self, key: PRNGKey, state: State, x: jax.Array, t: jax.Array, /) -> tuple[State, jax.Array]:
-        """Absorb ``x`` at step ``t`` and return ``(state, release)``."""
+    def __call__(self, key: PRNGKey, state: State, x: jax.Array, t: jax.Array, /) -> tuple[Any, ...]:
+        """Absorb ``x`` at step ``t`` and return ``(state, release, nonfinite)`` (or ``(state, release)``)."""
         ...
 
 
@@ -119,14 +120,16 @@ class CheckFn(Protocol):
 
 
 class NonfiniteFn(Protocol):
-    """``nonfinite(state) -> count`` of a mechanism (or of a learner in the older form): the inputs it zeroed (int32).
+    """``nonfinite(state) -> count``: the older contract's count of zeroed inputs, read from a state (deprecated).
 
-    The count of inputs with a NaN / ±inf entry that the component replaced by zero
+    The count of inputs with a NaN / ±inf entry that a component replaced by zero
     (``zero_nonfinite``), read from its state: a scalar for one run's state (the engine
-    calls it inside its ``vmap``). jaxpriv's mechanisms declare it (``nonfinite_field``). A learner
-    reports the count in its Info instead (``NonfiniteInfo``, ``update -> (state, info)``); a
-    learner's ``nonfinite`` function is the older contract's, still accepted and deprecated. The
-    engine reports the total as ``Result.nonfinite_inputs`` (``nonfinite_inputs``).
+    calls it inside its ``vmap``). Deprecated and still accepted: a mechanism whose ``step``
+    returns ``(state, release)`` (``returns_count=False``) declares it so that learners and drivers
+    can count what it zeroed (``mechanism_step_count``: the state's increase), and a learner whose
+    ``update`` returns the state alone (``returns_info=False``) so that the engine can report it
+    (``nonfinite_inputs``). jaxpriv's components keep no counter: a mechanism's ``step`` returns
+    the step's count (``returns_count=True``), a learner's ``update`` its Info (``NonfiniteInfo``).
     """
 
     def __call__(self, state: State, /) -> jax.Array:
@@ -235,9 +238,14 @@ def update_with_info(
 def mechanism_step_count(mechanism: Any, key: PRNGKey, state: Any, x: Any, t: jax.Array) -> tuple[Any, Any, jax.Array]:
     """``mechanism.step`` with the inputs it zeroed at this step: ``(state, release, nonfinite)`` (int32).
 
-    How a learner folds its mechanism's count into its Info: jaxpriv's mechanisms keep their counter in
-    their state (``Mechanism.nonfinite``); this step's count is its increase.
+    How a learner or a driver steps any mechanism. One that declares ``returns_count=True`` (every
+    mechanism of jaxpriv) returns the step's count itself. One in the older form (``step`` returns
+    ``(state, release)``; deprecated) counts in its state: the step's count is the increase of its
+    ``nonfinite(state)`` (0 when it declares none).
     """
+    if getattr(mechanism, "returns_count", False):
+        new_state, release, bad = mechanism.step(key, state, x, t)
+        return new_state, release, jnp.asarray(bad, jnp.int32)
     new_state, release = mechanism.step(key, state, x, t)
     return new_state, release, nonfinite_inputs(mechanism, new_state) - nonfinite_inputs(mechanism, state)
 
@@ -393,16 +401,21 @@ class Mechanism(NamedTuple):
         for, or ``None`` when it has no horizon. Drivers (``prefix_sums``,
         ``run``, ``sweep``) refuse a longer stream before compiling; stepped by
         hand at ``t > T`` the release is NaN (``poison_past_horizon``).
-      nonfinite: optional ``state -> int32`` (``NonfiniteFn``): how many inputs the
-        mechanism replaced by zero (``zero_nonfinite``), from its state. jaxpriv's
-        mechanisms declare ``nonfinite_field`` (their states' ``nonfinite`` field).
-        ``None``: undeclared; ``nonfinite_inputs`` then reports 0 (the state is not searched).
+      nonfinite: deprecated; optional ``state -> int32`` (``NonfiniteFn``), the older form
+        (``returns_count=False``): how many inputs the mechanism replaced by zero, read from its
+        state. ``None``: undeclared (0 is reported; the state is not searched). A mechanism that
+        returns its count from ``step`` leaves it ``None``: every mechanism of jaxpriv does.
       info: the mechanism's description when it is a prefix-sum mechanism
         (``PrefixSumInfo``: shape, noise family, neighbouring relation, calibrated
         sensitivity, exact variance oracle), else ``None``. A field, so it travels with
         the mechanism: ``mechanism._replace(step=wrapped)`` keeps it.
       spec: what the mechanism says about itself (``Spec``: name, params class, privacy,
         static arguments), or ``None`` for a mechanism built by hand.
+      returns_count: ``True``: ``step`` returns ``(state, release, nonfinite)``, the third the
+        inputs it replaced by zero at this step (int32, 0 or 1: ``zero_nonfinite``), so no counter
+        lives in its state; every mechanism of jaxpriv does. ``False`` (the default, the older form of
+        a user's mechanism): ``step`` returns ``(state, release)``. Step either form with
+        ``mechanism_step_count``.
     """
 
     init: InitFn
@@ -412,6 +425,7 @@ class Mechanism(NamedTuple):
     nonfinite: NonfiniteFn | None = None
     info: PrefixSumInfo | None = None
     spec: Spec | None = None
+    returns_count: bool = False
 
 
 class Learner(NamedTuple):
@@ -632,7 +646,7 @@ def zero_nonfinite(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     Zero lies inside every sensitivity bound, so the privacy guarantee holds
     unchanged (the replaced input is just another admissible input), and the
     releases at later steps are those of the same stream with that input set
-    to zero. A mechanism counts such inputs in a state field named ``nonfinite`` (int32), a
+    to zero. A mechanism returns the step's count from ``step`` (``Mechanism.returns_count``), a
     learner in its step's Info (``NonfiniteInfo``); the engine reports the total in
     ``Result.nonfinite_inputs``.
     """
@@ -643,18 +657,19 @@ def zero_nonfinite(x: jax.Array) -> tuple[jax.Array, jax.Array]:
 def nonfinite_field(state: Any) -> jax.Array:
     """``state.nonfinite`` as int32: the ``NonfiniteFn`` of a component whose state keeps its counter in that field.
 
-    Every prefix-sum mechanism of jaxpriv declares it (``Mechanism(..., nonfinite=nonfinite_field)``).
+    The older form (deprecated): no component of jaxpriv keeps a counter in its state any more; kept for
+    a user's component written that way (``Mechanism(..., nonfinite=nonfinite_field)``).
     """
     return jnp.asarray(state.nonfinite, jnp.int32)
 
 
 def nonfinite_inputs(component: Any, state: Any) -> jax.Array:
-    """The inputs ``component`` (a ``Mechanism`` or a ``Learner``) replaced by zero, from its ``state`` (int32).
+    """The inputs ``component`` replaced by zero, read from its ``state`` (int32): the older contract's count.
 
-    Its declared ``nonfinite(state)``, summed to a scalar (the same number for one run's state
-    or for a batch of them). A component that declares none (``nonfinite=None``, one built by
-    hand) reports 0: its state is not searched, whatever its fields are named. Every
-    mechanism and learner of jaxpriv declares its function.
+    Its declared ``nonfinite(state)`` (deprecated), summed to a scalar (the same number for one run's
+    state or for a batch of them). A component that declares none (``nonfinite=None``: every
+    component of jaxpriv, which report the count per step instead, and one built by hand)
+    reports 0: its state is not searched, whatever its fields are named.
     """
     if component.nonfinite is None:
         return jnp.zeros((), jnp.int32)

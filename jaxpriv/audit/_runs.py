@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _rng
-from jaxpriv._base import Learner, Mechanism, as_key, engine_jit, update_with_info
+from jaxpriv._base import Learner, Mechanism, as_key, engine_jit, mechanism_step_count, update_with_info
 from jaxpriv.mechanisms._variance import describe
 from jaxpriv.sim import map_seeds
 
@@ -79,7 +79,8 @@ def _tree_batch(mechanism: Mechanism, params: Any, streams: jax.Array, keys: jax
         state = mechanism.init(k_init, params)
 
         def body(state, t):
-            return mechanism.step(_rng.fold_in(k_steps, t), state, xs[t - 1], t)
+            state, release, _ = mechanism_step_count(mechanism, _rng.fold_in(k_steps, t), state, xs[t - 1], t)
+            return state, release
 
         return jax.lax.scan(body, state, jnp.arange(1, horizon + 1, dtype=jnp.int32))[1]
 

@@ -16,7 +16,15 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare, theory
-from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, poison_past_horizon, zero_nonfinite
+from jaxpriv._base import (
+    Learner,
+    NonfiniteInfo,
+    PRNGKey,
+    Spec,
+    mechanism_step_count,
+    poison_past_horizon,
+    zero_nonfinite,
+)
 from jaxpriv.bandits._gope_core import clip_reward, normalise_actions
 from jaxpriv.bandits._oful_core import oful_radius, small_logdet
 from jaxpriv.mechanisms import TreeParams, binary_tree
@@ -221,14 +229,14 @@ def linpriv(
         x = normalise_actions(feedback.action_vector, state.action_bound, clip)
         r, bad = zero_nonfinite(jnp.asarray(feedback.reward, jnp.float32))  # 0 is inside [-1, 1]
         r = clip_reward(r, clip)
-        tree_state, released = tree.step(key, state.tree, x * r, t)
+        tree_state, released, tree_bad = mechanism_step_count(tree, key, state.tree, x * r, t)
         gram = state.gram + jnp.outer(x, x)
         return state._replace(
             actions=normalise_actions(feedback.next_actions, state.action_bound, clip),
             gram=0.5 * (gram + gram.T),
             tree=tree_state,
             released=released,
-        ), NonfiniteInfo(bad)
+        ), NonfiniteInfo(bad + tree_bad)  # the reward zeroed here, or the vector x·r by the tree
 
     spec = Spec(
         private=private and not reasons,

@@ -17,7 +17,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, declare, theory
-from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, poison_past_horizon, static_args
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, mechanism_step_count, poison_past_horizon, static_args
 from jaxpriv.bandits.dp_ts import _gamma_at_least_one
 from jaxpriv.mechanisms import TreeParams, TreeState, binary_tree, tree_depth
 from jaxpriv.mechanisms._dyadic import dyadic_init, dyadic_step
@@ -557,8 +557,8 @@ def private_linucb(num_actions: int, dim: int, horizon: int, noise: NoiseFamily 
     ) -> tuple[PrivateLinUCBState, NonfiniteInfo]:
         del action
         state, outer, bad = _observe(state, feedback)
-        tree_state, release = tree.step(key, state.tree, outer.reshape(-1), t)
-        return _fit(state._replace(tree=tree_state), release, t), NonfiniteInfo(bad)
+        tree_state, release, tree_bad = mechanism_step_count(tree, key, state.tree, outer.reshape(-1), t)
+        return _fit(state._replace(tree=tree_state), release, t), NonfiniteInfo(bad + tree_bad)
 
     static = static_args(noise=declare.OMIT)  # the Gaussian tree (the default): recorded as before ``noise``
     spec = Spec(
@@ -652,7 +652,6 @@ def _private_linucb_wishart(num_actions: int, dim: int, horizon: int) -> Learner
             sums=dyadic_init(depth, width * width, f32),
             scale=scale,
             sensitivity=lsq,
-            nonfinite=jnp.zeros((), jnp.int32),
         )
         state = _initial_state(
             params, num_actions, dim, tree_state, (shift, rho_min, rho_max, gamma), jnp.where(noisy, dof, 0.0)

@@ -167,7 +167,6 @@ class BLTState(NamedTuple):
       noise: ``[d]``, ``sum_{s<=t} (C⁻¹ σ z)_s``, the release's noise.
       scale: ``σ``, the per-coordinate standard deviation of each ``z_s``.
       sensitivity: the clipping bound Δ (L2).
-      nonfinite: int32, inputs with a NaN / ±inf entry, replaced by zero.
     """
 
     sums: DyadicSums
@@ -175,7 +174,6 @@ class BLTState(NamedTuple):
     noise: jax.Array
     scale: jax.Array
     sensitivity: jax.Array
-    nonfinite: jax.Array
 
 
 @declare.mechanism("blt", params=TreeParams)
@@ -214,8 +212,8 @@ def blt(
     ``buffers=5`` past ``2^16``).
     ``release_variance`` is its exact oracle. An infinite ρ gives the exact prefix sums.
 
-    Guard rails as ``binary_tree``: a non-finite input is zeroed and counted in ``nonfinite``;
-    the mechanism declares ``horizon=T`` and a step past it releases NaN.
+    Guard rails as ``binary_tree``: a non-finite input is zeroed and counted (``step`` returns
+    ``(state, release, nonfinite)``); the mechanism declares ``horizon=T`` and a step past it releases NaN.
 
     Args:
       horizon: ``1 <= T <= BLT_MAX_HORIZON = 2^24``.
@@ -257,20 +255,17 @@ def blt(
             noise=jnp.zeros((dim,), dtype),
             scale=factor_noise_scale("blt", params, noise, factor * col_norm, dtype),
             sensitivity=jnp.asarray(params.sensitivity, dtype),
-            nonfinite=jnp.zeros((), jnp.int32),
         )
 
-    def step_fn(key: PRNGKey, state: BLTState, x: ArrayLike, t: jax.Array) -> tuple[BLTState, jax.Array]:
+    def step_fn(key: PRNGKey, state: BLTState, x: ArrayLike, t: jax.Array) -> tuple[BLTState, jax.Array, jax.Array]:
         x, bad = guard_input(x, state.sensitivity, "l2", dtype)
         sums, exact = dyadic_step(state.sums, x, t, None)
         z = state.scale * _rng.normal(key, (dim,), dtype)
         correlated = z + weight @ state.buffers
         noise_sum = state.noise + correlated
         release = poison_past_horizon(exact + noise_sum, t, horizon)
-        new = state._replace(
-            sums=sums, buffers=decay * state.buffers + z, noise=noise_sum, nonfinite=state.nonfinite + bad
-        )
-        return new, release
+        new = state._replace(sums=sums, buffers=decay * state.buffers + z, noise=noise_sum)
+        return new, release, bad
 
     static = static_args(noise=noise, dtype=np.dtype(dtype).name)  # the declaration records the rest
     return factor_mechanism(

@@ -11,7 +11,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, Spec, poison_past_horizon, static_args
 from jaxpriv._inplace import set_row
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step, suffix_step, trailing_zeros
@@ -50,7 +50,6 @@ class HonakerState(NamedTuple):
         (read at the set bits ``j`` of ``t`` only; ``_dyadic.suffix_step``).
       scale: per-node noise scale (Gamma/Laplace scale, Gaussian σ), as ``binary_tree``.
       sensitivity: the clipping bound Δ.
-      nonfinite: int32, inputs with a NaN / ±inf entry, replaced by zero.
     """
 
     sums: DyadicSums
@@ -58,7 +57,6 @@ class HonakerState(NamedTuple):
     suffix: jax.Array
     scale: jax.Array
     sensitivity: jax.Array
-    nonfinite: jax.Array
 
 
 @declare.mechanism("honaker_tree", params=TreeParams)
@@ -123,7 +121,6 @@ def honaker_tree(
             suffix=jnp.zeros((depth + 1, dim), dtype),
             scale=scale,
             sensitivity=jnp.asarray(params.sensitivity, dtype),
-            nonfinite=jnp.zeros((), jnp.int32),
         )
 
     def closing(level: int):
@@ -141,7 +138,9 @@ def honaker_tree(
 
     branches = [closing(i) for i in range(depth)]
 
-    def step_fn(key: PRNGKey, state: HonakerState, x: ArrayLike, t: jax.Array) -> tuple[HonakerState, jax.Array]:
+    def step_fn(
+        key: PRNGKey, state: HonakerState, x: ArrayLike, t: jax.Array
+    ) -> tuple[HonakerState, jax.Array, jax.Array]:
         x, bad = guard_input(x, state.sensitivity, norm, dtype)
         sums, exact = dyadic_step(state.sums, x, t, None)
         level = jnp.clip(trailing_zeros(t), 0, depth - 1)
@@ -149,8 +148,7 @@ def honaker_tree(
         error = set_row(state.error, e, level)  # in place under vmap (jaxpriv._inplace)
         suffix, value = suffix_step(state.suffix, e, t)
         release = poison_past_horizon(exact + value, t, horizon)
-        new = state._replace(sums=sums, error=error, suffix=suffix, nonfinite=state.nonfinite + bad)
-        return new, release
+        return state._replace(sums=sums, error=error, suffix=suffix), release, bad
 
     def sensitivity_fn(params: TreeParams) -> np.ndarray:
         return factor * np.asarray(params.sensitivity, np.float64)
@@ -166,9 +164,9 @@ def honaker_tree(
         step_fn,
         partial(check_tree_params, noise=noise, component="honaker_tree", sampler_floor=sampler_floor),
         horizon,
-        nonfinite=nonfinite_field,
         info=PrefixSumInfo(
             "honaker_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn, structure="honaker"
         ),
         spec=Spec(private=True, static=static, sampler_floor=sampler_floor),
+        returns_count=True,
     )

@@ -11,7 +11,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, declare
-from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, Spec, poison_past_horizon, static_args
 from jaxpriv._inplace import set_row
 from jaxpriv.mechanisms import _accounting
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
@@ -69,9 +69,9 @@ def factor_mechanism(
         step_fn,
         partial(check_tree_params, noise=noise, component=component),
         horizon,
-        nonfinite=nonfinite_field,
         info=PrefixSumInfo(component, horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn),
         spec=Spec(component, TreeParams, private=True, static=static),
+        returns_count=True,
     )
 
 
@@ -83,14 +83,12 @@ class SqrtState(NamedTuple):
       history: ``[T, d]``, row ``s - 1`` holds the scaled noise ``σ z_s`` drawn at step ``s``.
       scale: ``σ``, the per-coordinate standard deviation of each ``z_s``.
       sensitivity: the clipping bound Δ (L2).
-      nonfinite: int32, inputs with a NaN / ±inf entry, replaced by zero.
     """
 
     sums: DyadicSums
     history: jax.Array
     scale: jax.Array
     sensitivity: jax.Array
-    nonfinite: jax.Array
 
 
 @declare.mechanism("sqrt_factorization", params=TreeParams)
@@ -120,8 +118,8 @@ def sqrt_factorization(
     ``SQRT_MAX_ELEMENTS = 2^24`` (64 MiB of float32 per seed) is refused; use ``blt`` there,
     within 1% of this variance with ``O(buffers·d)`` memory.
 
-    Guard rails as ``binary_tree``: a non-finite input is zeroed and counted in
-    ``nonfinite``; the mechanism declares ``horizon=T`` and a step past it releases NaN.
+    Guard rails as ``binary_tree``: a non-finite input is zeroed and counted (``step`` returns
+    ``(state, release, nonfinite)``); the mechanism declares ``horizon=T`` and a step past it releases NaN.
     ``release_variance`` is its exact oracle. An infinite ρ gives the exact prefix sums.
 
     Args:
@@ -167,10 +165,9 @@ def sqrt_factorization(
             history=jnp.zeros((horizon, dim), dtype),
             scale=factor_noise_scale("sqrt_factorization", params, noise, factor * col_norm, dtype),
             sensitivity=jnp.asarray(params.sensitivity, dtype),
-            nonfinite=jnp.zeros((), jnp.int32),
         )
 
-    def step_fn(key: PRNGKey, state: SqrtState, x: ArrayLike, t: jax.Array) -> tuple[SqrtState, jax.Array]:
+    def step_fn(key: PRNGKey, state: SqrtState, x: ArrayLike, t: jax.Array) -> tuple[SqrtState, jax.Array, jax.Array]:
         x, bad = guard_input(x, state.sensitivity, "l2", dtype)
         sums, exact = dyadic_step(state.sums, x, t, None)
         z = state.scale * _rng.normal(key, (dim,), dtype)
@@ -179,7 +176,7 @@ def sqrt_factorization(
         lag = t - 1 - lags  # c_{t-s} for s = 1..t, zero for the future rows
         weights = jnp.where(lag >= 0, c[jnp.clip(lag, 0, horizon - 1)], 0.0)
         release = poison_past_horizon(exact + weights @ history, t, horizon)
-        return state._replace(sums=sums, history=history, nonfinite=state.nonfinite + bad), release
+        return state._replace(sums=sums, history=history), release, bad
 
     return factor_mechanism(
         "sqrt_factorization",

@@ -22,8 +22,7 @@ from jaxpriv._base import (
     check_horizon,
     check_params_class,
     engine_jit,
-    nonfinite_field,
-    nonfinite_inputs,
+    mechanism_step_count,
     poison_past_horizon,
     static_args,
     zero_nonfinite,
@@ -70,7 +69,6 @@ class TreeState(NamedTuple):
     sums: DyadicSums  # exact node sums [D, d] and suffix sums of the noisy nodes [D + 1, d]
     scale: jax.Array  # shape=(), per-node noise scale (Gamma/Laplace scale, Gaussian σ)
     sensitivity: jax.Array  # shape=(), clipping bound Δ
-    nonfinite: jax.Array  # shape=(), int32, inputs with a NaN / ±inf entry, replaced by zero
 
 
 _DOWN = 2.0**-100
@@ -174,7 +172,7 @@ def guard_input(x: ArrayLike, bound: jax.Array, norm: str, dtype: Any) -> tuple[
 
     Returns:
       ``(x, bad)``: the guarded input, and ``1`` (int32) if it had a non-finite entry, else ``0``
-      (add it to the state's ``nonfinite`` counter).
+      (the step's count, which the mechanism's ``step`` returns).
     """
     if norm not in NORMS:
         raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
@@ -289,9 +287,9 @@ def binary_tree(
     refuses a finite budget whose floor exceeds ``SAMPLER_DELTA_MAX`` (1e-5).
 
     Guard rails. An input with a NaN or ±inf entry is replaced by the zero
-    vector before clipping (``guard_input``) and counted in ``TreeState.nonfinite``,
-    which the mechanism declares as its ``nonfinite`` (``jaxpriv._base.nonfinite_field``;
-    the count ``prefix_sums`` and the engine report): zero is within every sensitivity bound,
+    vector before clipping (``guard_input``) and counted: ``step`` returns the step's count
+    (``returns_count=True``; what ``prefix_sums`` and the engine report), and no counter lives in
+    the state. Zero is within every sensitivity bound,
     so the guarantee holds, and every release equals that of the same stream
     with the input set to zero. The tree declares ``horizon=T``: ``prefix_sums``,
     ``run`` and ``sweep`` refuse a longer stream, and a step at ``t > T`` (or
@@ -307,7 +305,7 @@ def binary_tree(
 
     Returns:
       A ``Mechanism`` with params ``TreeParams``; ``step(key, state, x, t)``
-      returns ``(state, v_t)`` for ``x`` of shape ``[d]`` and ``t`` in ``1..T``.
+      returns ``(state, v_t, nonfinite)`` for ``x`` of shape ``[d]`` and ``t`` in ``1..T``.
 
     Examples:
       >>> import jax, jax.numpy as jnp
@@ -338,15 +336,14 @@ def binary_tree(
             sums=dyadic_init(depth, dim, dtype),
             scale=scale,
             sensitivity=jnp.asarray(params.sensitivity, dtype),
-            nonfinite=jnp.zeros((), jnp.int32),
         )
 
-    def step_fn(key: PRNGKey, state: TreeState, x: ArrayLike, t: jax.Array) -> tuple[TreeState, jax.Array]:
+    def step_fn(key: PRNGKey, state: TreeState, x: ArrayLike, t: jax.Array) -> tuple[TreeState, jax.Array, jax.Array]:
         x, bad = guard_input(x, state.sensitivity, norm, dtype)
         noise = state.scale * sampler(key, (dim,), dtype)  # fresh noise for the node that closes at t
         sums, release = dyadic_step(state.sums, x, t, noise)
         release = poison_past_horizon(release, t, horizon)
-        return state._replace(sums=sums, nonfinite=state.nonfinite + bad), release
+        return state._replace(sums=sums), release, bad
 
     def sensitivity_fn(params: TreeParams) -> np.ndarray:
         return factor * np.asarray(params.sensitivity, np.float64)
@@ -364,9 +361,9 @@ def binary_tree(
         step_fn,
         partial(check_tree_params, noise=noise, sampler_floor=sampler_floor),
         horizon,
-        nonfinite=nonfinite_field,
         info=info,
         spec=Spec(private=True, static=static, sampler_floor=sampler_floor),
+        returns_count=True,
     )
 
 
@@ -381,11 +378,14 @@ def _prefix_sums(mechanism: Mechanism, params: TreeParams, xs: jax.Array, key: P
     k_init, k_steps = jax.random.split(key)
     state = mechanism.init(k_init, params)
 
-    def body(state, t):
-        return mechanism.step(_rng.fold_in(k_steps, t), state, xs[t - 1], t)
+    def body(carry, t):
+        state, count = carry
+        state, release, bad = mechanism_step_count(mechanism, _rng.fold_in(k_steps, t), state, xs[t - 1], t)
+        return (state, count + bad), release
 
-    state, releases = jax.lax.scan(body, state, jnp.arange(1, xs.shape[0] + 1, dtype=jnp.int32))
-    return releases, nonfinite_inputs(mechanism, state)
+    start = (state, jnp.zeros((), jnp.int32))
+    (_, count), releases = jax.lax.scan(body, start, jnp.arange(1, xs.shape[0] + 1, dtype=jnp.int32))
+    return releases, count
 
 
 class PrefixSums(NamedTuple):

@@ -40,7 +40,7 @@ import scipy.optimize
 from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate
-from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, Spec, nonfinite_field, poison_past_horizon, static_args
+from jaxpriv._base import Mechanism, PrefixSumInfo, PRNGKey, Spec, poison_past_horizon, static_args
 from jaxpriv._inplace import get_row, set_row, set_rows
 from jaxpriv._kahan import KahanSum, kahan_add
 from jaxpriv.mechanisms import _accounting
@@ -139,7 +139,6 @@ class WindowTreeState(NamedTuple):
     suffix: jax.Array  # shape=[2(m + 1), d], rows 2h, 2h + 1: chain sums and chain bases of the suffix (_shrink_suffix)
     scale: jax.Array  # shape=(), per-node noise scale (Gamma scale or Gaussian σ)
     sensitivity: jax.Array  # shape=(), clipping bound Δ
-    nonfinite: jax.Array  # shape=(), int32, inputs with a NaN / ±inf entry, replaced by zero
 
 
 def window_node_scale(
@@ -371,7 +370,6 @@ def _calibrate(
         suffix=jnp.zeros((2 * (levels + 1), dim), dtype),
         scale=jnp.asarray(scale, dtype),
         sensitivity=jnp.asarray(params.sensitivity, dtype),
-        nonfinite=jnp.zeros((), jnp.int32),
     )
 
 
@@ -490,8 +488,8 @@ def _window_tree_step(
     horizon: int,
     dim: int,
     dtype,
-) -> tuple[WindowTreeState, jax.Array]:
-    """One step: clip and add ``x`` exactly, update the prefix and suffix noise, release.
+) -> tuple[WindowTreeState, jax.Array, jax.Array]:
+    """One step: clip and add ``x`` exactly, update the prefix and suffix noise, release (and the zeroed-input count).
 
     Branch-free and loop-free: the level logic is scalar arithmetic on the shared clock ``t``,
     two nodes are drawn (the prefix node closing at ``t`` and one suffix node ahead), and the
@@ -519,9 +517,8 @@ def _window_tree_step(
         compensation=compensation,
         prefix=prefix,
         suffix=suffix,
-        nonfinite=state.nonfinite + bad,
     )
-    return new_state, release
+    return new_state, release, bad
 
 
 def _release_variance(
@@ -599,7 +596,7 @@ def window_tree(
     privacy, and ``k_W`` (the ``ceil`` of eqs. (11)/(13)) is unchanged.
 
     Guard rails: an input with a NaN / ±inf entry is replaced by zero before clipping and
-    counted in ``WindowTreeState.nonfinite``; the mechanism declares ``horizon=T``
+    counted (``step`` returns ``(state, release, nonfinite)``); the mechanism declares ``horizon=T``
     (``prefix_sums``, ``run`` and ``sweep`` refuse a longer stream) and a release at
     ``t > T`` stepped by hand is NaN. The step key is not used: node noise is a
     function of the key given to ``init`` and of the node.
@@ -653,7 +650,9 @@ def window_tree(
             key, params, noise=noise, calibration=calibration, factor=factor, levels=m, dim=dim, dtype=dtype
         )
 
-    def step_fn(key: PRNGKey, state: WindowTreeState, x: ArrayLike, t: jax.Array) -> tuple[WindowTreeState, jax.Array]:
+    def step_fn(
+        key: PRNGKey, state: WindowTreeState, x: ArrayLike, t: jax.Array
+    ) -> tuple[WindowTreeState, jax.Array, jax.Array]:
         del key  # node noise comes from the state's key and the node id
         return _window_tree_step(state, x, t, noise=noise, levels=m, horizon=horizon, dim=dim, dtype=dtype)
 
@@ -678,11 +677,11 @@ def window_tree(
         step_fn,
         partial(check_window_tree_params, noise=noise, calibration=calibration, depth=m + 1),
         horizon,
-        nonfinite=nonfinite_field,
         info=PrefixSumInfo(
             "window_tree", horizon, dim, noise, neighbouring, sensitivity_fn, variance_fn, "window", "window"
         ),
         spec=Spec("window_tree", WindowTreeParams, private=True, static=static),
+        returns_count=True,
     )
 
 

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, mechanism_step_count
 from jaxpriv.mechanisms import TreeParams, binary_tree
 from jaxpriv.mechanisms._sampler_floor import sampler_floor_of
 
@@ -139,9 +139,9 @@ def dnpr_experts(horizon: int, num_experts: int) -> Learner:
         c = jnp.asarray(costs, jnp.float32)
         bad = jnp.any(~jnp.isfinite(c))
         c = jnp.where(bad, 0.5, jnp.clip(c, 0.0, 1.0))  # a non-finite vector counts as all 1/2 (centred: zero)
-        tree_state, released = tree.step(key, state.tree, c - 0.5, t)
-        # the cost vector replaced by 1/2, if any (the step's Info: vectors with a NaN / ±inf entry)
-        return state._replace(tree=tree_state, released=released), NonfiniteInfo(bad.astype(jnp.int32))
+        tree_state, released, tree_bad = mechanism_step_count(tree, key, state.tree, c - 0.5, t)
+        # the cost vector replaced by 1/2 here or by zero in the tree, if any (the step's Info: a NaN / inf entry)
+        return state._replace(tree=tree_state, released=released), NonfiniteInfo(bad.astype(jnp.int32) + tree_bad)
 
     spec = Spec(private=True, sampler_floor=sampler_floor_of(tree))
     return Learner(init_fn, act_fn, update_fn, check, horizon, spec=spec, returns_info=True)

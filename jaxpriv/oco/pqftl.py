@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxpriv import _validate, declare
-from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec
+from jaxpriv._base import Learner, NonfiniteInfo, PRNGKey, Spec, mechanism_step_count
 from jaxpriv.mechanisms import TreeParams, analytic_gaussian_stddev, binary_tree, tree_depth
 from jaxpriv.sets import ConstraintSet
 
@@ -171,15 +171,16 @@ def pqftl(horizon: int, constraint: ConstraintSet) -> Learner:
         x = jnp.where(bad, 0.0, x)
         y = jnp.where(bad, 0.0, jnp.clip(y, -1.0, 1.0))
         x = x / jnp.maximum(1.0, jnp.linalg.norm(x))
-        tree_state, release = tree.step(key, state.tree, jnp.concatenate([jnp.outer(x, x).ravel(), y * x]), t)
+        example = jnp.concatenate([jnp.outer(x, x).ravel(), y * x])
+        tree_state, release, tree_bad = mechanism_step_count(tree, key, state.tree, example, t)
         a = release[: dim * dim].reshape(dim, dim)
         m = 0.5 * (a + a.T) + state.shift * jnp.eye(dim, dtype=jnp.float32)
         lam, q = jnp.linalg.eigh(m)
         w = q @ ((q.T @ release[dim * dim :]) / jnp.maximum(lam, state.floor))
         cross = release[dim * dim :]
-        # the example replaced by zero, if any (the step's Info: examples with a NaN / ±inf entry)
+        # the example replaced by zero, if any, here or by the tree (the step's Info: examples with a NaN / ±inf entry)
         return state._replace(tree=tree_state, w=constraint.project(w), cross=cross), NonfiniteInfo(
-            bad.astype(jnp.int32)
+            bad.astype(jnp.int32) + tree_bad
         )
 
     spec = Spec(private=True)

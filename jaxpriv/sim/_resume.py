@@ -374,7 +374,16 @@ def read(path: Path, remedy: str) -> tuple[dict[str, Any], dict[str, np.ndarray]
             arrays = {k: z[k] for k in files if k != "meta"}
     except DamagedFile:
         raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError, UnicodeDecodeError) as err:
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+        OSError,
+        ValueError,
+        KeyError,
+        UnicodeDecodeError,
+        NotImplementedError,  # a flipped compression-method byte: zipfile's "compression method is not supported"
+    ) as err:
         detail = str(err).split(". ")[0]  # numpy's pickle advice does not apply: the file is damaged
         raise DamagedFile(f"{path} is truncated or corrupted ({type(err).__name__}: {detail}); {remedy}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:

@@ -150,7 +150,7 @@ def test_bad_input_is_named():
     tree = M.binary_tree(4, 1, "laplace")
     with pytest.raises(ValueError, match="declared input bound"):
         A.audit_tree(tree, M.TreeParams(epsilon=1.0, sensitivity=1.0), 0, runs=100, canary=5.0)
-    bare = Mechanism(tree.init, lambda *a: tree.step(*a), tree.check, tree.horizon)  # not registered
+    bare = Mechanism(tree.init, lambda *a: tree.step(*a), tree.check, tree.horizon, returns_count=True)  # unregistered
     with pytest.raises(ValueError, match="neighbouring relation"):
         A.audit_tree(bare, M.TreeParams(epsilon=1.0), 0, runs=100)
     with pytest.raises(ValueError, match="reward range"):
@@ -171,6 +171,7 @@ def _less_noise(mechanism, factor=0.8):
         step,
         mechanism.check,
         mechanism.horizon,
+        returns_count=True,
     )
     return register(broken, M.describe(mechanism))
 
@@ -263,7 +264,8 @@ def _loose_clip(mechanism, factor=2.0):
         state = mechanism.init(key, params)
         return state._replace(sensitivity=factor * state.sensitivity)
 
-    return register(Mechanism(init, step, mechanism.check, mechanism.horizon), M.describe(mechanism))
+    broken = Mechanism(init, step, mechanism.check, mechanism.horizon, returns_count=True)
+    return register(broken, M.describe(mechanism))
 
 
 @pytest.mark.parametrize("noise", ["gamma", "laplace", "gaussian"])
@@ -417,7 +419,7 @@ def test_generic_audits_name_bad_input():
     sqrt = M.sqrt_factorization(4, 1)
     with pytest.raises(ValueError, match="declared input bound"):
         A.audit_prefix_sums(sqrt, _tree_params("gaussian"), 0, runs=100, canary=2.0)
-    bare = Mechanism(sqrt.init, lambda *a: sqrt.step(*a), sqrt.check, sqrt.horizon)  # not registered
+    bare = Mechanism(sqrt.init, lambda *a: sqrt.step(*a), sqrt.check, sqrt.horizon, returns_count=True)  # unregistered
     with pytest.raises(ValueError, match="neighbouring relation"):
         A.audit_prefix_sums(bare, _tree_params("gaussian"), 0, runs=100)
     with pytest.raises(ValueError, match="position"):
@@ -461,6 +463,7 @@ def _window_less_noise(tree, factor=0.8):
         lambda *a: tree.step(*a),
         tree.check,
         tree.horizon,
+        returns_count=True,
     )
 
 

@@ -1,6 +1,6 @@
 """The explicit contracts of ``jaxpriv._base``: the protocols' fields and signatures, the mechanisms' declared
-description (``Mechanism.info``) and zeroed-input count (``Mechanism.nonfinite``), the one input guard and the one
-Kahan accumulator."""
+description (``Mechanism.info``) and zeroed-input count (``step`` returns it: ``Mechanism.returns_count``; the
+older form's ``Mechanism.nonfinite``), the one input guard and the one Kahan accumulator."""
 
 import inspect
 import typing
@@ -12,7 +12,15 @@ import pytest
 
 from jaxpriv import _base
 from jaxpriv import mechanisms as M
-from jaxpriv._base import Env, Learner, Mechanism, PrefixSumInfo, nonfinite_field, nonfinite_inputs
+from jaxpriv._base import (
+    Env,
+    Learner,
+    Mechanism,
+    PrefixSumInfo,
+    mechanism_step_count,
+    nonfinite_field,
+    nonfinite_inputs,
+)
 from jaxpriv._kahan import KahanSum, kahan_add, kahan_init
 from jaxpriv.mechanisms._variance import register
 
@@ -38,8 +46,9 @@ def _stream():
 
 
 def test_protocol_fields_keep_their_order_and_defaults():
-    assert Mechanism._fields == ("init", "step", "check", "horizon", "nonfinite", "info", "spec")
-    assert Mechanism._field_defaults == {"check": None, "horizon": None, "nonfinite": None, "info": None, "spec": None}
+    assert Mechanism._fields == ("init", "step", "check", "horizon", "nonfinite", "info", "spec", "returns_count")
+    mech_defaults = {"check": None, "horizon": None, "nonfinite": None, "info": None, "spec": None}
+    assert Mechanism._field_defaults == mech_defaults | {"returns_count": False}
     assert Learner._fields == ("init", "act", "update", "check", "horizon", "nonfinite", "spec", "returns_info")
     defaults = {"check": None, "horizon": None, "nonfinite": None, "spec": None, "returns_info": False}
     assert Learner._field_defaults == defaults
@@ -54,7 +63,7 @@ def test_protocol_fields_keep_their_order_and_defaults():
     }
     # positional construction, as every factory and test writes it
     mech = Mechanism(len, len, None, 8)
-    assert (mech.horizon, mech.nonfinite, mech.info) == (8, None, None)
+    assert (mech.horizon, mech.nonfinite, mech.info, mech.returns_count) == (8, None, None, False)
 
 
 def test_the_fields_are_typed_by_documented_protocols():
@@ -79,7 +88,7 @@ def test_factories_functions_take_the_protocol_arguments(name):
     inspect.signature(mech.init).bind("key", "params")
     inspect.signature(mech.step).bind("key", "state", "x", "t")
     inspect.signature(mech.check).bind("params")
-    inspect.signature(mech.nonfinite).bind("state")
+    assert mech.returns_count and mech.nonfinite is None
 
 
 # ----------------------------------------------------------------------------- Mechanism.info
@@ -122,7 +131,7 @@ def test_a_mechanism_with_a_wrapped_step_keeps_its_description(name):
 
 def test_describe_refuses_a_mechanism_without_a_description_and_register_attaches_one():
     tree = M.binary_tree(T, D)
-    bare = Mechanism(tree.init, lambda *a: tree.step(*a), tree.check, tree.horizon)
+    bare = Mechanism(tree.init, lambda *a: tree.step(*a), tree.check, tree.horizon, returns_count=True)
     with pytest.raises(ValueError, match=r"prefix-sum Mechanism.*without a PrefixSumInfo"):
         M.describe(bare)
     with pytest.raises(ValueError, match="prefix-sum Mechanism"):
@@ -133,32 +142,75 @@ def test_describe_refuses_a_mechanism_without_a_description_and_register_attache
         M.describe(bare)  # register returns a new mechanism and records nothing anywhere
 
 
-# ----------------------------------------------------------------------------- Mechanism.nonfinite
+# ----------------------------------------------------------------------------- the zeroed-input count
 
 
 @pytest.mark.parametrize("name", FACTORIES)
-def test_every_mechanism_declares_its_zeroed_input_count(name):
+def test_every_mechanism_returns_its_zeroed_input_count_and_keeps_no_counter(name):
     build, params = FACTORIES[name]
     mech = build()
-    assert mech.nonfinite is nonfinite_field
+    assert mech.returns_count and mech.nonfinite is None
     state = mech.init(jax.random.key(0), params)
+    assert "nonfinite" not in type(state)._fields
+    counts = []
     for t, x in enumerate(_stream()[:8], start=1):
-        state, _ = mech.step(jax.random.key(t), state, x, jnp.int32(t))
-    assert int(mech.nonfinite(state)) == int(nonfinite_inputs(mech, state)) == int(state.nonfinite) == 2
-    assert nonfinite_inputs(mech, state).dtype == jnp.int32
+        state, _, bad = mech.step(jax.random.key(t), state, x, jnp.int32(t))
+        assert bad.dtype == jnp.int32 and bad.shape == ()
+        counts.append(int(bad))
+    assert counts == [0, 0, 1, 0, 0, 0, 1, 0]  # the NaN at step 3, the inf row at step 7
+    assert int(nonfinite_inputs(mech, state)) == 0  # nothing declared on the state
+
+
+def _older_form(mech):
+    """A user's mechanism in the older form (deprecated): ``step -> (state, release)``, a counter in its state."""
+
+    def init(key, params):
+        return mech.init(key, params), jnp.zeros((), jnp.int32)
+
+    def step(key, state, x, t):
+        inner, release, bad = mech.step(key, state[0], x, t)
+        return (inner, state[1] + bad), release
+
+    return Mechanism(init, step, mech.check, mech.horizon, nonfinite=lambda s: s[1], info=mech.info)
+
+
+def test_mechanism_step_count_steps_either_form_to_the_same_numbers():
+    build, params = FACTORIES["binary_tree"]
+    mech = build()
+    old = _older_form(mech)
+    new_state, old_state = mech.init(jax.random.key(0), params), old.init(jax.random.key(0), params)
+    for t, x in enumerate(_stream()[:8], start=1):
+        key, clock = jax.random.key(t), jnp.int32(t)
+        new_state, want, bad = mechanism_step_count(mech, key, new_state, x, clock)
+        old_state, got, old_bad = mechanism_step_count(old, key, old_state, x, clock)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        assert int(old_bad) == int(bad) and old_bad.dtype == bad.dtype == jnp.int32
+    assert int(nonfinite_inputs(old, old_state)) == 2
+    # the drivers count the older form too: prefix_sums reports the count the state declares
+    with pytest.warns(RuntimeWarning, match="2 input"):
+        got = M.prefix_sums(old, params, _stream(), 4, with_nonfinite=True)
+    with pytest.warns(RuntimeWarning, match="2 input"):
+        want = M.prefix_sums(mech, params, _stream(), 4, with_nonfinite=True)
+    np.testing.assert_array_equal(np.asarray(got.releases), np.asarray(want.releases))
+    assert got.nonfinite_inputs == want.nonfinite_inputs == 2
+    # undeclared (no nonfinite function): 0 counted, the same releases
+    undeclared = old._replace(nonfinite=None)
+    assert M.prefix_sums(undeclared, params, _stream(), 4, with_nonfinite=True).nonfinite_inputs == 0
 
 
 def test_nonfinite_inputs_reads_the_declaration_only_and_an_undeclared_component_reports_zero():
-    tree = M.binary_tree(T, D)
-    state = tree.init(jax.random.key(0), M.TreeParams(epsilon=1.0))._replace(nonfinite=jnp.int32(3))
+    tree = _older_form(M.binary_tree(T, D))
+    state = tree.init(jax.random.key(0), M.TreeParams(epsilon=1.0))
+    state = (state[0], jnp.int32(3))
     undeclared = tree._replace(nonfinite=None)
-    assert int(nonfinite_inputs(undeclared, state)) == 0  # no search of the state for fields named nonfinite
+    assert int(nonfinite_inputs(undeclared, state)) == 0  # no search of the state
+    assert int(nonfinite_field(type("S", (), {"nonfinite": 4})())) == 4  # the older form's field reader
     # a learner whose state holds its mechanism's state under another name, and its own counter
     learner_state = {"tree": state, "own": jnp.int32(2)}
     learner = Learner(None, None, None, nonfinite=lambda s: s["own"] + tree.nonfinite(s["tree"]))
     assert int(nonfinite_inputs(learner, learner_state)) == 5
     # batched states (one row per seed): the declared count is summed
-    batched = jax.vmap(lambda n: state._replace(nonfinite=n))(jnp.arange(4, dtype=jnp.int32))
+    batched = jax.vmap(lambda n: (state[0], n))(jnp.arange(4, dtype=jnp.int32))
     assert int(nonfinite_inputs(tree, batched)) == 6
     per_seed = jax.vmap(lambda s: nonfinite_inputs(tree, s))(batched)
     np.testing.assert_array_equal(np.asarray(per_seed), [0, 1, 2, 3])

@@ -1,10 +1,11 @@
 """Every learner of jaxpriv.oco and jaxpriv.bandits reports the inputs it zeroed in its Info (issue 46).
 
 ``update -> (state, info)``: the step's ``info.nonfinite`` counts the inputs the learner or its mechanism
-replaced by zero, and no learner keeps a counter in its own state (a mechanism's state still does: this
-test's ``_searched`` reads those). The count must be the exact number of bad inputs fed, stepped by hand
-with NaN / inf feedback and through ``jaxpriv.run``; the engine never searches a state (a learner built by
-hand that declares neither an Info nor a count reports 0).
+replaced by zero (a mechanism's ``step`` returns its count: ``Mechanism.returns_count``), and no state keeps a
+counter, neither a learner's nor the mechanism's nested in it (``_fields_named_nonfinite``). The count must be
+the exact number of bad inputs fed, stepped by hand with NaN / inf feedback and through ``jaxpriv.run``; the
+engine never searches a state (a learner built by hand that declares neither an Info nor a count reports 0,
+and so does a user's mechanism in the older form that declares no count).
 """
 
 import inspect
@@ -18,8 +19,9 @@ import pytest
 
 import jaxpriv as jp
 from jaxpriv import bandits, mechanisms, oco, sets
-from jaxpriv._base import Env, EnvInfo, Learner, NoInfo, nonfinite_inputs, update_with_info
+from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, NoInfo, nonfinite_inputs, update_with_info
 from jaxpriv.envs.linear_bandits import ContextualFeedback
+from jaxpriv.envs.regression import RegressionFeedback
 
 T = 12  # the learners' horizon; the hand-stepped and simulated streams are this long
 D = 2  # the dimension of the full-information and bandit-feedback learners
@@ -80,19 +82,44 @@ _SIMPLEX = sets.simplex(D)
 _N_BAD = len(BAD_STEPS)
 
 
-def _searched(state: Any) -> jax.Array:
-    """The sum of every field named ``nonfinite`` in a state (the mechanisms' counters that remain there)."""
-    total = jnp.zeros((), jnp.int32)
-    for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]:
-        last = path[-1] if path else None
-        if isinstance(last, jax.tree_util.GetAttrKey) and last.name == "nonfinite":
-            total = total + jnp.sum(jnp.asarray(leaf, jnp.int32))
-    return total
+def _fields_named_nonfinite(state: Any) -> list[str]:
+    """The paths of every field named ``nonfinite`` in a state, at any depth (none is left: issue 46)."""
+    paths = []
+    for path, _ in jax.tree_util.tree_flatten_with_path(state)[0]:
+        if any(isinstance(k, jax.tree_util.GetAttrKey) and k.name == "nonfinite" for k in path):
+            paths.append(jax.tree_util.keystr(path))
+    return paths
 
 
-def _undeclared(mechanism):
-    """A mechanism built by hand: the same one without a declared ``nonfinite`` (its zeroed inputs count 0)."""
-    return mechanism._replace(nonfinite=None)
+def _undeclared(mechanism: Mechanism) -> Mechanism:
+    """A user's mechanism in the older form (``step -> (state, release)``) that declares no count: it counts 0."""
+    return mechanism._replace(step=lambda *a: mechanism.step(*a)[:2], returns_count=False)
+
+
+def _older_form(mechanism: Mechanism) -> Mechanism:
+    """A user's mechanism in the older form (deprecated): ``step -> (state, release)``, its counter in its state."""
+
+    def init(key, params):
+        return mechanism.init(key, params), jnp.zeros((), jnp.int32)
+
+    def step(key, state, x, t):
+        inner, release, bad = mechanism.step(key, state[0], x, t)
+        return (inner, state[1] + bad), release
+
+    return mechanism._replace(init=init, step=step, nonfinite=lambda state: state[1], returns_count=False)
+
+
+def _example(t, action, dim):
+    """PQFTL's feedback: an example ``(x, y)``, ``y`` NaN / inf at the bad steps."""
+    x = jnp.linspace(0.3, 0.6, dim, dtype=jnp.float32)
+    return RegressionFeedback(x, _bad_value(t, 0.2 + 0.1 * jnp.sum(jnp.asarray(action, jnp.float32))))
+
+
+def _costs(t, action, dim):
+    """DNPR's feedback: a cost vector in [0, 1]^p, one entry NaN / inf at the bad steps."""
+    del action
+    c = jnp.linspace(0.1, 0.9, dim, dtype=jnp.float32)
+    return c.at[0].set(_bad_value(t, c[0]))
 
 
 CASES: dict[str, Case] = {
@@ -106,6 +133,13 @@ CASES: dict[str, Case] = {
     "pftal[blt]": Case(
         lambda: oco.pftal(T, _BALL, mechanism=mechanisms.blt(T, D, "gaussian", neighbouring="replace")),
         oco.PFTALParams(rho=1.0),
+        _gradient,
+        expected=_N_BAD,
+    ),
+    # A user's mechanism in the older form, its counter in its state (deprecated, still counted exactly).
+    "pftal[older-form mechanism]": Case(
+        lambda: oco.pftal(T, _BALL, mechanism=_older_form(mechanisms.honaker_tree(T, D, neighbouring="replace"))),
+        oco.PFTALParams(epsilon=1.0),
         _gradient,
         expected=_N_BAD,
     ),
@@ -126,6 +160,11 @@ CASES: dict[str, Case] = {
     "wdp_cocol": Case(lambda: oco.wdp_cocol(T, _SIMPLEX, 4), oco.WDPParams(epsilon=1.0), _gradient, expected=_N_BAD),
     "dp_ftrl": Case(lambda: oco.dp_ftrl(T, _BALL), oco.DPFTRLParams(epsilon=1.0), _gradient, expected=_N_BAD),
     "pocp": Case(lambda: oco.pocp(T, _BALL), oco.POCPParams(epsilon=1.0, delta=1e-3), _gradient, expected=_N_BAD),
+    # the example / cost vector zeroed by the learner before its tree: counted once
+    "pqftl": Case(lambda: oco.pqftl(T, _BALL), oco.PQFTLParams(1.0, 1e-3), _example, expected=_N_BAD),
+    "dnpr_experts": Case(
+        lambda: oco.dnpr_experts(T, 3), oco.DNPRExpertsParams(epsilon=1.0), _costs, dim=3, expected=_N_BAD
+    ),
     # jaxpriv.oco, bandit feedback (feedback: the loss value)
     "fkm": Case(lambda: oco.fkm(T, _BALL), oco.FKMParams(), _loss, expected=_N_BAD),
     "bandit_ftal": Case(lambda: oco.bandit_ftal(T, _BALL), oco.BanditFTALParams(), _loss, expected=_N_BAD),
@@ -171,6 +210,19 @@ CASES: dict[str, Case] = {
     "private_linucb": Case(
         lambda: bandits.private_linucb(K, D, T), bandits.PrivateLinUCBParams(rho=1.0), _contextual, expected=_N_BAD
     ),
+    "linpriv": Case(lambda: bandits.linpriv(K, D, T), bandits.LinPrivParams(epsilon=1.0), _contextual, expected=_N_BAD),
+    "hanna_gope": Case(
+        lambda: bandits.hanna_gope(K, D, T),
+        bandits.HannaGOPEParams(actions=ACTIONS, epsilon=1.0),
+        _reward,
+        expected=_N_BAD,
+    ),
+    "li_zhou_ji_gope": Case(
+        lambda: bandits.li_zhou_ji_gope(K, D, T),
+        bandits.LiZhouJiGOPEParams(actions=ACTIONS, epsilon=1.0, dp_delta=1e-3),
+        _reward,
+        expected=_N_BAD,
+    ),
 }
 
 
@@ -185,13 +237,8 @@ def _factories() -> set[str]:
     return names
 
 
-def test_every_case_is_a_learner_factory():
-    """A case here names an exported learner factory. No list of learners is kept by hand: a learner without a
-    case (a new one; the issue-48 reconstructions ``dnpr_experts``, ``hanna_gope``, ``li_zhou_ji_gope``, ``linpriv``
-    and ``pqftl``, whose exact counts are still to be tested) is held to the contract's structure (an Info, no
-    counter in its state) by ``tests/engine/test_specs.py`` on its declared example; its exact count belongs in a
-    case here or in its own test."""
-    assert {name.split("[")[0] for name in CASES} <= _factories()
+def test_every_learner_factory_has_a_case():
+    assert _factories() == {name.split("[")[0] for name in CASES}
 
 
 def _step_by_hand(case: Case) -> tuple[Learner, Any, int]:
@@ -215,9 +262,8 @@ def test_info_counts_the_zeroed_inputs(name):
     learner, state, declared = _step_by_hand(case)
     # declared in its Info (update -> (state, info)), never by a function of its state; no counter in its state
     assert learner.returns_info and learner.nonfinite is None, name
-    assert "nonfinite" not in getattr(type(state), "_fields", ()), name
-    if "undeclared" in name:
-        assert int(_searched(state)) == _N_BAD and declared == 0, name  # zeroed by the tree, not counted
+    if "older-form" not in name:  # a user's mechanism in the older form keeps its counter (a tuple: unnamed)
+        assert _fields_named_nonfinite(state) == [], name
     if case.zeroes:
         assert declared > 0, name
         if case.expected is not None:
@@ -228,8 +274,27 @@ def test_info_counts_the_zeroed_inputs(name):
 
 def test_private_bandit_ftal_counts_its_own_inputs_and_its_trees():
     _, state, declared = _step_by_hand(CASES["private_bandit_ftal"])
-    assert int(_searched(state.sums)) == 1  # the one-point estimate that overflowed, in the tree's counter
-    assert declared == _N_BAD + 1  # the loss values and that estimate
+    assert declared == _N_BAD + 1  # the loss values, and the one-point estimate that overflowed (the tree's count)
+    older = CASES["private_bandit_ftal"]._replace(
+        build=lambda: oco.private_bandit_ftal(
+            T, _BALL, mechanism=_older_form(mechanisms.binary_tree(T, D, neighbouring="replace"))
+        )
+    )
+    _, state, declared = _step_by_hand(older)
+    assert int(state.sums[1]) == 1 and declared == _N_BAD + 1  # the older form's counter holds the tree's one
+
+
+def test_a_mechanism_zeroes_what_its_learner_passes_on_and_counts_it_once():
+    """linpriv feeds ``x·r`` to its tree: a non-finite action vector is zeroed (and counted) by the tree."""
+    case = CASES["linpriv"]
+
+    def feedback(t, action, dim):
+        fb = _contextual(jnp.int32(0), action, dim)  # a finite reward
+        bad = (t == BAD_STEPS[0]) | (t == BAD_STEPS[2])
+        return fb._replace(action_vector=jnp.where(bad, jnp.nan, fb.action_vector))
+
+    _, _, declared = _step_by_hand(case._replace(feedback=feedback))
+    assert declared == 2
 
 
 def _stream(case: Case) -> Env:
@@ -251,6 +316,7 @@ RUN_CASES = (
     "ftal",
     "pftal",
     "pftal[undeclared mechanism]",
+    "pftal[older-form mechanism]",
     "wdp_cocol",
     "private_bandit_ftal",
     "adac_ucb",

@@ -50,7 +50,7 @@ def test_sensitivity_variance_and_release_against_float64_dense_matrices(horizon
 
     def body(state, kt):
         key, t = kt
-        return mech.step(key, state, jnp.asarray(xs)[t - 1], t)
+        return mech.step(key, state, jnp.asarray(xs)[t - 1], t)[:2]
 
     state0 = mech.init(None, p)
     _, releases = jax.jit(lambda s: jax.lax.scan(body, s, (keys, jnp.arange(1, horizon + 1))))(state0)
@@ -82,7 +82,8 @@ def test_the_state_is_buffers_times_d_and_float32_under_x64():
     mech = M.blt(2**14, 5, buffers=3)
     with jax.enable_x64(True):
         state = mech.init(None, M.TreeParams(rho=0.5, sensitivity=1.0))
-        state, v = jax.jit(mech.step)(jax.random.key(0), state, jnp.ones(5), jnp.int32(1))
+        state, v, bad = jax.jit(mech.step)(jax.random.key(0), state, jnp.ones(5), jnp.int32(1))
+    assert bad.dtype == jnp.int32 and int(bad) == 0
     assert state.buffers.shape == (3, 5) and state.noise.shape == (5,)
     assert state.buffers.dtype == state.noise.dtype == v.dtype == jnp.float32
     assert M.describe(mech).name == "blt"

@@ -111,7 +111,7 @@ def test_sqrt_coefficients_and_release_against_float64_dense_matrices():
     xs = _stream(horizon, 3)
 
     def body(state, t):
-        return mech.step(jax.random.fold_in(jax.random.key(0), t), state, jnp.asarray(xs)[t - 1], t)
+        return mech.step(jax.random.fold_in(jax.random.key(0), t), state, jnp.asarray(xs)[t - 1], t)[:2]
 
     state, releases = jax.jit(lambda s: jax.lax.scan(body, s, jnp.arange(1, horizon + 1)))(mech.init(None, p))
     assert float(state.scale) ** 2 == pytest.approx(sigma2, rel=1e-5)
@@ -137,10 +137,10 @@ def test_guard_rails(name):
     mech = _build(name, "gaussian", 8)
     p = M.TreeParams(rho=jnp.inf, sensitivity=1.0)
     state = mech.init(jax.random.key(0), p)
-    state, v = mech.step(jax.random.key(1), state, jnp.array([jnp.nan, 1.0]), jnp.int32(1))
-    assert int(state.nonfinite) == 1
+    state, v, bad = mech.step(jax.random.key(1), state, jnp.array([jnp.nan, 1.0]), jnp.int32(1))
+    assert int(bad) == 1 and "nonfinite" not in type(state)._fields
     np.testing.assert_array_equal(np.asarray(v), [0.0, 0.0])
-    _, v = mech.step(jax.random.key(2), state, jnp.ones(2), jnp.int32(9))
+    _, v, _ = mech.step(jax.random.key(2), state, jnp.ones(2), jnp.int32(9))
     assert np.all(np.isnan(np.asarray(v)))
     with pytest.raises(ValueError, match="stream length 9 exceeds"):
         M.prefix_sums(mech, p, np.ones((9, 2)), 0)

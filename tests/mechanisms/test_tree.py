@@ -157,8 +157,8 @@ def test_dtypes_stay_float32_under_x64():
     with jax.enable_x64(True):
         tree = M.binary_tree(8, 2)
         s0 = tree.init(jax.random.key(0), M.TreeParams(epsilon=1.0))
-        s1, out = jax.jit(tree.step)(jax.random.key(1), s0, np.ones(2), np.int64(3))
+        s1, out, bad = jax.jit(tree.step)(jax.random.key(1), s0, np.ones(2), np.int64(3))
         assert jax.tree.map(lambda a: a.dtype, s0) == jax.tree.map(lambda a: a.dtype, s1)
-        assert out.dtype == jnp.float32
+        assert out.dtype == jnp.float32 and bad.dtype == jnp.int32
         out = M.prefix_sums(tree, M.TreeParams(epsilon=1.0), np.ones((8, 2)), jax.random.key(0))
         assert out.dtype == jnp.float32
