@@ -495,12 +495,7 @@ def _sizes(source: Path, raw: dict[str, Any]) -> Sizes | None:
     name, values = table.get("name"), table.get("values")
     if not isinstance(name, str) or not name.isidentifier():
         raise _fail(source, "sizes.name", f"must be a name (an identifier: the column of the tables), got {name!r}")
-    if (
-        not isinstance(values, list) or len(values) < 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values)
-        or bool(np.any(np.diff(values) <= 0))
-    ):  # fmt: skip
-        raise _fail(source, "sizes.values", f"must be a list of at least two increasing integers >= 1, got {values!r}")
+    _check_increasing(source, "sizes.values", values)
     lists = {}
     for key in ("keys", "resize"):
         given = table.get(key, [] if key == "resize" else None)
@@ -877,6 +872,16 @@ def _run_keys(source: Path, raw: dict[str, Any]) -> _RunKeys:
     return _RunKeys(name, horizon, seeds, seed, chunk, checkpoints, segment, horizons)
 
 
+def _check_increasing(source: Path, key: str, values: Any) -> None:
+    """Refuse ``values`` unless it is a list of at least two increasing integers >= 1 (``horizons``, size values)."""
+    if (
+        not isinstance(values, list) or len(values) < 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values)
+        or bool(np.any(np.diff(values) <= 0))
+    ):  # fmt: skip
+        raise _fail(source, key, f"must be a list of at least two increasing integers >= 1, got {values!r}")
+
+
 def _horizons(source: Path, raw: dict[str, Any]) -> tuple[int, ...]:
     """The file's ``horizons`` (at least two increasing integers, instead of ``horizon``), or ``()``."""
     if "horizons" not in raw:
@@ -884,12 +889,7 @@ def _horizons(source: Path, raw: dict[str, Any]) -> tuple[int, ...]:
     if "horizon" in raw:
         raise _fail(source, "horizons", "give either horizon (one sweep) or horizons (one sweep per horizon), not both")
     values = raw["horizons"]
-    if (
-        not isinstance(values, list) or len(values) < 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values)
-        or bool(np.any(np.diff(values) <= 0))
-    ):  # fmt: skip
-        raise _fail(source, "horizons", f"must be a list of at least two increasing integers >= 1, got {values!r}")
+    _check_increasing(source, "horizons", values)
     return tuple(values)
 
 
