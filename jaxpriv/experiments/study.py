@@ -10,11 +10,13 @@ uses ``split(key(seed), seeds)[j]`` at every grid point (common random numbers),
 numbers are bit for bit those of ``jaxpriv.sweep(learner, env, params, seed, horizon, seeds,
 checkpoints, chunk, segment=segment)``.
 
-Outputs in the output folder: ``results.npz`` (raw arrays; their axes are named
-in the JSON), ``settings.json`` (the study, the grid, versions, timings, and
-``"private"``: whether each learner's stated guarantee holds, ``false`` for a non-private
-learner or an opt-out built with ``private = false``; ``"sampler_delta_floor"``: the δ the float32
-samplers' bounded support adds to each learner's guarantee at each grid point, ``null`` where no
+Outputs in the output folder: ``results.nc`` (the labelled dataset, ``jaxpriv.tidy.to_xarray``: select by
+budget, learner, seed and step, ``jaxpriv.open_results(out).regret.sel(epsilon=1.0)``), ``summary_long.csv`` (one
+row per learner, grid point and checkpoint: mean, SE, quantiles; ``jaxpriv.tidy.to_dataframe``),
+``results.npz`` (the same arrays, positional; their axes are named in the JSON), ``settings.json``
+(the study, the grid, versions, timings, and ``"private"``: whether each learner's stated guarantee holds,
+``false`` for a non-private learner or an opt-out built with ``private = false``; ``"sampler_delta_floor"``: the
+δ the float32 samplers' bounded support adds to each learner's guarantee at each grid point, ``null`` where no
 tree of those samplers is involved, with ``"sampler_delta_max"`` and ``"sampler_support"``),
 ``summary.csv`` (one row per grid point: mean and standard error of the final
 regret, the theorem's bound where one exists), ``regret.png`` (regret curves
@@ -38,9 +40,8 @@ delta-method SE on the paired runs, ``ratio_se``) and ``paired.png``
 right one: the learners share seeds, so their regrets are correlated. A learner that
 depends on no swept value runs once and is repeated at every grid point.
 
-``write_tidy(res)`` adds ``results.nc`` (a labelled ``xarray.Dataset``, ``jaxpriv.tidy``) and
-``summary_long.csv`` (one row per learner, grid point and checkpoint: mean, SE, quantiles)
-when xarray and pandas are installed (the ``tidy`` extra); ``jaxpriv sweep`` calls it.
+A file with ``horizons`` or ``[sizes]`` writes ``results.nc`` and ``summary_long.csv`` in each run's folder
+(``T<horizon>``, ``<name><value>``).
 Resuming is ``jaxpriv.sweep``'s own: the runner is a loop over ``jaxpriv.sweep(..., save=...)``, each sweep
 saving to ``sweeps/g<block>.sweep.npz`` (``l<learner>_g<block>`` in a comparison; written after every segment,
 with the fingerprint the engine checks), and no other file. Running the same study into the same folder again
@@ -141,7 +142,8 @@ class StudyResult(NamedTuple):
     Attributes:
       study: the parsed study.
       out: the output folder.
-      files: name -> path of the outputs (five; seven with a comparison's ``reference``).
+      files: name -> path of the outputs (seven; nine with a comparison's ``reference``; ``"nc"``: ``results.nc``,
+        ``"long"``: ``summary_long.csv``).
       regret: ``[G, S, m]``, regret at the checkpoints (``[L, G, S, m]`` for a comparison).
       summary: the rows of ``summary.csv``.
       resumed: the number of sweeps (one per learner and grid block) found finished on disk and not rerun
@@ -186,10 +188,14 @@ class StudyResult(NamedTuple):
     def table(self) -> str:
         """The table ``jaxpriv sweep`` prints: final regret (mean ± SE, the bound) per row of ``summary.csv`` (a
         learner without a swept value once), the paired differences (``0 (within float32 round-off)`` where they
-        are: the rule is in the guide's study files page), the recipes' tables. ``print(res)`` prints it."""
+        are: the rule is in the guide's study files page), the recipes' tables. ``print(res)`` prints it, and a
+        notebook shows it (``repr``)."""
         return format_table(self)
 
     def __str__(self) -> str:
+        return self.table()
+
+    def __repr__(self) -> str:  # a notebook cell ending in run_study(...) shows the table, not the arrays
         return self.table()
 
 
@@ -633,7 +639,8 @@ def _write_outputs(
             write_table(out, f"{stem}.csv", table)
     for name, fig in figures.items():
         fig.savefig(files[name])
-    return StudyResult(study, out, files, saved["regret"], rows, resumed, computed, saved, paired, figures, tables)
+    result = StudyResult(study, out, files, saved["regret"], rows, resumed, computed, saved, paired, figures, tables)
+    return result._replace(files=files | write_tidy(result))  # results.nc and summary_long.csv, by default
 
 
 def _write_horizons(study: Study, out: Path, results: dict[int, StudyResult]) -> StudyResult:
@@ -757,20 +764,26 @@ def _slope_rows(
 def write_tidy(res: StudyResult) -> dict[str, Path]:
     """Write ``results.nc`` (netCDF, ``jaxpriv.tidy.to_xarray``) and ``summary_long.csv`` (``to_dataframe``).
 
-    ``summary_long.parquet`` instead of the CSV when pyarrow is importable. Needs xarray and
-    pandas (``pip install 'jaxpriv[tidy]'``); netCDF through SciPy's writer.
+    ``run_study`` calls it for every run (each horizon's or size's of a file with ``horizons`` or ``[sizes]``);
+    ``summary_long.parquet`` instead of the CSV when pyarrow is importable. netCDF through SciPy's writer.
 
     Args:
-      res: what ``run_study`` returned.
+      res: what ``run_study`` returned (one horizon's run: for a file with ``horizons`` or ``[sizes]``, one of
+        ``res.horizons`` / ``res.sizes``).
 
     Returns:
       Name (``"nc"``, ``"long"``) -> path written.
 
     Raises:
-      ImportError: xarray or pandas is not installed (naming the extra).
+      ValueError: ``res`` is a file's result over ``horizons`` or ``[sizes]`` (each run's folder has its own).
     """
     from jaxpriv import tidy
 
+    if res.horizons or res.sizes:
+        raise ValueError(
+            "res runs over horizons or sizes: each run's folder has its results.nc (write_tidy(res.horizons[T]), "
+            "write_tidy(res.sizes[value]))"
+        )
     ds = tidy.to_xarray(res)
     files = {"nc": res.out / "results.nc"}
     tidy.write_netcdf(ds, files["nc"])
