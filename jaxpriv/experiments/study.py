@@ -69,6 +69,7 @@ import numpy as np
 from jaxpriv import mechanisms, sim, stats
 from jaxpriv._base import spec_of
 from jaxpriv.experiments._outputs import mean_se, relative_path, write_settings, write_table
+from jaxpriv.experiments._progress import StudyProgress
 from jaxpriv.experiments._tables import format_table, once_rows, roundoff_tolerance, within_roundoff
 from jaxpriv.experiments.figures import (
     Data,
@@ -316,7 +317,9 @@ def run_study(
     Args:
       path: the study file (TOML).
       out: the output folder (default ``jaxpriv-out/<file stem>``: the same command resumes).
-      progress: show a progress bar (tqdm, on stderr) advancing per compiled segment, in seed-steps.
+      progress: show a progress bar (tqdm, on stderr) advancing per compiled segment, in seed-steps: each sweep's
+        compile phase shown as such with its time, the rate and the time left over running time only, and after
+        the first segment an estimate of the running time (``jaxpriv.experiments._progress``).
       after_segment: called after each compiled segment ``jaxpriv.sweep`` runs (its ``progress``), with the number
         run so far by this call (a hook for tests; raising from it interrupts the run like a Ctrl-C: the engine's
         save file holds the state after the segment before, or after the chunk before for a one-segment chunk).
@@ -362,37 +365,26 @@ def run_study(
 
 def _run(study: Study, out: Path, progress: bool, after_segment: Callable[[int], None] | None) -> StudyResult:
     """``run_study`` of one horizon into ``out``."""
-    from tqdm.auto import tqdm
-
     sweeps = out / "sweeps"
     units = [(i, b) for i, arm in enumerate(study.learners) for b in range(_blocks(study, arm))]
     prefix = (lambda i: f"l{i:02d}_") if study.compare else (lambda i: "")
     saves = {u: sweeps / f"{prefix(u[0])}g{u[1]:04d}.sweep.npz" for u in units}
     found = sum(1 for u in units if saves[u].exists())  # finished or interrupted: jaxpriv.sweep tells which
     per_unit = study.seeds * study.horizon
-    bar = tqdm(
-        total=len(units) * per_unit, desc=study.name, unit="seed-step", unit_scale=True, disable=not progress,
-        file=sys.stderr,
-    )  # fmt: skip
-    state = {"seen": 0, "segments": 0}
-
-    def advance(now: int, total: int) -> None:  # jaxpriv.sweep's progress: seed-steps done of this sweep
-        bar.update(now - state["seen"])
-        state["seen"] = now
-        state["segments"] += 1
-        if after_segment is not None:
-            after_segment(state["segments"])
+    # compiling shown as such, then a bar whose rate and time left count running only (jaxpriv.experiments._progress)
+    bar = StudyProgress(study.name, len(units) * per_unit, progress, after_segment)
 
     start = time.perf_counter()
     parts: dict[Unit, dict[str, np.ndarray]] = {}
     done = computed = 0
     try:
         for unit in units:
-            state["seen"], before = 0, state["segments"]
-            parts[unit] = _run_sweep(study, study.learners[unit[0]], unit[1], saves[unit], advance)
-            if state["segments"] == before:  # nothing ran: jaxpriv.sweep returned the finished sweep it saved
+            bar.start_sweep()
+            before = bar.segments
+            parts[unit] = _run_sweep(study, study.learners[unit[0]], unit[1], saves[unit], bar)
+            if bar.segments == before:  # nothing ran: jaxpriv.sweep returned the finished sweep it saved
                 done += 1
-                bar.update(per_unit)
+                bar.skip(per_unit)
             else:
                 computed += 1
     finally:

@@ -263,3 +263,10 @@ def test_a_study_result_prints_its_table(full_run):
     for line, row in zip(lines[2:], res.summary, strict=True):
         assert line.startswith(f"epsilon={row['learner.params.epsilon']}, lipschitz={row['learner.params.lipschitz']}")
         assert f"{row['final_regret_mean']:.4g} +- " in line
+
+
+def test_the_bar_shows_compiling_before_its_first_segment(full_run, tmp_path, capsys):
+    # the shapes of full_run: nothing compiles again (the jit cache), but the phase is still reported, first
+    study.run_study(_write(tmp_path, "small.toml", SMALL.format(extra="")), tmp_path / "bar", progress=True)
+    err = capsys.readouterr().err
+    assert err.index("compiling ...") < err.index("compiled in") < err.index("seed-steps/s")
