@@ -8,9 +8,11 @@ any public name the reference does not document.
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import zlib
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,20 @@ def built(tmp_path_factory) -> Path:
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert proc.returncode == 0, f"sphinx-build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
     return out
+
+
+class _Assets(HTMLParser):
+    """The URLs a page loads: each ``<script src>`` and ``<link href>`` (stylesheets, fonts, icons)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        name = {"script": "src", "link": "href"}.get(tag)
+        value = dict(attrs).get(name) if name else None
+        if value:
+            self.urls.append(value)
 
 
 def _inventory(path: Path) -> dict[str, set[str]]:
@@ -57,6 +73,27 @@ def test_docs_build_without_warnings(built):
     assert notebooks, "no notebooks found"
     for nb in notebooks:  # every committed notebook is rendered
         assert (built / "notebooks" / f"{nb}.html").exists(), nb
+
+
+def test_pages_load_nothing_remote(built):
+    """The site works offline: no page loads a script, stylesheet or font from the network (MathJax included).
+
+    Links a reader follows (``<a href>``, a paper's DOI) are not loaded by the page and are allowed.
+    """
+    remote = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
+    hits = []
+    for page in sorted(built.rglob("*.html")):
+        parser = _Assets()
+        parser.feed(page.read_text(encoding="utf-8"))
+        hits += [f"{page.relative_to(built)}: {url}" for url in parser.urls if remote.match(url)]
+    assert not hits, "pages that load a remote script or stylesheet:\n" + "\n".join(hits[:20])
+    # The math is typeset by the local copy of MathJax: a page with math loads it, and it is there.
+    page = built / "algorithms" / "zcdp_bandits.html"
+    parser = _Assets()
+    parser.feed(page.read_text(encoding="utf-8"))
+    mathjax = [url for url in parser.urls if "mathjax" in url.lower()]
+    assert mathjax, f"{page.name} loads no MathJax"
+    assert all((page.parent / url).resolve().is_file() for url in mathjax), mathjax
 
 
 def test_every_public_name_is_documented(built):
