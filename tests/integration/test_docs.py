@@ -24,7 +24,8 @@ DOCS = ROOT / "docs"
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("docs_html")
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    # Without the "[source]" pages (docs/conf.py): 94 highlighted module pages, a third of the build's time.
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "JAXPRIV_DOCS_VIEWCODE": "0"}
     cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
     cmd += ["-d", str(out / ".doctrees"), str(DOCS), str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
@@ -148,3 +149,30 @@ def test_docs_cite_no_unshipped_notes():
         if unshipped.search(line)
     ]
     assert not hits, "citations of notes the package does not ship:\n" + "\n".join(hits)
+
+
+def test_pages_name_no_private_code_or_test_files():
+    """The manual's pages name public API only, and no test file: a reader cannot import ``jaxpriv._rng`` or
+    ``_gope_core.phase_constant``, and ``tests/...py`` is the repository's, not the user's.
+
+    Hand-written pages only: the contributors' page (``development.md``) and the history (``changelog.md``) may name
+    both; a source file's path (``jaxpriv/mechanisms/_tree.py``, a ``literalinclude``) is a path, not a name to
+    import. A test file is allowed inside a code block (the documented test command runs named files).
+    """
+    private = re.compile(r"\bjaxpriv\._\w+|(?<![\w/])_[a-z]\w*\.(?!py\b)[a-z_]\w*")
+    test_file = re.compile(r"\btests/[\w/]+\.py|\btest_\w+\.py")
+    skip = {DOCS / "development.md", DOCS / "changelog.md"}
+    generated = {DOCS / "notebooks", DOCS / "api" / "generated", DOCS / "_generated", DOCS / "_build"}
+    hits = []
+    for page in sorted(DOCS.rglob("*.md")):
+        if page in skip or any(d in page.parents for d in generated):
+            continue
+        fence = None
+        for i, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            opening = re.match(r"\s*(`{3,}|~{3,})", line)
+            if opening:
+                fence = opening.group(1) if fence is None else (None if line.strip() == fence else fence)
+                continue
+            found = private.findall(line) + ([] if fence else test_file.findall(line))
+            hits += [f"{page.relative_to(ROOT)}:{i}: {name}" for name in found]
+    assert not hits, "private names or test files in the manual's pages:\n" + "\n".join(hits)
