@@ -1,10 +1,11 @@
 """Sphinx configuration of jaxpriv's documentation site.
 
-Build: ``pip install -e ".[docs]" && sphinx-build -W -b html docs docs/_build/html``. Nothing is fetched from
-the network (no intersphinx) and no notebook is executed: the committed notebooks in ``notebooks/`` are copied
-into the generated ``docs/notebooks/`` and rendered with their stored outputs. The API pages under
-``docs/api/generated/`` are written here from ``_api.public_modules()``, so a new public module or name
-appears without editing the docs (``tests/integration/test_docs.py`` fails on an undocumented one).
+Build: ``.venv/bin/pip install -q -e ".[docs]" && .venv/bin/sphinx-build -W -b html docs docs/_build/html``.
+Nothing is fetched from the network, at build time or when a page is read (no intersphinx; MathJax is copied from
+the installed sphinx-mathjax-offline, not loaded from a CDN), and no notebook is executed: the committed notebooks
+in ``notebooks/`` are copied into the generated ``docs/notebooks/`` and rendered with their stored outputs. The
+API pages under ``docs/api/generated/`` are written here from ``_api.public_modules()``, so a new public module or
+name appears without editing the docs (``tests/integration/test_docs.py`` fails on an undocumented one).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -35,7 +37,15 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
+    # MathJax 3.2.2 from the installed package instead of a CDN: the pages typeset their math offline (it copies
+    # the files into _static/mathjax/ and points ``mathjax_path`` there; no page loads a remote script or style).
+    "sphinx-mathjax-offline",
 ]
+# "[source]" links beside each documented name (sphinx.ext.viewcode: the module's highlighted code, offline). Its
+# pages are 94 of the site's 157 and about 30 s of the build's CPU time, so the test suite's build, which checks the
+# pages rather than the highlighted sources, leaves them out with JAXPRIV_DOCS_VIEWCODE=0.
+if os.environ.get("JAXPRIV_DOCS_VIEWCODE", "1") != "0":
+    extensions.append("sphinx.ext.viewcode")
 
 # --- sources ---------------------------------------------------------------------------------------------------
 exclude_patterns = ["_build", "_generated", "**.ipynb_checkpoints", "README.md"]
@@ -72,7 +82,8 @@ nitpick_ignore_regex = [
 # --- HTML ------------------------------------------------------------------------------------------------------
 html_theme = "furo"
 html_title = f"jaxpriv {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["jaxpriv.css"]  # wide tables: a smaller font, no column narrower than 6em
 html_show_sourcelink = False
 html_copy_source = False  # the notebooks are large; the sources are in the repository
 
@@ -96,7 +107,8 @@ def _copy_notebooks() -> None:
 def _first_line(obj: object) -> str:
     doc = inspect.getdoc(obj) or ""
     line = doc.strip().splitlines()[0].strip() if doc.strip() else ""
-    return line.replace("|", "\\|").replace("`", "").replace("*", "")
+    # A table cell in MyST: "|" would end the cell, and "$" would open math (dollarmath), so both are escaped.
+    return line.replace("|", "\\|").replace("`", "").replace("*", "").replace("$", "\\$")
 
 
 def _value(value: object) -> str:

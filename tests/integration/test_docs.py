@@ -8,9 +8,11 @@ any public name the reference does not document.
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import zlib
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -22,12 +24,27 @@ DOCS = ROOT / "docs"
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("docs_html")
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    # Without the "[source]" pages (docs/conf.py): 94 highlighted module pages, a third of the build's time.
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "JAXPRIV_DOCS_VIEWCODE": "0"}
     cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
     cmd += ["-d", str(out / ".doctrees"), str(DOCS), str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert proc.returncode == 0, f"sphinx-build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
     return out
+
+
+class _Assets(HTMLParser):
+    """The URLs a page loads: each ``<script src>`` and ``<link href>`` (stylesheets, fonts, icons)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        name = {"script": "src", "link": "href"}.get(tag)
+        value = dict(attrs).get(name) if name else None
+        if value:
+            self.urls.append(value)
 
 
 def _inventory(path: Path) -> dict[str, set[str]]:
@@ -57,6 +74,27 @@ def test_docs_build_without_warnings(built):
     assert notebooks, "no notebooks found"
     for nb in notebooks:  # every committed notebook is rendered
         assert (built / "notebooks" / f"{nb}.html").exists(), nb
+
+
+def test_pages_load_nothing_remote(built):
+    """The site works offline: no page loads a script, stylesheet or font from the network (MathJax included).
+
+    Links a reader follows (``<a href>``, a paper's DOI) are not loaded by the page and are allowed.
+    """
+    remote = re.compile(r"^\s*(https?:)?//", re.IGNORECASE)
+    hits = []
+    for page in sorted(built.rglob("*.html")):
+        parser = _Assets()
+        parser.feed(page.read_text(encoding="utf-8"))
+        hits += [f"{page.relative_to(built)}: {url}" for url in parser.urls if remote.match(url)]
+    assert not hits, "pages that load a remote script or stylesheet:\n" + "\n".join(hits[:20])
+    # The math is typeset by the local copy of MathJax: a page with math loads it, and it is there.
+    page = built / "algorithms" / "zcdp_bandits.html"
+    parser = _Assets()
+    parser.feed(page.read_text(encoding="utf-8"))
+    mathjax = [url for url in parser.urls if "mathjax" in url.lower()]
+    assert mathjax, f"{page.name} loads no MathJax"
+    assert all((page.parent / url).resolve().is_file() for url in mathjax), mathjax
 
 
 def test_every_public_name_is_documented(built):
@@ -111,3 +149,30 @@ def test_docs_cite_no_unshipped_notes():
         if unshipped.search(line)
     ]
     assert not hits, "citations of notes the package does not ship:\n" + "\n".join(hits)
+
+
+def test_pages_name_no_private_code_or_test_files():
+    """The manual's pages name public API only, and no test file: a reader cannot import ``jaxpriv._rng`` or
+    ``_gope_core.phase_constant``, and ``tests/...py`` is the repository's, not the user's.
+
+    Hand-written pages only: the contributors' page (``development.md``) and the history (``changelog.md``) may name
+    both; a source file's path (``jaxpriv/mechanisms/_tree.py``, a ``literalinclude``) is a path, not a name to
+    import. A test file is allowed inside a code block (the documented test command runs named files).
+    """
+    private = re.compile(r"\bjaxpriv\._\w+|(?<![\w/])_[a-z]\w*\.(?!py\b)[a-z_]\w*")
+    test_file = re.compile(r"\btests/[\w/]+\.py|\btest_\w+\.py")
+    skip = {DOCS / "development.md", DOCS / "changelog.md"}
+    generated = {DOCS / "notebooks", DOCS / "api" / "generated", DOCS / "_generated", DOCS / "_build"}
+    hits = []
+    for page in sorted(DOCS.rglob("*.md")):
+        if page in skip or any(d in page.parents for d in generated):
+            continue
+        fence = None
+        for i, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            opening = re.match(r"\s*(`{3,}|~{3,})", line)
+            if opening:
+                fence = opening.group(1) if fence is None else (None if line.strip() == fence else fence)
+                continue
+            found = private.findall(line) + ([] if fence else test_file.findall(line))
+            hits += [f"{page.relative_to(ROOT)}:{i}: {name}" for name in found]
+    assert not hits, "private names or test files in the manual's pages:\n" + "\n".join(hits)

@@ -48,7 +48,7 @@ def test_readme_is_a_landing_page():
     lines = text.splitlines()
     marker = lines.index("<!-- test-command -->")
     assert lines[marker + 1] == "```bash" and lines[marker + 2].startswith("python3 -m venv .venv")
-    assert 'pip install -e ".[docs]" && sphinx-build -W -b html docs docs/_build/html' in text
+    assert '.venv/bin/pip install -q -e ".[docs]" && .venv/bin/sphinx-build -W -b html docs docs/_build/html' in text
     targets = re.findall(r"\]\(((?:docs|notebooks)/[^)#]*)\)", text)
     assert len(targets) >= 10
     for target in targets:  # every link to the docs resolves to a file in the repository
