@@ -9,6 +9,7 @@ from jaxpriv import audit, bandits, declare, envs, mechanisms, oco, plot, sets, 
 from jaxpriv._base import Env, EnvInfo, Learner, Mechanism, NoInfo, NonfiniteInfo, PRNGKey, Spec, reductions
 from jaxpriv.sim import Result, Rollout, SimParams, log_checkpoints, rollout, run, summarize, sweep, use_cpu_cores
 from jaxpriv.stats import Stats, SweepStats
+from jaxpriv.tidy import open_results
 
 __version__ = "0.1.0"
 
@@ -34,6 +35,7 @@ __all__ = [
     "log_checkpoints",
     "mechanisms",
     "oco",
+    "open_results",
     "plot",
     "reductions",
     "rollout",

@@ -559,10 +559,19 @@ class engine_jit:  # lower case: a decorator, like jax.jit
         self._plain = jax.jit(fun, **kwargs)
         self._top = jax.jit(fun, compiler_options=ENGINE_COMPILER_OPTIONS, **kwargs)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _version(self, args: Any, kwargs: Any) -> Any:
         traced = any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves((args, kwargs)))
         plain = traced or jax.default_backend() != "cpu"  # the options are CPU options
-        return (self._plain if plain else self._top)(*args, **kwargs)
+        return self._plain if plain else self._top
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._version(args, kwargs)(*args, **kwargs)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        """``jax.jit(...).lower`` of the version a call with these arguments runs. ``.compile()`` on it compiles
+        ahead of time, and that call then reuses the compilation: JAX neither traces nor compiles it again (the
+        segmented driver times its compile phase this way)."""
+        return self._version(args, kwargs).lower(*args, **kwargs)
 
     def _cache_size(self) -> int:
         """Compiled entries of both versions (tests check that a new grid does not recompile)."""

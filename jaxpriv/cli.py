@@ -184,15 +184,11 @@ def sweep(args: argparse.Namespace) -> int:
 
 def _report(res: Any) -> None:
     """Print a study's table (``StudyResult.table``: final regret, bound, paired differences with round-off
-    flagged, recipe tables); write the tidy files."""
+    flagged, recipe tables) and the files it wrote (``results.nc`` among them: ``jaxpriv.open_results``)."""
     print(res.table())
     files = list(res.files.values())
-    try:
-        from jaxpriv.experiments.study import write_tidy
-
-        files += list(write_tidy(res).values())
-    except ImportError:
-        print("results.nc and summary_long.csv not written: they need xarray and pandas (pip install 'jaxpriv[tidy]')")
+    for run in (res.horizons or res.sizes or {}).values():  # a file over horizons or sizes: each run's dataset
+        files += [run.files["nc"], run.files["long"]]
     print(f"wrote {', '.join(str(p) for p in files)}")
 
 

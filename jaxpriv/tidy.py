@@ -32,9 +32,13 @@ NumPy::
     ds.regret.sel(epsilon=1.0).mean("seed")                       # a labelled selection
     jp.tidy.to_dataframe(ds).query("step == @T")                  # the final regret, one row per epsilon
 
-xarray and pandas are optional (``pip install 'jaxpriv[tidy]'``) and imported only when a
-function here is called: ``import jaxpriv`` never imports them. ``write_netcdf`` writes a
-dataset through SciPy's netCDF-3 writer (SciPy is a dependency of jaxpriv), no netCDF4 needed.
+xarray and pandas are dependencies of jaxpriv, imported only when a function here is called:
+``import jaxpriv`` never imports them. ``write_netcdf`` writes a dataset through SciPy's netCDF-3
+writer (SciPy is a dependency of jaxpriv), no netCDF4 needed. Every study run (``jaxpriv sweep``,
+``jaxpriv demo``, ``run_study``) writes its dataset as ``results.nc``; ``open_results(folder)`` reads it::
+
+    ds = jp.open_results("jaxpriv-out/demo")                      # or xarray.open_dataset(".../results.nc")
+    ds.regret.sel(epsilon=1.0, learner="PFTAL", step=2**14)       # [seed]: the final regret of every run
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["from_xarray", "grid_values", "to_dataframe", "to_xarray", "write_netcdf"]
+__all__ = ["from_xarray", "grid_values", "open_results", "to_dataframe", "to_xarray", "write_netcdf"]
 
 FIELDS = ("regret", "loss", "best", "gap")
 COUNTS = ("nonfinite_inputs", "nonfinite_steps")
@@ -54,11 +58,15 @@ STATS = ("regret_mean", "regret_var", "regret_min", "regret_max", "loss_mean")
 _GRID_ATTR = "jaxpriv_grid"
 
 
+#: A broken install's message: xarray and pandas are dependencies of jaxpriv.
+_MISSING = "jaxpriv.tidy needs xarray and pandas (dependencies of jaxpriv, missing here): pip install xarray pandas"
+
+
 def _xarray() -> Any:
     try:
         import xarray
     except ImportError:
-        raise ImportError("jaxpriv.tidy needs xarray and pandas: pip install 'jaxpriv[tidy]'") from None
+        raise ImportError(_MISSING) from None
     return xarray
 
 
@@ -66,7 +74,7 @@ def _pandas() -> Any:
     try:
         import pandas
     except ImportError:
-        raise ImportError("jaxpriv.tidy needs xarray and pandas: pip install 'jaxpriv[tidy]'") from None
+        raise ImportError(_MISSING) from None
     return pandas
 
 
@@ -293,7 +301,6 @@ def to_xarray(result: Any, grid: Any = None, *, axes: Any = None, attrs: Mapping
       ``regret_mean``, ``regret_var``, ``regret_min``, ``regret_max``, ``regret_quantiles``, ``loss_mean``).
 
     Raises:
-      ImportError: xarray is not installed.
       ValueError: ``result`` is none of these (or a mapping mixes ``Result`` and ``SweepStats``, or its
         learners differ in checkpoints or grid); ``grid`` is not a mapping (or a ``Grid``), does not match
         the result's grid axis, or is not the product ``axes`` says.
@@ -475,7 +482,6 @@ def to_dataframe(
       The ``DataFrame``.
 
     Raises:
-      ImportError: xarray or pandas is not installed.
       ValueError: a variable the dataset does not hold, or a quantile level outside ``[0, 1]``.
     """
     xr = _xarray()
@@ -588,6 +594,38 @@ def write_netcdf(ds: Any, path: str | Path) -> Path:
     _check_writable("path", path)
     ds.to_netcdf(path, engine="scipy")
     return path
+
+
+def open_results(path: str | Path) -> Any:
+    """A study's labelled results: the ``results.nc`` every study run writes, read into memory.
+
+    ``xarray.open_dataset(path)`` reads the same file; this one takes the output folder too and closes the
+    file (the dataset is loaded), so the folder can be run into again. Select by label::
+
+        ds = jp.open_results("jaxpriv-out/demo")
+        ds.regret.sel(epsilon=1.0, learner="PFTAL").isel(step=-1).mean("seed")
+
+    Args:
+      path: a study's output folder (``--out``; a study with ``horizons`` or ``[sizes]``: one of its
+        ``T<horizon>`` / ``<name><value>`` folders), or a ``.nc`` file.
+
+    Returns:
+      The ``xarray.Dataset`` of ``to_xarray``: dimensions (``learner``,) one per grid axis (named after the swept
+      key: ``epsilon``, ``rho``, ...), ``seed``, ``step``; variables ``regret``, ``loss``, ``best`` (and ``gap``,
+      the non-finite counts) where the run recorded them; ``from_xarray`` gives the arrays back.
+
+    Raises:
+      ValueError: ``path`` is neither a ``.nc`` file nor a folder holding ``results.nc`` (naming it).
+    """
+    xr = _xarray()
+    path = Path(path)
+    file = path / "results.nc" if path.is_dir() else path
+    if not file.is_file():
+        inside = sorted(p.parent.name for p in path.glob("*/results.nc")) if path.is_dir() else []
+        hint = f" (its folders {inside} do: a study over horizons or sizes writes one per run)" if inside else ""
+        raise ValueError(f"path {str(path)!r} is neither a results.nc file nor a folder holding one{hint}")
+    with xr.open_dataset(file, engine="scipy") as ds:
+        return ds.load()
 
 
 def _check_writable(name: str, path: Path) -> None:

@@ -10,11 +10,13 @@ uses ``split(key(seed), seeds)[j]`` at every grid point (common random numbers),
 numbers are bit for bit those of ``jaxpriv.sweep(learner, env, params, seed, horizon, seeds,
 checkpoints, chunk, segment=segment)``.
 
-Outputs in the output folder: ``results.npz`` (raw arrays; their axes are named
-in the JSON), ``settings.json`` (the study, the grid, versions, timings, and
-``"private"``: whether each learner's stated guarantee holds, ``false`` for a non-private
-learner or an opt-out built with ``private = false``; ``"sampler_delta_floor"``: the δ the float32
-samplers' bounded support adds to each learner's guarantee at each grid point, ``null`` where no
+Outputs in the output folder: ``results.nc`` (the labelled dataset, ``jaxpriv.tidy.to_xarray``: select by
+budget, learner, seed and step, ``jaxpriv.open_results(out).regret.sel(epsilon=1.0)``), ``summary_long.csv`` (one
+row per learner, grid point and checkpoint: mean, SE, quantiles; ``jaxpriv.tidy.to_dataframe``),
+``results.npz`` (the same arrays, positional; their axes are named in the JSON), ``settings.json``
+(the study, the grid, versions, timings, and ``"private"``: whether each learner's stated guarantee holds,
+``false`` for a non-private learner or an opt-out built with ``private = false``; ``"sampler_delta_floor"``: the
+δ the float32 samplers' bounded support adds to each learner's guarantee at each grid point, ``null`` where no
 tree of those samplers is involved, with ``"sampler_delta_max"`` and ``"sampler_support"``),
 ``summary.csv`` (one row per grid point: mean and standard error of the final
 regret, the theorem's bound where one exists), ``regret.png`` (regret curves
@@ -38,9 +40,8 @@ delta-method SE on the paired runs, ``ratio_se``) and ``paired.png``
 right one: the learners share seeds, so their regrets are correlated. A learner that
 depends on no swept value runs once and is repeated at every grid point.
 
-``write_tidy(res)`` adds ``results.nc`` (a labelled ``xarray.Dataset``, ``jaxpriv.tidy``) and
-``summary_long.csv`` (one row per learner, grid point and checkpoint: mean, SE, quantiles)
-when xarray and pandas are installed (the ``tidy`` extra); ``jaxpriv sweep`` calls it.
+A file with ``horizons`` or ``[sizes]`` writes ``results.nc`` and ``summary_long.csv`` in each run's folder
+(``T<horizon>``, ``<name><value>``).
 Resuming is ``jaxpriv.sweep``'s own: the runner is a loop over ``jaxpriv.sweep(..., save=...)``, each sweep
 saving to ``sweeps/g<block>.sweep.npz`` (``l<learner>_g<block>`` in a comparison; written after every segment,
 with the fingerprint the engine checks), and no other file. Running the same study into the same folder again
@@ -68,6 +69,7 @@ import numpy as np
 from jaxpriv import mechanisms, sim, stats
 from jaxpriv._base import spec_of
 from jaxpriv.experiments._outputs import mean_se, relative_path, write_settings, write_table
+from jaxpriv.experiments._progress import StudyProgress
 from jaxpriv.experiments._tables import format_table, once_rows, roundoff_tolerance, within_roundoff
 from jaxpriv.experiments.figures import (
     Data,
@@ -141,7 +143,8 @@ class StudyResult(NamedTuple):
     Attributes:
       study: the parsed study.
       out: the output folder.
-      files: name -> path of the outputs (five; seven with a comparison's ``reference``).
+      files: name -> path of the outputs (seven; nine with a comparison's ``reference``; ``"nc"``: ``results.nc``,
+        ``"long"``: ``summary_long.csv``).
       regret: ``[G, S, m]``, regret at the checkpoints (``[L, G, S, m]`` for a comparison).
       summary: the rows of ``summary.csv``.
       resumed: the number of sweeps (one per learner and grid block) found finished on disk and not rerun
@@ -186,10 +189,14 @@ class StudyResult(NamedTuple):
     def table(self) -> str:
         """The table ``jaxpriv sweep`` prints: final regret (mean ± SE, the bound) per row of ``summary.csv`` (a
         learner without a swept value once), the paired differences (``0 (within float32 round-off)`` where they
-        are: the rule is in the guide's study files page), the recipes' tables. ``print(res)`` prints it."""
+        are: the rule is in the guide's study files page), the recipes' tables. ``print(res)`` prints it, and a
+        notebook shows it (``repr``)."""
         return format_table(self)
 
     def __str__(self) -> str:
+        return self.table()
+
+    def __repr__(self) -> str:  # a notebook cell ending in run_study(...) shows the table, not the arrays
         return self.table()
 
 
@@ -310,7 +317,9 @@ def run_study(
     Args:
       path: the study file (TOML).
       out: the output folder (default ``jaxpriv-out/<file stem>``: the same command resumes).
-      progress: show a progress bar (tqdm, on stderr) advancing per compiled segment, in seed-steps.
+      progress: show a progress bar (tqdm, on stderr) advancing per compiled segment, in seed-steps: each sweep's
+        compile phase shown as such with its time, the rate and the time left over running time only, and after
+        the first segment an estimate of the running time (``jaxpriv.experiments._progress``).
       after_segment: called after each compiled segment ``jaxpriv.sweep`` runs (its ``progress``), with the number
         run so far by this call (a hook for tests; raising from it interrupts the run like a Ctrl-C: the engine's
         save file holds the state after the segment before, or after the chunk before for a one-segment chunk).
@@ -356,37 +365,26 @@ def run_study(
 
 def _run(study: Study, out: Path, progress: bool, after_segment: Callable[[int], None] | None) -> StudyResult:
     """``run_study`` of one horizon into ``out``."""
-    from tqdm.auto import tqdm
-
     sweeps = out / "sweeps"
     units = [(i, b) for i, arm in enumerate(study.learners) for b in range(_blocks(study, arm))]
     prefix = (lambda i: f"l{i:02d}_") if study.compare else (lambda i: "")
     saves = {u: sweeps / f"{prefix(u[0])}g{u[1]:04d}.sweep.npz" for u in units}
     found = sum(1 for u in units if saves[u].exists())  # finished or interrupted: jaxpriv.sweep tells which
     per_unit = study.seeds * study.horizon
-    bar = tqdm(
-        total=len(units) * per_unit, desc=study.name, unit="seed-step", unit_scale=True, disable=not progress,
-        file=sys.stderr,
-    )  # fmt: skip
-    state = {"seen": 0, "segments": 0}
-
-    def advance(now: int, total: int) -> None:  # jaxpriv.sweep's progress: seed-steps done of this sweep
-        bar.update(now - state["seen"])
-        state["seen"] = now
-        state["segments"] += 1
-        if after_segment is not None:
-            after_segment(state["segments"])
+    # compiling shown as such, then a bar whose rate and time left count running only (jaxpriv.experiments._progress)
+    bar = StudyProgress(study.name, len(units) * per_unit, progress, after_segment)
 
     start = time.perf_counter()
     parts: dict[Unit, dict[str, np.ndarray]] = {}
     done = computed = 0
     try:
         for unit in units:
-            state["seen"], before = 0, state["segments"]
-            parts[unit] = _run_sweep(study, study.learners[unit[0]], unit[1], saves[unit], advance)
-            if state["segments"] == before:  # nothing ran: jaxpriv.sweep returned the finished sweep it saved
+            bar.start_sweep()
+            before = bar.segments
+            parts[unit] = _run_sweep(study, study.learners[unit[0]], unit[1], saves[unit], bar)
+            if bar.segments == before:  # nothing ran: jaxpriv.sweep returned the finished sweep it saved
                 done += 1
-                bar.update(per_unit)
+                bar.skip(per_unit)
             else:
                 computed += 1
     finally:
@@ -633,7 +631,8 @@ def _write_outputs(
             write_table(out, f"{stem}.csv", table)
     for name, fig in figures.items():
         fig.savefig(files[name])
-    return StudyResult(study, out, files, saved["regret"], rows, resumed, computed, saved, paired, figures, tables)
+    result = StudyResult(study, out, files, saved["regret"], rows, resumed, computed, saved, paired, figures, tables)
+    return result._replace(files=files | write_tidy(result))  # results.nc and summary_long.csv, by default
 
 
 def _write_horizons(study: Study, out: Path, results: dict[int, StudyResult]) -> StudyResult:
@@ -757,20 +756,26 @@ def _slope_rows(
 def write_tidy(res: StudyResult) -> dict[str, Path]:
     """Write ``results.nc`` (netCDF, ``jaxpriv.tidy.to_xarray``) and ``summary_long.csv`` (``to_dataframe``).
 
-    ``summary_long.parquet`` instead of the CSV when pyarrow is importable. Needs xarray and
-    pandas (``pip install 'jaxpriv[tidy]'``); netCDF through SciPy's writer.
+    ``run_study`` calls it for every run (each horizon's or size's of a file with ``horizons`` or ``[sizes]``);
+    ``summary_long.parquet`` instead of the CSV when pyarrow is importable. netCDF through SciPy's writer.
 
     Args:
-      res: what ``run_study`` returned.
+      res: what ``run_study`` returned (one horizon's run: for a file with ``horizons`` or ``[sizes]``, one of
+        ``res.horizons`` / ``res.sizes``).
 
     Returns:
       Name (``"nc"``, ``"long"``) -> path written.
 
     Raises:
-      ImportError: xarray or pandas is not installed (naming the extra).
+      ValueError: ``res`` is a file's result over ``horizons`` or ``[sizes]`` (each run's folder has its own).
     """
     from jaxpriv import tidy
 
+    if res.horizons or res.sizes:
+        raise ValueError(
+            "res runs over horizons or sizes: each run's folder has its results.nc (write_tidy(res.horizons[T]), "
+            "write_tidy(res.sizes[value]))"
+        )
     ds = tidy.to_xarray(res)
     files = {"nc": res.out / "results.nc"}
     tidy.write_netcdf(ds, files["nc"])

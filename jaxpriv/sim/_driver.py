@@ -8,6 +8,12 @@ from such a file with the same numbers as an uninterrupted one. After the last c
 the finished sweep (no carry, every chunk done): a rerun returns it without running anything. An
 episode simulation (``sweep(..., simulator="episodes")``) saves its finished ``Result`` the same way
 (``_save_result`` / ``_load_result``).
+
+Compiling is a phase of its own: before the first segment runs, the driver compiles every piece the run
+will call (the start, each segment length, the outputs) ahead of time (``engine_jit.lower(...).compile()``,
+which the calls then reuse: no second compilation), timed, and reports it to ``progress`` (``True``: a line;
+a callable with ``compiling()`` / ``compiled(seconds)`` methods: those; and ``resumed(done)``, the seed-steps
+a save file held), so a segment's time and rate are running only.
 """
 
 from __future__ import annotations
@@ -91,15 +97,26 @@ class _Driver:
                 print(f"jaxpriv: resuming {save} at {where}", file=sys.stderr, flush=True)
         total = n * self.horizon
         width = _device_width(chunk)  # the compiled chunk: a multiple of the device count
+        estimated = False  # the estimate of the running time, printed after the first segment (progress=True)
         for c in range(first_chunk, n_chunks):  # a driver loop over compiled chunks, not over seeds
             ks = keys[c * chunk : (c + 1) * chunk]
             valid = np.arange(width) < ks.shape[0]  # the padding's runs are dropped
+            if c == first_chunk:
+                t_compile = time.perf_counter()
+                _tell(progress, "compiling")
             carry = _init_jit(self.learner, self.env, self.ckpts, self.axes, _pad_seeds(ks, width), self.params)
             self.info_type = None if carry.info is None else type(carry.info[0])
             start_seg = 0
             if carry_leaves is not None:
                 carry = _restore(carry, carry_leaves)
                 start_seg, carry_leaves = first_segment, None
+            if c == first_chunk:  # every piece this run calls, compiled now: the segments below only run
+                self._compile(carry, range(0 if c + 1 < n_chunks else start_seg, n_segments))
+                _compiled(progress, time.perf_counter() - t_compile)
+                if start_seg or c:  # resumed: the seed-steps the save file held, done before this run
+                    resumed = getattr(progress, "resumed", None)
+                    if callable(resumed):
+                        resumed(c * chunk * self.horizon + int(valid.sum()) * start_seg * self.segment)
             for s in range(start_seg, n_segments):  # a driver loop over compiled segments, not over steps
                 t0 = time.perf_counter()
                 start = s * self.segment
@@ -122,6 +139,11 @@ class _Driver:
                             file=sys.stderr,
                             flush=True,
                         )
+                        if not estimated and now < total:  # the rest, at this segment's rate
+                            estimated = True
+                            left = dt * (total - now) / (int(valid.sum()) * length)
+                            print(f"jaxpriv: estimated running time of the rest: {left:.3g} s (at this segment's "
+                                  "rate)", file=sys.stderr, flush=True)  # fmt: skip
             out = _outputs_jit(self.learner, self.env, self.grid, carry)
             if self.stats is not None:
                 acc = merge(acc, to_accumulator(_summary_jit(self.stats, self.grid, out, jnp.asarray(valid))))
@@ -141,6 +163,37 @@ class _Driver:
         if self.info_type is not None:
             info = self.info_type(*cols[6:])
         return Result(jnp.asarray(self.ckpts, jnp.int32), *cols[:6], info=info)
+
+    def _compile(self, carry: Any, segments: range) -> None:
+        """Compile ahead of time the advance of each segment length in ``segments`` and the outputs, for ``carry``.
+
+        The jit calls with the same arguments then reuse these compilations (``engine_jit.lower``): the compile
+        phase is timed on its own, and no piece compiles twice. The chunk statistics' summary (``stats``), a small
+        reduction, compiles at the end of the first chunk.
+        """
+        lengths = sorted({min(self.segment, self.horizon - s * self.segment) for s in segments})
+        start = jnp.int32(0)
+        for length in lengths:
+            _advance_jit.lower(self.learner, self.env, self.ckpts, length, self.grid, carry, start).compile()
+        _outputs_jit.lower(self.learner, self.env, self.grid, carry).compile()
+
+
+def _tell(progress: Any, event: str) -> None:
+    """Report ``event`` (``"compiling"``): a line for ``progress=True``, else ``progress.<event>()`` where the
+    progress callable has that method (the study runner's bar)."""
+    if progress is True:
+        print(f"jaxpriv: {event} ...", file=sys.stderr, flush=True)
+    elif callable(getattr(progress, event, None)):
+        getattr(progress, event)()
+
+
+def _compiled(progress: Any, seconds: float) -> None:
+    """Report the compile phase's ``seconds``: a line for ``progress=True``, else ``progress.compiled(seconds)``."""
+    if progress is True:
+        print(f"jaxpriv: compiled in {seconds:.3g} s (JAX's persistent cache included); running", file=sys.stderr,
+              flush=True)  # fmt: skip
+    elif callable(getattr(progress, "compiled", None)):
+        progress.compiled(seconds)
 
 
 # --- saving and resuming -------------------------------------------------------------------------

@@ -137,9 +137,14 @@ def sweep(
         be written (a folder, under a file, read-only) is refused before anything
         runs. When the sweep finishes the file holds its result: the same call then
         returns it (after the same check) without running anything.
-      progress: ``True`` prints one line per segment to stderr; a callable is
-        called as ``progress(done, total)`` in seed-steps (never when the result is read
-        back from a finished ``save`` file: nothing runs).
+      progress: ``True`` prints to stderr a line when compiling starts and one with its
+        time when it ends, then one line per segment (its time and rate: running only) and,
+        after the first, an estimate of the rest's running time; a callable is called as
+        ``progress(done, total)`` in seed-steps after each segment (never when the result is
+        read back from a finished ``save`` file: nothing runs) and, where it has these methods,
+        as ``progress.compiling()`` and ``progress.compiled(seconds)`` around the compile phase,
+        before the first segment. The driver compiles every piece it will call then, ahead of
+        time (the calls reuse those compilations: nothing compiles twice).
       simulator: ``"steps"`` (the engine's scan, every learner) or ``"episodes"``: the
         learner's exact episode-level simulator (``Spec.fast_path``: AdaC-UCB, AdaP-UCB,
         GOPE, DP-SE, ...), on the environment it is exact for (``FastPath.envs``), in one

@@ -69,6 +69,12 @@ def test_demo_runs_the_shipped_study_with_its_options(tmp_path, capsys):
         "summary.csv", "summary_long.csv", "sweeps",
     ]  # fmt: skip
     assert {"jaxpriv", "jax", "numpy", "python", "backend"} <= set(settings["versions"])
+    # the labelled dataset, written by default: select by learner, budget, seed and step by name
+    ds = jaxpriv.open_results(tmp_path)
+    assert ds.regret.dims == ("learner", "epsilon", "seed", "step") and list(ds.learner.values) == labels
+    final = ds.regret.sel(learner="PFTAL", epsilon=np.inf, seed=2, step=64).item()
+    assert final == pftal[1, 2, -1]
+    np.testing.assert_array_equal(ds.regret.sel(learner="FTAL", epsilon=1.0).values, ftal[0])
     with (tmp_path / "summary.csv").open() as f:
         table = list(csv.DictReader(f))
     final = pftal[0, :, -1].astype(np.float64)

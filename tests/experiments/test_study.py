@@ -64,9 +64,9 @@ def _by_hand(key, **kw):
     return jp.sweep(oco.pftal(64, ball), envs.quadratic_stream(ball), params, key, 64, 8, [16, 32], **kw)
 
 
-def test_writes_five_outputs_with_the_apis_numbers(full_run):
+def test_writes_seven_outputs_with_the_apis_numbers(full_run):
     res, compiled = full_run
-    assert set(res.files) == {"npz", "json", "csv", "curves", "final"}
+    assert set(res.files) == {"npz", "json", "csv", "curves", "final", "nc", "long"}
     data = np.load(res.files["npz"])
     assert data["regret"].shape == (6, 8, 3) and list(data["steps"]) == [16, 32, 64]
     # The product grid, row-major: epsilon is the first axis, lipschitz the second (fastest).
@@ -227,26 +227,46 @@ def test_example_study_files_are_valid(example):
     assert s.size >= 4 and s.seeds % s.chunk == 0
 
 
-def test_the_cli_writes_tidy_results_beside_the_npz_or_says_why_not(full_run, monkeypatch, capsys):
+def test_every_run_writes_labelled_results_selected_by_name(full_run, monkeypatch, capsys):
     import argparse
 
-    xr = pytest.importorskip("xarray")
-    pytest.importorskip("pandas")
+    import xarray as xr
+
     res, _ = full_run
+    data = np.load(res.files["npz"])  # [grid, seed, checkpoint], the grid row-major over (epsilon, lipschitz)
+    # results.nc by default (xarray and pandas are dependencies): open it and select by label, not position
+    with xr.open_dataset(res.out / "results.nc") as ds:
+        assert ds.regret.dims == ("epsilon", "lipschitz", "seed", "step")
+        picked = ds.regret.sel(epsilon=np.inf, lipschitz=0.5, seed=3, step=32).item()
+        assert picked == data["regret"][4, 3, 1]
+        np.testing.assert_array_equal(jp.tidy.from_xarray(ds.load()).regret, res.regret)
+    ds = jp.open_results(res.out)  # the folder, read into memory
+    np.testing.assert_array_equal(ds.loss.sel(epsilon=10.0, lipschitz=2.0).values, data["loss"][3])
+    long = (res.out / "summary_long.csv").read_text().splitlines()
+    assert len(long) == 1 + 6 * 3 and long[0].startswith("variable,epsilon,lipschitz,step,mean,se,n,q0.1")
+    # the command line prints the table and names the files, the dataset among them
     monkeypatch.setattr(study, "run_study", lambda *a, **k: res)
     args = argparse.Namespace(study="small.toml", out=str(res.out), no_progress=True)
     assert cli.sweep(args) == 0
-    assert f"{res.out / 'results.nc'}" in capsys.readouterr().out
-    with xr.open_dataset(res.out / "results.nc", engine="scipy") as ds:
-        assert ds.regret.dims == ("epsilon", "lipschitz", "seed", "step")
-        np.testing.assert_array_equal(ds.epsilon.values, [1.0, 10.0, np.inf])
-        np.testing.assert_array_equal(jp.tidy.from_xarray(ds.load()).regret, res.regret)
-    long = (res.out / "summary_long.csv").read_text().splitlines()
-    assert len(long) == 1 + 6 * 3 and long[0].startswith("variable,epsilon,lipschitz,step,mean,se,n,q0.1")
+    printed = capsys.readouterr().out
+    assert printed.startswith(res.table()) and f"{res.out / 'results.nc'}" in printed
+    with pytest.raises(ValueError, match=r"neither a results\.nc file nor a folder holding one"):
+        jp.open_results(res.out / "sweeps")
 
-    def missing(_):
-        raise ImportError("jaxpriv.tidy needs xarray and pandas: pip install 'jaxpriv[tidy]'")
 
-    monkeypatch.setattr(study, "write_tidy", missing)
-    assert cli.sweep(args) == 0
-    assert "not written: they need xarray and pandas" in capsys.readouterr().out
+def test_a_study_result_prints_its_table(full_run):
+    res, _ = full_run
+    # str and repr (a notebook cell) give the table jaxpriv sweep prints: one line per row of summary.csv
+    assert str(res) == repr(res) == res.table()
+    lines = str(res).splitlines()
+    assert lines[0] == "small: 6 grid points x 8 seeds x T=64" and len(lines) == 2 + len(res.summary) == 8
+    for line, row in zip(lines[2:], res.summary, strict=True):
+        assert line.startswith(f"epsilon={row['learner.params.epsilon']}, lipschitz={row['learner.params.lipschitz']}")
+        assert f"{row['final_regret_mean']:.4g} +- " in line
+
+
+def test_the_bar_shows_compiling_before_its_first_segment(full_run, tmp_path, capsys):
+    # the shapes of full_run: nothing compiles again (the jit cache), but the phase is still reported, first
+    study.run_study(_write(tmp_path, "small.toml", SMALL.format(extra="")), tmp_path / "bar", progress=True)
+    err = capsys.readouterr().err
+    assert err.index("compiling ...") < err.index("compiled in") < err.index("seed-steps/s")
