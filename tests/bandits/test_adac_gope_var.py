@@ -42,15 +42,32 @@ def _first_phase(rho, horizon):
     )
 
 
-def test_released_noise_has_the_calibrated_covariance():
+# Phase 1 with noise-free rewards, both noise placements on shared seeds (one compiled run each, read by the two
+# tests below): ρ = 0.5, T = 5000 (a first phase of 1100 pulls on 8 of the 10 arms), 4000 runs.
+PHASE_RHO, PHASE_T, PHASE_SEEDS = 0.5, 5000, 4000
+
+
+@pytest.fixture(scope="module")
+def phase_one():
+    """``(plan, {"var": states, "adac": states})``: the learners' states one step after the first phase closed."""
+    plan = _first_phase(PHASE_RHO, PHASE_T)
+    first = int(np.asarray(plan.alloc).sum())
+    env, ep = linear_bandit(K, D), INSTANCE._replace(noise_stddev=0.0)
+    params = jp.SimParams(AdaCGOPEParams(INSTANCE.actions, PHASE_RHO), ep)
+    states = {
+        name: final_states(make(K, D, PHASE_T), env, params, jax.random.key(4), first + 1, PHASE_SEEDS)
+        for name, make in (("var", adac_gope_var), ("adac", adac_gope))
+    }
+    return plan, states
+
+
+def test_released_noise_has_the_calibrated_covariance(phase_one):
     # Noise-free rewards: θ̂_1 = θ*, so θ̃_1 - θ* = V^{-1} Σ_{a∈S} a Z_a with Z_a ~ N(0, 2/ρ):
     # covariance C = (2/ρ) V^{-1} (Σ_{a∈S} a aᵀ) V^{-1}.
-    rho, seeds, horizon = 0.5, 4000, 5000
-    plan = _first_phase(rho, horizon)
+    rho = PHASE_RHO
+    plan, states = phase_one
     alloc = np.asarray(plan.alloc)
-    first = int(alloc.sum())
-    params = jp.SimParams(AdaCGOPEParams(INSTANCE.actions, rho), INSTANCE._replace(noise_stddev=0.0))
-    st = final_states(adac_gope_var(K, D, horizon), linear_bandit(K, D), params, jax.random.key(4), first + 1, seeds)
+    st = states["var"]
     assert np.all(np.asarray(st.num_closed) == 1)
     assert float(st.noise_var[0]) == pytest.approx(2 / rho, rel=1e-6)
     x = np.asarray(INSTANCE.actions, np.float64)
@@ -83,58 +100,45 @@ def test_released_noise_has_the_calibrated_covariance():
     assert np.mean(per_arm) > np.mean(whitened)
 
 
-def test_per_arm_error_is_larger_than_adac_gopes_on_shared_seeds():
+def test_per_arm_error_is_larger_than_adac_gopes_on_shared_seeds(phase_one):
     # the released θ̃ of both placements after phase 1, noise-free rewards: E<θ̃ - θ*, a>² per arm
-    rho, seeds, horizon = 0.01, 2000, 10_000
-    first = int(np.asarray(_first_phase(rho, horizon).alloc).sum())
-    env, ep = linear_bandit(K, D), INSTANCE._replace(noise_stddev=0.0)
     x = np.asarray(INSTANCE.actions, np.float64)
     errs = []
-    for learner, params in (
-        (adac_gope(K, D, horizon), AdaCGOPEParams(INSTANCE.actions, rho)),
-        (adac_gope_var(K, D, horizon), AdaCGOPEParams(INSTANCE.actions, rho)),
-    ):
-        st = final_states(learner, env, jp.SimParams(params, ep), jax.random.key(5), first + 1, seeds)
+    for name in ("adac", "var"):
+        st = phase_one[1][name]
         err = (np.asarray(st.theta_tilde, np.float64) - np.asarray(INSTANCE.theta, np.float64)) @ x.T
         errs.append(np.mean(err**2, axis=1))  # mean over arms, per run
     m, se = mean_with_stderr(errs[1] - errs[0])
     assert m > 5 * se, (m, se)
 
 
+def _action_and_reward(t, action, feedback, info, learner_state, env_state):
+    return action, feedback
+
+
 def test_infinite_rho_makes_gopes_decisions_bit_for_bit():
+    # The same action and reward at every step of every run (so the same regret and loss as jp.sweep's, whose seed i
+    # this is), and the same final state.
     horizon, seeds = 6000, 8
     env = linear_bandit(K, D)
-    var = jp.sweep(
-        adac_gope_var(K, D, horizon),
-        env,
-        jp.SimParams(AdaCGOPEParams(INSTANCE.actions, jnp.inf), INSTANCE),
-        jax.random.key(6),
-        horizon,
-        seeds,
-        checkpoints=None,
+    a, b = (
+        rollout(
+            learner,
+            env,
+            jp.SimParams(params, INSTANCE),
+            jax.random.key(6),
+            horizon,
+            seeds=seeds,
+            record=_action_and_reward,
+        )
+        for learner, params in (
+            (adac_gope_var(K, D, horizon), AdaCGOPEParams(INSTANCE.actions, jnp.inf)),
+            (gope(K, D, horizon), GOPEParams(INSTANCE.actions)),
+        )
     )
-    base = jp.sweep(
-        gope(K, D, horizon),
-        env,
-        jp.SimParams(GOPEParams(INSTANCE.actions), INSTANCE),
-        jax.random.key(6),
-        horizon,
-        seeds,
-        checkpoints=None,
-    )
-    np.testing.assert_array_equal(np.asarray(var.regret), np.asarray(base.regret))
-    np.testing.assert_array_equal(np.asarray(var.loss), np.asarray(base.loss))
-    a = final_states(
-        adac_gope_var(K, D, horizon),
-        env,
-        jp.SimParams(AdaCGOPEParams(INSTANCE.actions, jnp.inf), INSTANCE),
-        jax.random.key(6),
-        horizon,
-        4,
-    )
-    b = final_states(
-        gope(K, D, horizon), env, jp.SimParams(GOPEParams(INSTANCE.actions), INSTANCE), jax.random.key(6), horizon, 4
-    )
+    for name, x, y in zip(("action", "reward"), a.records, b.records, strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y), err_msg=name)
+    a, b = a.learner_state, b.learner_state
     assert int(np.min(np.asarray(a.num_closed))) >= 2
     for field in ("theta_tilde", "active", "alloc", "phase"):
         np.testing.assert_array_equal(np.asarray(getattr(a, field)), np.asarray(getattr(b, field)), err_msg=field)

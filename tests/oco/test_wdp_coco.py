@@ -102,13 +102,18 @@ def _driver(learner, horizon, observe=None):
         best = jax.vmap(lambda s, t: ENV.comparator(env_state, s, t)[0])(stats_sum, ts)
         return loss_sum - best
 
-    def run(key, seeds, params):
-        out = rollout(learner, ENV, params, key, horizon, seeds=seeds, record=record)
+    @jax.jit  # one compiled program (eagerly, every operation of the comparator is dispatched and compiled alone)
+    def summarise(out):
         rel, stats, seen = out.records
         stats_sum = jax.tree.map(lambda x: jnp.cumsum(x, axis=1), stats)
         regret = jax.vmap(regret_of)(out.env_state, jnp.cumsum(rel, axis=1), stats_sum)
         # N_t of the regret bound: the Info's noise_max reduced by its maximum over the run (WDPInfo)
-        return regret, out.learner_state, jnp.max(seen, axis=1), jnp.max(out.info.noise_max, axis=1)
+        return regret, jnp.max(seen, axis=1), jnp.max(out.info.noise_max, axis=1)
+
+    def run(key, seeds, params):
+        out = rollout(learner, ENV, params, key, horizon, seeds=seeds, record=record)
+        regret, seen, noise_max = summarise(out)
+        return regret, out.learner_state, seen, noise_max
 
     return run
 
