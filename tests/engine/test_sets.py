@@ -1,6 +1,7 @@
 """Constraint sets: exact projections (idempotent, feasible, variational inequality) and linear oracles."""
 
 import collections
+import functools
 import itertools
 import re
 
@@ -195,8 +196,11 @@ def _lowered_step_ops(name: str, dim: int) -> collections.Counter:
     return collections.Counter(_opcode(ins) for ins in _lowered_step_body(name, dim))
 
 
-def _lowered_step_body(name: str, dim: int) -> list[str]:
-    """The instructions of ``_lowered_step_ops``'s scan body (with the computations it calls)."""
+@functools.cache
+def _lowered_step_body(name: str, dim: int) -> tuple[str, ...]:
+    """The instructions of ``_lowered_step_ops``'s scan body (with the computations it calls).
+
+    Lowered once per ``(name, dim)`` in this module (the tests below read the same bodies)."""
     from jaxpriv import sim
     from jaxpriv.testing import _called, _computations, _opcode, _reachable, learner_examples
 
@@ -220,7 +224,7 @@ def _lowered_step_body(name: str, dim: int) -> list[str]:
         if ins.split("body=", 1)[1].lstrip("%").startswith(n)
     ]
     body = max(bodies, key=lambda n: len(_reachable(comps, n)))  # the scan over the horizon: the largest
-    return [ins for n in _reachable(comps, body) for ins in comps[n]]
+    return tuple(ins for n in _reachable(comps, body) for ins in comps[n])
 
 
 @pytest.mark.parametrize("name", ["wdp_cocop", "wdp_cocol", "garber_hazan", "online_frank_wolfe"])

@@ -179,8 +179,12 @@ def _private_cases():
 
 PRIVATE = _private_cases()
 
+#: The cases run at XLA's default optimisation, in the subprocess below (the level users run, and the one
+#: where PFTAL on the simplex failed before the fix; at -O0 it passed): not again at -O0.
+AT_XLA_DEFAULTS = ("pftal-gamma-simplex", "pftal-laplace-simplex", "pftal-gaussian-simplex")
 
-@pytest.mark.parametrize("case", sorted(PRIVATE))
+
+@pytest.mark.parametrize("case", sorted(set(PRIVATE) - set(AT_XLA_DEFAULTS)))
 def test_every_budget_down_to_the_floor_plays_in_the_set_within_the_loss_bound(case):
     check_down_to_the_floor(case)
 
@@ -260,44 +264,43 @@ def check_private_experts_quoted() -> None:
     # jp.sweep(oco.private_experts(64, 4), envs.experts_stream(4), ..., 0, 64, seeds=8, checkpoints=None).
     # Before: per-step loss up to 180 (eps = 1e-8), 1.019 (1e-4), regret 358 > T (1e-8) and 1.2e9 (1e-15);
     # at eps <= 1e-20, 476-504 of 512 steps dropped (NaN strength), seen only in the counters.
+    # Each run through the probe (one compilation per learner): its loss is the stream's, and its regret counts
+    # the steps whose weights are off the simplex (0.53-1.90 at eps = 1e-6 before) or whose loss exceeds 1. A
+    # regret outside [-T, T] (358 before) needs a loss outside [0, 1], which the loss bound below refutes.
     horizon = 64
     eps = jnp.array([1e-4, 1e-6, 1e-8, 1e-15, 1e-20, 1e-30])
+    env = probe(envs.experts_stream(4), sets.simplex(4), 1.0)
     for learner, params in (
         (oco.private_experts(horizon, 4), oco.PrivateExpertsParams(epsilon=eps)),
         (oco.private_experts(horizon, 4, "gaussian"), oco.PrivateExpertsParams(rho=jnp.array([1e-8, 1e-30]))),
     ):
-        res = jp.sweep(
-            learner, envs.experts_stream(4), jp.SimParams(params, envs.ExpertsParams()), 0, horizon, seeds=8,
-            checkpoints=None,
-        )
+        res = jp.sweep(learner, env, jp.SimParams(params, envs.ExpertsParams()), 0, horizon, seeds=8, checkpoints=None)
         assert np.asarray(res.per_step_loss()).max() <= 1.0 + 8 * 4 * F32
-        regret = np.asarray(res.regret[..., -1])
-        assert np.all(regret <= horizon) and np.all(regret >= -horizon)
+        assert not np.asarray(res.regret[..., -1]).any()
         assert not np.asarray(res.nonfinite_inputs).any() and not np.asarray(res.nonfinite_steps).any()
-    # The weights sum to 1 (0.53-1.90 at eps = 1e-6 before), through the probe.
-    env = probe(envs.experts_stream(4), sets.simplex(4), 1.0)
-    params = jp.SimParams(oco.PrivateExpertsParams(epsilon=eps), envs.ExpertsParams())
-    res = jp.sweep(oco.private_experts(horizon, 4), env, params, 0, horizon, seeds=8, checkpoints=None)
-    assert not np.asarray(res.regret[..., -1]).any()
 
 
 def check_wdp_cocop_quoted() -> None:
     # wdp_cocop on simplex(5), W = 16. Before: per-step loss 2.22 at eps = 1e-6 (bound 2), 9805 at 1e-8,
-    # regret 8.9e7 at 1e-10; 228 steps dropped at 1e-30.
+    # regret 8.9e7 at 1e-10; 228 steps dropped at 1e-30. Through the probe: no step off the set or over the
+    # loss bound (a regret beyond bound x T needs a loss beyond the bound).
     horizon, c = 64, sets.simplex(5)
     env, env_params, bound = quadratic(c)
     eps = jnp.array([1e-6, 1e-8, 1e-10, 1e-30])
     params = jp.SimParams(oco.WDPParams(epsilon=eps, lipschitz=2.0), env_params)
-    res = jp.sweep(oco.wdp_cocop(horizon, c, 16), env, params, 0, horizon, seeds=8, checkpoints=None)
+    res = jp.sweep(oco.wdp_cocop(horizon, c, 16), probe(env, c, bound), params, 0, horizon, seeds=8, checkpoints=None)
     assert np.asarray(res.per_step_loss()).max() <= bound * (1 + 1e-5)
-    assert np.all(np.abs(np.asarray(res.regret[..., -1])) <= bound * horizon)
+    assert not np.asarray(res.regret[..., -1]).any()
     assert not np.asarray(res.nonfinite_inputs).any() and not np.asarray(res.nonfinite_steps).any()
 
 
 #: Run as users run jaxpriv: the issue's numbers were measured at XLA's default optimisation level, and the
 #: suite compiles at -O0 (tests/conftest.py), where XLA contracted fewer multiply-adds into the projection
 #: and the simplex bug mostly hid (on the code before the fix, PFTAL on the simplex passed the property test
-#: at -O0; regularised PFTAL, private experts and DP-FTRL on the L1 ball failed it).
+#: at -O0; regularised PFTAL, private experts and DP-FTRL on the L1 ball failed it). Each compilation here
+#: costs about twice one at -O0: the quoted private-experts and WDP-COCOP runs go through the probe (which
+#: checks what the former down-to-the-floor runs of the same learners here checked: the set and the loss
+#: bound), and PFTAL's three families run here only (AT_XLA_DEFAULTS).
 _AT_XLA_DEFAULTS = f"""
 import sys
 sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
@@ -305,8 +308,7 @@ import test_trust_constraint_sets as M
 M.check_fused_leader()
 M.check_private_experts_quoted()
 M.check_wdp_cocop_quoted()
-for case in ("pftal-gamma-simplex", "pftal-laplace-simplex", "pftal-gaussian-simplex", "wdp_cocop-gamma-simplex",
-             "private_experts-gaussian"):
+for case in M.AT_XLA_DEFAULTS:
     M.check_down_to_the_floor(case)
 print("ok")
 """

