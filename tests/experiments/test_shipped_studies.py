@@ -269,8 +269,8 @@ def test_zcdp_fidelity_the_derived_choices_make_privacy_free_at_large_rho(tmp_pa
 def test_pftal_rates_are_sublinear_in_t_and_ordered_by_epsilon(tmp_path):
     # Smith & Thakurta Thm 4 at T = 256 and 2048, 8 runs, one sweep per horizon on the same keys: PFTAL's regret grows
     # far slower than T (log-log slope well below 1) and faster at eps = 1 than at eps = 10 (paired over horizons).
-    # Not the polylog rate: over these horizons log^2.5 T's own log-log slope is 0.38 and sqrt T's 0.5 (PFTAL measures
-    # about 0.5), too close to tell apart; jkt12_vs_pftal's smoke sets PFTAL against a sqrt T learner.
+    # Not the polylog rate: over these horizons log^2.5 T's own log-log slope is 0.38 and sqrt T's 0.5 (PFTAL: 0.50 at
+    # eps = 1), too close to tell apart; jkt12_vs_pftal's smoke sets PFTAL against a sqrt T learner.
     res = study.run_study("pftal_rates", tmp_path, progress=False, smoke=True)
     assert sorted(res.horizons) == [256, 2048] and (tmp_path / "T2048" / "summary.csv").exists()
     rows = {(r["learner"], r["grid.epsilon"]): r for r in res.tables["slopes"]}
