@@ -88,7 +88,7 @@ def test_a_vector_grid_axis_is_labelled_in_summary_long_csv(tmp_path):
     grid = Grid([("env.params.center",)], (3,), {"env.params.center": CENTER})
     study = types.SimpleNamespace(name="s", horizon=4, env_name="quadratic_stream", seeds=4, compare=False,
                                   reference=None, learner_name="pftal", grid=grid, axes=grid.axes)  # fmt: skip
-    res = types.SimpleNamespace(study=study, results=lambda: {"pftal": r}, out=tmp_path)
+    res = types.SimpleNamespace(study=study, results=lambda: {"pftal": r}, out=tmp_path, horizons=None, sizes=None)
     files = write_tidy(res)
     table = pd.read_parquet(files["long"]) if files["long"].suffix == ".parquet" else pd.read_csv(files["long"])
     assert list(table["center"].unique()) == LABELS
