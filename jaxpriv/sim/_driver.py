@@ -112,7 +112,7 @@ class _Driver:
                 start_seg, carry_leaves = first_segment, None
             if c == first_chunk:  # every piece this run calls, compiled now: the segments below only run
                 self._compile(carry, range(0 if c + 1 < n_chunks else start_seg, n_segments))
-                _compiled(progress, time.perf_counter() - t_compile)
+                _tell(progress, "compiled", time.perf_counter() - t_compile)
                 if start_seg or c:  # resumed: the seed-steps the save file held, done before this run
                     resumed = getattr(progress, "resumed", None)
                     if callable(resumed):
@@ -178,22 +178,15 @@ class _Driver:
         _outputs_jit.lower(self.learner, self.env, self.grid, carry).compile()
 
 
-def _tell(progress: Any, event: str) -> None:
-    """Report ``event`` (``"compiling"``): a line for ``progress=True``, else ``progress.<event>()`` where the
-    progress callable has that method (the study runner's bar)."""
+def _tell(progress: Any, event: str, *args: float) -> None:
+    """Report ``event`` of the compile phase (``"compiling"``, then ``"compiled"`` with its seconds): a line for
+    ``progress=True``, else ``progress.<event>(*args)`` where the progress callable has that method (the study
+    runner's bar)."""
     if progress is True:
-        print(f"jaxpriv: {event} ...", file=sys.stderr, flush=True)
+        line = f"compiled in {args[0]:.3g} s (JAX's persistent cache included); running" if args else f"{event} ..."
+        print(f"jaxpriv: {line}", file=sys.stderr, flush=True)
     elif callable(getattr(progress, event, None)):
-        getattr(progress, event)()
-
-
-def _compiled(progress: Any, seconds: float) -> None:
-    """Report the compile phase's ``seconds``: a line for ``progress=True``, else ``progress.compiled(seconds)``."""
-    if progress is True:
-        print(f"jaxpriv: compiled in {seconds:.3g} s (JAX's persistent cache included); running", file=sys.stderr,
-              flush=True)  # fmt: skip
-    elif callable(getattr(progress, "compiled", None)):
-        progress.compiled(seconds)
+        getattr(progress, event)(*args)
 
 
 # --- saving and resuming -------------------------------------------------------------------------
