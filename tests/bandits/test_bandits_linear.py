@@ -162,7 +162,7 @@ def test_oful_first_switch_and_state_match_the_algorithm():
 def test_adac_gope_noise_has_the_spec_variance(calibration):
     # Noise-free rewards: θ̂_1 = θ* exactly, so V_1^{1/2}(θ̃_1 - θ*) = N_1 ~ N(0, σ² I) with
     # σ² = (2/ρ) max(g², d/c) (safe) or 2d/(ρ c) (paper), g² from the realised V_1.
-    rho, seeds = 0.5, 3000
+    rho, seeds = 0.5, 4000  # the runs of test_adac_gope_var.py's phase_one: one compiled program
     env_params = INSTANCE._replace(noise_stddev=0.0)
     # calibration='paper' voids the guarantee: the engine runs it at a finite rho only as not private
     learner = adac_gope(K, D, 5000, calibration=calibration, private=calibration == "safe")
