@@ -95,7 +95,8 @@ set both by an ``axes`` entry and in ``[learners.params]``; two axes onto one fi
 takes; a missing, empty or repeated label; a ``reference`` that is no label.
 
 **Reproductions.** ``[smoke]`` holds overrides for a reduced scale (``parse_study(..., smoke=True)``,
-``jaxpriv sweep FILE --smoke``; ``SMOKE_KEYS``, and ``learners = [labels]`` to keep some of a comparison's);
+``jaxpriv sweep FILE --smoke``; ``SMOKE_KEYS``, and ``learners = [labels]`` to keep some of a comparison's, with
+the ``[grid]`` axes they take);
 ``horizons = [...]`` instead of ``horizon`` runs one study per horizon (``at_horizon``); a ``[sizes]`` table
 runs one study per value of a static size (the dimension, the number of experts: ``at_size``)::
 
