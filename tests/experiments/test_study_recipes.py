@@ -81,8 +81,11 @@ def test_smoke_learners_drop_the_axes_no_kept_learner_takes():
     assert kl.labels == ("KL",) and kl.axes == [("grid.epsilon",), ("grid.a",)] and kl.shape == (2, 2)
     assert "zip" not in kl.raw and set(kl.raw["grid"]) == {"epsilon", "a"}
     np.testing.assert_array_equal(kl.grid["grid.a"], [3.1, 4.0, 3.1, 4.0])
-    c = parse_study(COMPARISON + '[smoke]\nlearners = ["C"]\n[smoke.grid]\nr = [0.2]\n', "s.toml", smoke=True)
+    fig = '[[figures]]\nrecipe = "final_vs_budget"\naxis = "r"\n'  # a figure over a dropped axis is left out
+    c = parse_study(COMPARISON + fig + '[smoke]\nlearners = ["C"]\n[smoke.grid]\nr = [0.2]\n', "s.toml", smoke=True)
     assert c.labels == ("C",) and c.axes == [("grid.r",)] and c.learners[0].axes == {"grid.r": "rho"}
+    assert [f["axis"] for f in c.figures] == ["grid.r"]
+    assert parse_study(COMPARISON + fig + '[smoke]\nlearners = ["KL"]\n', "s.toml", smoke=True).figures == ()
     np.testing.assert_array_equal(c.grid["grid.r"], [0.2])
     # a zip group keeping two axes stays a group; a shipped file: its [smoke] keeps GOPE and AdaC-GOPE (rho only)
     three = COMPARISON.replace('[["epsilon", "r"]]', '[["epsilon", "r", "a"]]') + '[smoke]\nlearners = ["KL"]\n'
