@@ -95,7 +95,8 @@ set both by an ``axes`` entry and in ``[learners.params]``; two axes onto one fi
 takes; a missing, empty or repeated label; a ``reference`` that is no label.
 
 **Reproductions.** ``[smoke]`` holds overrides for a reduced scale (``parse_study(..., smoke=True)``,
-``jaxpriv sweep FILE --smoke``; ``SMOKE_KEYS``, and ``learners = [labels]`` to keep some of a comparison's);
+``jaxpriv sweep FILE --smoke``; ``SMOKE_KEYS``, and ``learners = [labels]`` to keep some of a comparison's, with
+the ``[grid]`` axes they take);
 ``horizons = [...]`` instead of ``horizon`` runs one study per horizon (``at_horizon``); a ``[sizes]`` table
 runs one study per value of a static size (the dimension, the number of experts: ``at_size``)::
 
@@ -572,7 +573,8 @@ def _apply_smoke(source: Path, raw: dict[str, Any], smoke: bool) -> dict[str, An
 
     A top-level key of ``[smoke]`` replaces the file's (``horizon`` replaces ``horizons`` and the reverse); its
     tables ``grid``, ``env`` (and ``env.params``) and ``set`` replace the keys they name, leaving the others;
-    ``learners = ["<label>", ...]`` keeps those of a comparison's learners only.
+    ``learners = ["<label>", ...]`` keeps those of a comparison's learners only, and the ``[grid]`` axes that none
+    of them takes are dropped (``_drop_untaken_axes``).
     """
     table = raw.get("smoke")
     if table is None:
@@ -605,8 +607,67 @@ def _apply_smoke(source: Path, raw: dict[str, Any], smoke: bool) -> dict[str, An
         if key in ("horizon", "horizons"):
             merged.pop("horizons" if key == "horizon" else "horizon", None)
         merged[key] = _merge(merged.get(key), value) if isinstance(value, dict) else value
+    if "learners" in table:
+        merged = _drop_untaken_axes(source, merged)
     merged["smoke"] = table
     return merged
+
+
+def _drop_untaken_axes(source: Path, raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` (a ``[smoke]`` scale that keeps some learners) less the ``[grid]`` axes that no kept learner takes.
+
+    Each dropped axis leaves the ``zip`` groups too, and a group it leaves with one key is no group (that key is an
+    axis of its own). A learner the registry does not know keeps every axis (``_parse_raw`` refuses it, naming it).
+    """
+    grid, tables = raw.get("grid"), raw.get("learners")
+    if not isinstance(grid, dict) or not isinstance(tables, list):
+        return raw  # refused by _parse_raw, naming the key
+    _import_modules(source, raw)  # a kept learner may be registered by the file's imports
+    taken: set[str] = set()
+    for table in tables:
+        axes = _axes_taken(table, list(grid))
+        if axes is None:
+            return raw
+        taken |= axes
+    dropped = {axis for axis in grid if axis not in taken}
+    if not dropped:
+        return raw
+    out = dict(raw)
+    out["grid"] = {axis: values for axis, values in grid.items() if axis not in dropped}
+    zips = raw.get("zip")
+    if isinstance(zips, list):
+        gone = dropped | {f"grid.{axis}" for axis in dropped}
+        groups = []
+        for group in zips:
+            left = [k for k in group if k not in gone] if isinstance(group, list) else group
+            if left == group or len(left) >= 2:
+                groups.append(left)
+        if groups:
+            out["zip"] = groups
+        else:
+            del out["zip"]
+    return out
+
+
+def _axes_taken(table: Any, axes: list[str]) -> set[str] | None:
+    """The shared axes (of ``axes``, ``[grid]``'s names) a ``[[learners]]`` table takes, as ``_axis_map`` maps them,
+    read from the table and its registry entry without building it; ``None`` when they cannot be told (an unknown
+    name, a malformed table: refused when the study is parsed)."""
+    name = table.get("name") if isinstance(table, dict) else None
+    if not isinstance(table, dict) or not _known(registry.LEARNERS, name):
+        return None
+    explicit, fixed = table.get("axes", {}), table.get("params", {})
+    if not isinstance(explicit, dict) or not isinstance(fixed, dict):
+        return None
+    entry = registry.LEARNERS[name]
+    other = _other_budget_fields(entry, table.get("noise", entry.defaults.get("noise")))
+    taken = {axis for axis in explicit if axis in axes}
+    mapped = set(explicit.values())
+    for axis in axes:
+        if axis not in explicit and _takes_by_name(axis, entry.params, fixed, mapped, other):
+            taken.add(axis)
+            mapped.add(axis)
+    return taken
 
 
 def _merge(base: Any, update: dict[str, Any]) -> dict[str, Any]:
@@ -801,10 +862,17 @@ def _axis_map(
         axes[key] = field
     for key in shared:
         field = key[len("grid.") :]
-        taken = field in fixed or field in axes.values() or field in other_budgets
-        if key not in axes and field in cls._fields and not taken:
+        if key not in axes and _takes_by_name(field, cls, fixed, axes.values(), other_budgets):
             axes[key] = field
     return axes
+
+
+def _takes_by_name(field: str, cls: type, fixed: Any, mapped: Any, other_budgets: tuple[str, ...]) -> bool:
+    """Whether a learner takes the shared axis ``field`` by its name: a field of its params class ``cls`` that its
+    ``[learners.params]`` (``fixed``) and its ``axes`` (the fields ``mapped``) leave unset, and no budget field of
+    another noise family than its own (``other_budgets``)."""
+    taken = field in fixed or field in mapped or field in other_budgets
+    return field in getattr(cls, "_fields", ()) and not taken
 
 
 # --- the top-level keys --------------------------------------------------------------------------------------
@@ -1061,9 +1129,13 @@ def _params(
 def _other_budgets(built: _Built) -> tuple[str, ...]:
     """The budget fields of the noise families other than the learner's (``("rho",)`` for an ε-DP tree): a shared
     axis of that name is not the learner's by default (a Gaussian tree beside a Gamma one on ``[grid] epsilon``)."""
-    if "noise" not in built.entry.parameters:
+    return _other_budget_fields(built.entry, built.static.get("noise", built.entry.defaults.get("noise")))
+
+
+def _other_budget_fields(entry: Component, noise: Any) -> tuple[str, ...]:
+    """``_other_budgets`` of a registry entry built with the noise family ``noise`` (a name, a family or ``None``)."""
+    if "noise" not in entry.parameters:
         return ()
-    noise = built.static.get("noise", built.entry.defaults.get("noise"))
     noise = "gamma" if noise is None else getattr(noise, "name", noise)  # a NoiseFamily (the learner's own) or a name
     if noise not in BUDGET_FIELDS:
         return ()
@@ -1273,11 +1345,21 @@ def axis_key(study: Study, name: str) -> str:
     return matches[0]
 
 
+def _is_axis(study: Study, axis: Any) -> bool:
+    """Whether ``axis`` (a figure's) names a swept axis of ``study``."""
+    try:
+        axis_key(study, axis)
+    except (KeyError, TypeError):
+        return False
+    return True
+
+
 def _figures(source: Path, raw: dict[str, Any], study: Study, smoke: bool = False) -> tuple[dict[str, Any], ...]:
     """The ``[[figures]]`` entries, checked against the study: recipe, options, labels, axes, file names.
 
     At a ``[smoke]`` scale that keeps some learners only, a figure's ``learners`` keeps those, and a figure naming a
-    learner left out (``learner``, ``reference``, ``nonprivate``, or none of its ``learners`` left) is left out.
+    learner left out (``learner``, ``reference``, ``nonprivate``, or none of its ``learners`` left) or an ``axis``
+    dropped with them (``_drop_untaken_axes``; the full scale refuses an axis that is none) is left out.
     """
     entries = raw.get("figures", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
@@ -1301,6 +1383,8 @@ def _figures(source: Path, raw: dict[str, Any], study: Study, smoke: bool = Fals
                 fig["learners"] = [label for label in fig["learners"] if label in labels]
             named = [fig[k] for k in ("learner", "reference", "nonprivate") if k in fig]
             if fig.get("learners") == [] or any(label not in labels for label in named):
+                continue
+            if "axis" in fig and not _is_axis(study, fig["axis"]):
                 continue
         fig.setdefault("file", f"{recipe}.png")
         name = fig["file"]

@@ -42,6 +42,61 @@ def test_smoke_overrides_apply_only_when_asked():
         parse_study(BANDIT, "s.toml", smoke=True)
 
 
+COMPARISON = """
+horizon = 2000
+seeds = 4
+zip = [["epsilon", "r"]]
+[grid]
+epsilon = [0.5, 1.0]
+r = [0.1, 0.5]
+a = [3.1, 4.0]
+[env]
+name = "bernoulli_bandit"
+num_arms = 3
+[env.params]
+means = [0.7, 0.5, 0.3]
+[[learners]]
+name = "adap_klucb"
+label = "KL"
+num_arms = 3
+simulator = "episodes"
+axes = { a = "alpha" }
+[[learners]]
+name = "adac_ucb"
+label = "C"
+num_arms = 3
+simulator = "episodes"
+axes = { r = "rho" }
+[learners.params]
+beta = 1.0
+"""
+
+
+def test_smoke_learners_drop_the_axes_no_kept_learner_takes():
+    # KL takes epsilon (its field's name) and a (axes = { a = "alpha" }), C takes r (axes = { r = "rho" }): keeping
+    # one learner drops the other's axes, and the zip group [epsilon, r] left with one axis is no group.
+    full = parse_study(COMPARISON + '[smoke]\nlearners = ["KL"]\n', "s.toml")
+    assert full.axes == [("grid.epsilon", "grid.r"), ("grid.a",)] and full.shape == (2, 2) and len(full.labels) == 2
+    kl = parse_study(COMPARISON + '[smoke]\nlearners = ["KL"]\n', "s.toml", smoke=True)
+    assert kl.labels == ("KL",) and kl.axes == [("grid.epsilon",), ("grid.a",)] and kl.shape == (2, 2)
+    assert "zip" not in kl.raw and set(kl.raw["grid"]) == {"epsilon", "a"}
+    np.testing.assert_array_equal(kl.grid["grid.a"], [3.1, 4.0, 3.1, 4.0])
+    fig = '[[figures]]\nrecipe = "final_vs_budget"\naxis = "r"\n'  # a figure over a dropped axis is left out
+    c = parse_study(COMPARISON + fig + '[smoke]\nlearners = ["C"]\n[smoke.grid]\nr = [0.2]\n', "s.toml", smoke=True)
+    assert c.labels == ("C",) and c.axes == [("grid.r",)] and c.learners[0].axes == {"grid.r": "rho"}
+    assert [f["axis"] for f in c.figures] == ["grid.r"]
+    assert parse_study(COMPARISON + fig + '[smoke]\nlearners = ["KL"]\n', "s.toml", smoke=True).figures == ()
+    np.testing.assert_array_equal(c.grid["grid.r"], [0.2])
+    # a zip group keeping two axes stays a group; a shipped file: its [smoke] keeps GOPE and AdaC-GOPE (rho only)
+    three = COMPARISON.replace('[["epsilon", "r"]]', '[["epsilon", "r", "a"]]') + '[smoke]\nlearners = ["KL"]\n'
+    kl3 = parse_study(three, "s.toml", smoke=True)
+    assert kl3.axes == [("grid.epsilon", "grid.a")] and kl3.raw["zip"] == [["epsilon", "a"]]
+    path = study.shipped_studies()["price_of_privacy_d"]
+    pop_full, pop = parse_study(path.read_text(), path), parse_study(path.read_text(), path, smoke=True)
+    assert pop_full.axes == [("grid.rho", "grid.eps_pure", "grid.eps_approx")]
+    assert pop.axes == [("grid.rho",)] and pop.labels == ("GOPE", "AdaC-GOPE (rho-zCDP)")
+
+
 def test_bad_simulator_and_figures_are_refused_before_compiling():
     with pytest.raises(ValueError, match=r"\[learner.simulator\] must be one of"):
         parse_study(BANDIT.replace('"episodes"', '"episode"'), "s.toml")
