@@ -97,8 +97,13 @@ def bits(key: PRNGKey, n: int) -> jax.Array:
     # duplicates the whole hash into every consumer of the numbers (three to five kernels per draw). Forcing one
     # materialisation (an identity division x / (1 + 0x), which XLA counts as expensive) gave FTAL 1.14x and
     # PFTAL (Gaussian, d = 10) 1.04x only, for a change of every normal draw's last bits: not taken.
-    a, b = _hash(key, jnp.arange(-(-n // 2), dtype=jnp.uint32))
-    return jnp.concatenate([a, b])[:n]
+    # For odd n the second half is cut before the concatenate, not after it: the same words, but with
+    # ``concatenate([a, b])[:n]`` XLA's CPU compile fused the hash into the normal draw's kernel (its
+    # ``computed_once`` division) for every odd n, a kernel ~20x slower per element (PFTAL at d = 3 as slow
+    # as at d = 10; issue 47). Now every n compiles as even n does: the words one kernel, the draw another.
+    h = -(-n // 2)
+    a, b = _hash(key, jnp.arange(h, dtype=jnp.uint32))
+    return jnp.concatenate([a, b[: n - h]])
 
 
 def _unit(words: jax.Array) -> jax.Array:

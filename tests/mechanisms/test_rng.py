@@ -72,3 +72,34 @@ def test_laplace_is_unit_laplace():
     assert np.max(np.abs(np.corrcoef(x.T) - np.eye(5))) < 0.03
     # power: a Laplace of scale 0.9 fails the same KS test
     assert stats.kstest(0.9 * x.ravel(), "laplace").pvalue < 1e-3
+
+
+def test_odd_draws_read_their_words_not_the_hash():
+    """A draw of an odd number of normals (PFTAL at d = 3) is one kernel reading the materialised words.
+
+    With the words cut as ``concatenate([a, b])[:n]``, XLA's CPU compile fused the Threefry hash into the
+    normal's kernel for every odd ``n`` (not for even ``n``), and that kernel ran ~20x slower per element:
+    PFTAL at d = 3 took as long as at d = 10 (issue 47). The words are the same as that cut's.
+    """
+    import re
+
+    from jaxpriv._base import ENGINE_COMPILER_OPTIONS
+
+    key = jax.random.key(5)
+    for n in (1, 3, 5, 6):
+        a, b = _rng._hash(key, jnp.arange(-(-n // 2), dtype=jnp.uint32))
+        assert np.array_equal(_rng.bits(key, n), jnp.concatenate([a, b])[:n])
+
+    def one(key):
+        def body(c, t):
+            x, y = _rng.normal(_rng.fold_in(key, t), (3,)), _rng.normal(_rng.fold_in(key, t + 8), (5,))
+            return c + jnp.sum(x * x) + jnp.max(x) + jnp.sum(y * y) + jnp.max(y), None
+
+        return jax.lax.scan(body, jnp.float32(0), jnp.arange(8))[0]
+
+    keys = jax.random.split(jax.random.key(0), 64)
+    hlo = jax.jit(jax.vmap(one), compiler_options=ENGINE_COMPILER_OPTIONS).lower(keys).compile().as_text()
+    kernels = re.split(r"\n(?=%?[\w.\-]+ \()", hlo)
+    draws = [k for k in kernels if re.search(r"ROOT %\S+ = f32\[[\d,]+\]\{[\d,]+\} divide", k)]
+    assert draws, "no normal draw's kernel (computed_once's division) found"
+    assert not [k.split(" ")[0] for k in draws if " xor(" in k], "the hash is fused into a normal draw's kernel"
