@@ -21,6 +21,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _validate, theory
 from jaxpriv._base import Mechanism, PRNGKey, poison_past_horizon, zero_nonfinite
+from jaxpriv._inplace import computed_once
 from jaxpriv.mechanisms import (
     GAMMA,
     DyadicSums,
@@ -56,8 +57,13 @@ def leader_point(total_w: jax.Array, total_grad: jax.Array, strong_convexity: ja
 
     Both sums are dyadic (rounding error ``O(log t)`` ulps) and are subtracted
     before the division, so float32 stays accurate over long horizons.
+
+    The point is written once (``computed_once``): the projection's kernels read it instead of each
+    recomputing it from the two sums' rows, the tree's noise and the clipped gradient (XLA's CPU compile,
+    d = 10, T = 256, 256 seeds: PFTAL 4026 -> 3626 B per seed-step with the Gamma tree, 3862 -> 3462 with
+    the Gaussian, issue 47). The same number (a division by exactly 1).
     """
-    return (total_w - total_grad / strong_convexity) / jnp.asarray(t, jnp.float32)
+    return computed_once((total_w - total_grad / strong_convexity) / jnp.asarray(t, jnp.float32))
 
 
 # --- the prefix-sum mechanism of a private learner -------------------------------------------------------
