@@ -103,3 +103,38 @@ def test_odd_draws_read_their_words_not_the_hash():
     draws = [k for k in kernels if re.search(r"ROOT %\S+ = f32\[[\d,]+\]\{[\d,]+\} divide", k)]
     assert draws, "no normal draw's kernel (computed_once's division) found"
     assert not [k.split(" ")[0] for k in draws if " xor(" in k], "the hash is fused into a normal draw's kernel"
+
+
+def test_long_normal_draws_hash_in_the_draws_kernel():
+    """From ``WIDE_WORDS`` = 16 normals on, the words are one branch-free kernel fused into the draw (issue 47).
+
+    The same words as the concatenate of ``ceil(n/2)`` hashes (so the same draws); XLA fuses their hash into
+    the normal's kernel (``computed_once``'s division), which LLVM vectorises over the row from 16 iterations on
+    (~1.2x faster per normal at n = 16-256). Below 16 the words stay a kernel of their own (that fused
+    kernel was left scalar there, ~3-5x slower).
+    """
+    import re
+
+    from jaxpriv._base import ENGINE_COMPILER_OPTIONS
+
+    key = jax.random.key(5)
+    for n in (16, 17, 33):
+        a, b = _rng._hash(key, jnp.arange(-(-n // 2), dtype=jnp.uint32))
+        assert np.array_equal(_rng.bits(key, n, wide=True), jnp.concatenate([a, b])[:n])
+        assert np.array_equal(_rng.normal(key, (n,)), _rng._normal_from_words(_rng.bits(key, n)))
+
+    def one(key):
+        def body(c, t):
+            x, y = _rng.normal(_rng.fold_in(key, t), (10,)), _rng.normal(_rng.fold_in(key, t + 8), (17,))
+            return c + jnp.sum(x * x) + jnp.max(x) + jnp.sum(y * y) + jnp.max(y), None
+
+        return jax.lax.scan(body, jnp.float32(0), jnp.arange(4))[0]
+
+    keys = jax.random.split(jax.random.key(0), 16)
+    hlo = jax.jit(jax.vmap(one), compiler_options=ENGINE_COMPILER_OPTIONS).lower(keys).compile().as_text()
+    kernels = re.split(r"\n(?=%?[\w.\-]+ \()", hlo)
+    root = r"ROOT %\S+ = f32\[\d+,(\d+)\]\{[\d,]+\} divide"  # a normal draw's kernel: computed_once's division
+    draws = {int(m.group(1)): k for k in kernels if (m := re.search(root, k))}
+    assert sorted(draws) == [10, 17], sorted(draws)
+    assert " xor(" not in draws[10], "the hash is fused into the short draw's kernel"
+    assert " xor(" in draws[17] and "concatenate(" not in draws[17], "the long draw's words are not fused"
