@@ -46,19 +46,12 @@ class DyadicSums(NamedTuple):
         ``suffix`` at ``trailing_zeros(t)`` is the release at ``t``. Level ``D`` is always zero.
         Keeping both structures in one array keeps XLA from copying an array to order a read of one
         after the write of the other.
-      pending: ``[3, d]``; rows 0 and 1 are the two rows of the level that closed at the last step, not
-        yet in ``rows``: a step first writes the previous step's rows (``pending`` is a loop-carried
-        buffer, so the write is a plain in-place copy of ``2d`` numbers), then reads, then leaves its own
-        rows pending. Written in the same step as they are computed, the update would fuse the whole
-        step's arithmetic (the noise draw included) into XLA's in-place update, which the CPU runs as a
-        scalar loop: 2-4x slower per step (measured, one core, d = 10). Row 2 is spare (never read): the
-        step's two rows are written into the buffer in place (``set_rows`` at an index XLA cannot fold,
-        0 at every valid ``t``), and the release is read back from row 1. XLA fuses neither an in-place
-        update nor its read-back into the release's consumers, so the release is computed once (the node,
-        the noise, the clipped input, the rows it reads) and each consumer (a learner's leader point) reads
-        its ``d`` numbers; written as a fresh ``[2, d]`` block, XLA recomputed the release from all of its
-        inputs in the block's kernel and again in every consumer's (PFTAL, d = 10: 341 B per seed-step
-        each; issue 47).
+      pending: ``[2, d]``, the two rows of the level that closed at the last step, not yet in ``rows``:
+        a step first writes the previous step's rows (``pending`` is a loop-carried buffer, so the
+        write is a plain in-place copy of ``2d`` numbers), then reads, then leaves its own rows pending.
+        Written in the same step as they are computed, the update would fuse the whole step's
+        arithmetic (the noise draw included) into XLA's in-place update, which the CPU runs as a scalar
+        loop: 2-4x slower per step (measured, one core, d = 10).
     """
 
     rows: jax.Array
@@ -67,7 +60,7 @@ class DyadicSums(NamedTuple):
 
 def dyadic_init(depth: int, dim: int, dtype=jnp.float32) -> DyadicSums:
     """Empty sums over ``depth`` levels of ``dim`` columns."""
-    return DyadicSums(jnp.zeros((2 * (depth + 1), dim), dtype), jnp.zeros((3, dim), dtype))
+    return DyadicSums(jnp.zeros((2 * (depth + 1), dim), dtype), jnp.zeros((2, dim), dtype))
 
 
 def trailing_zeros(t: jax.Array) -> jax.Array:
@@ -88,10 +81,10 @@ def _higher(t: jax.Array, depth: int) -> jax.Array:
 
 
 def _flushed(sums: DyadicSums, t: jax.Array) -> jax.Array:
-    """``rows`` with the previous step's two pending rows written (at ``t = 1``: zeros into the zero level ``D``)."""
+    """``rows`` with the previous step's pending rows written (at ``t = 1``: zeros into the zero level ``D``)."""
     depth = sums.rows.shape[-2] // 2 - 1
     previous = jnp.where(t > 1, trailing_zeros(jnp.maximum(t - 1, 1)), depth)
-    return set_rows(sums.rows, sums.pending[..., :2, :], 2 * previous)
+    return set_rows(sums.rows, sums.pending, 2 * previous)
 
 
 def dyadic_step(
@@ -122,9 +115,7 @@ def dyadic_step(
     above = jnp.where(_bit(t, level + 1), get_row(rows, 2 * level + 2), 0)  # the rest of t's run of set bits
     released = node if noise is None else node + noise
     value = get_row(rows, 2 * _higher(t, depth) + 1) + released
-    zero = jnp.where(t > 0, 0, 1).astype(jnp.int32)  # 0, at an index XLA cannot fold (DyadicSums.pending)
-    pending = set_rows(sums.pending, jnp.stack([node + above, value], axis=-2), zero)
-    return DyadicSums(rows, pending), get_row(pending, zero + 1)  # the same number as ``value``, read back
+    return DyadicSums(rows, jnp.stack([node + above, value], axis=-2)), value
 
 
 def dyadic_total(sums: DyadicSums, t: jax.Array) -> jax.Array:
