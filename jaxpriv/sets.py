@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import declare
+from jaxpriv import _safe, declare
 
 
 class ConstraintSet(NamedTuple):
@@ -95,10 +95,17 @@ def _plain_norm_ok(sq: jax.Array) -> jax.Array:
     return jnp.isfinite(sq) & (sq >= fi.tiny / (fi.eps * fi.eps))
 
 
+def _sq_and_peak_two(w: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``_sq_and_peak`` as two reductions: its derivatives (those of the projection before issue 47's merge)."""
+    return jnp.sum(w * w, -1, keepdims=True), jnp.max(jnp.abs(w), -1, keepdims=True)
+
+
+@_safe.smooth_derivatives(_sq_and_peak_two)
 def _sq_and_peak(w: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``(sum_i w_i², max_i |w_i|)`` (last axis, kept) in one reduction: the same sum and maximum as two.
 
     One variadic reduction, so XLA's CPU compile reads ``w`` (or recomputes it) in one kernel, not two (issue 47).
+    Differentiated, it is ``_sq_and_peak_two`` (JAX's derivative of a variadic reduction rounds differently).
     """
     zero = jnp.zeros((), w.dtype)
     sq, peak = jax.lax.reduce(
