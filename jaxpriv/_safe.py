@@ -42,7 +42,7 @@ def smooth_derivatives(smooth: Callable[..., Any]) -> Callable[[Callable[..., An
         fn = jax.custom_jvp(plain)
 
         def rule(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
-            value = plain(*primals)
+            value = plain(*jax.lax.stop_gradient(primals))  # never differentiated (an outer order's neither)
             smooth_value, tangent = jax.jvp(smooth, primals, tangents)
             zero = jax.tree.map(lambda s: s - jax.lax.stop_gradient(s), smooth_value)
             out = jax.tree.map(lambda v, z: jax.lax.stop_gradient(v) + z, value, zero)

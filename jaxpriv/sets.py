@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxpriv import declare
+from jaxpriv import _safe, declare
 
 
 class ConstraintSet(NamedTuple):
@@ -95,7 +95,26 @@ def _plain_norm_ok(sq: jax.Array) -> jax.Array:
     return jnp.isfinite(sq) & (sq >= fi.tiny / (fi.eps * fi.eps))
 
 
-def _scaled(w: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+def _sq_and_peak_two(w: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``_sq_and_peak`` as two reductions: its derivatives (those of the projection before issue 47's merge)."""
+    return jnp.sum(w * w, -1, keepdims=True), jnp.max(jnp.abs(w), -1, keepdims=True)
+
+
+@_safe.smooth_derivatives(_sq_and_peak_two)
+def _sq_and_peak(w: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(sum_i w_i², max_i |w_i|)`` (last axis, kept) in one reduction: the same sum and maximum as two.
+
+    One variadic reduction, so XLA's CPU compile reads ``w`` (or recomputes it) in one kernel, not two (issue 47).
+    Differentiated, it is ``_sq_and_peak_two`` (JAX's derivative of a variadic reduction rounds differently).
+    """
+    zero = jnp.zeros((), w.dtype)
+    sq, peak = jax.lax.reduce(
+        (w * w, jnp.abs(w)), (zero, zero), lambda a, b: (a[0] + b[0], jnp.maximum(a[1], b[1])), (w.ndim - 1,)
+    )
+    return sq[..., None], peak[..., None]
+
+
+def _scaled(w: jax.Array, s: jax.Array | None = None) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     """``(s, u, n, nonzero)`` with ``w = s·u``, ``s = max_i |w_i|`` and ``n = ||u||_2 ∈ [1, sqrt(d)]`` (last axis).
 
     Nothing overflows or underflows whatever the magnitude of ``w`` (finite entries): ``w`` is
@@ -103,7 +122,7 @@ def _scaled(w: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     ``s > 8.5e37``, and XLA flushes subnormals to zero). For ``w = 0``: ``u = 0``, ``n = 1``
     and ``nonzero`` is false. The ``where``s keep gradients finite.
     """
-    s = jnp.max(jnp.abs(w), -1, keepdims=True)
+    s = jnp.max(jnp.abs(w), -1, keepdims=True) if s is None else s  # or given: max_i |w_i|
     big, small = 2.0**64, 2.0**-64
     pre = jnp.where(s > big, small, jnp.where(s < small, big, 1.0)).astype(w.dtype)
     s1 = s * pre  # in [2^-64, 2^64] unless w = 0 (or w is subnormal, which XLA reads as 0)
@@ -127,11 +146,11 @@ def l2_ball(dim: int, radius: float = 1.0) -> ConstraintSet:
     r = float(radius)
 
     def project(w: jax.Array) -> jax.Array:
-        sq = jnp.sum(w * w, -1, keepdims=True)
+        sq, peak = _sq_and_peak(w)
         ok = _plain_norm_ok(sq)
         norm = jnp.sqrt(jnp.where(ok, sq, 1.0).astype(sq.dtype))
         plain = w * jnp.minimum(1.0, r / jnp.maximum(norm, jnp.finfo(w.dtype).tiny))
-        s, u, n, nonzero = _scaled(w)
+        s, u, n, nonzero = _scaled(w, peak)
         inside = ~nonzero | (s <= r / n)  # ||w|| = s·n <= r, without forming s·n
         return jnp.where(ok, plain, jnp.where(inside, w, u * (r / n)))
 

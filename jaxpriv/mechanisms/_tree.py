@@ -74,16 +74,44 @@ class TreeState(NamedTuple):
 _DOWN = 2.0**-100
 
 
-def _clip(x: jax.Array, bound: jax.Array, norm_fn: Callable[[jax.Array], jax.Array]) -> jax.Array:
+def _norms(x: jax.Array, norm: str) -> tuple[jax.Array, jax.Array]:
+    """``(||x||, ||x·2^-100||)`` (``[..., 1]``, L1 or L2 over the last axis) in one reduction.
+
+    The same sums, in the same order, as ``_l1`` / ``_l2`` of ``x`` and of ``x·2^-100``, as one variadic
+    reduction: XLA's CPU compile then reads ``x`` (recomputing it from its inputs: a gradient, a draw) in one
+    kernel instead of two (issue 47).
+    """
+    return _finite_and_norms(x, norm)[1:]
+
+
+def _finite_and_norms(x: jax.Array, norm: str) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(all entries finite, ||x||, ||x·2^-100||)`` (``[..., 1]``) in one variadic reduction (``_norms``)."""
+    small = x * _DOWN
+    terms = (jnp.abs(x), jnp.abs(small)) if norm == "l1" else (x * x, small * small)
+    zero = jnp.zeros((), x.dtype)
+    finite, *sums = jax.lax.reduce(
+        (jnp.isfinite(x), *terms),
+        (jnp.bool_(True), zero, zero),
+        lambda a, b: (a[0] & b[0], a[1] + b[1], a[2] + b[2]),
+        (x.ndim - 1,),
+    )
+    sums = [v[..., None] for v in sums]
+    norms = sums if norm == "l1" else [_safe.safe_sqrt(v) for v in sums]
+    return finite[..., None], norms[0], norms[1]
+
+
+def _clip(
+    x: jax.Array, bound: jax.Array, norm_kind: str, norms: tuple[jax.Array, jax.Array] | None = None
+) -> jax.Array:
     tiny = jnp.finfo(x.dtype).tiny
-    norm = norm_fn(x)
+    norm, small_norm = _norms(x, norm_kind) if norms is None else norms
     plain = x * jnp.minimum(1.0, bound / jnp.maximum(norm, tiny))
     # Where the norm overflows float32 (||(1e20, 0, 0)||² = inf), ``plain`` would be 0: recompute it
     # on x·2^-100, whose norm is finite (and whose entries that matter stay normal numbers);
     # x·Δ/||x|| = x'·Δ/||x'|| for x' = x·2^-100. (Dividing by max|x_i| is not safe: XLA's CPU
     # division multiplies by a reciprocal, which flushes to zero for a peak above 2^126.)
     small = x * _DOWN
-    small_norm = jnp.maximum(norm_fn(small), tiny)
+    small_norm = jnp.maximum(small_norm, tiny)
     scaled = jnp.where(bound * _DOWN >= small_norm, x, small * (bound / small_norm))
     return jnp.where(jnp.isfinite(norm), plain, scaled)
 
@@ -136,7 +164,7 @@ def clip_l2(x: jax.Array, bound: jax.Array) -> jax.Array:
     Derivatives of every order (in ``x`` and ``bound``) are finite, in a ``lax.scan`` too: they are
     those of ``_smooth_clip`` (``jaxpriv._safe.smooth_derivatives``); the values are the plain code's.
     """
-    return _clip(x, bound, _l2)
+    return _clip(x, bound, "l2")
 
 
 @_safe.smooth_derivatives(partial(_smooth_clip, norm="l1"))
@@ -145,7 +173,7 @@ def clip_l1(x: jax.Array, bound: jax.Array) -> jax.Array:
 
     Derivatives as ``clip_l2``'s.
     """
-    return _clip(x, bound, _l1)
+    return _clip(x, bound, "l1")
 
 
 NORMS = ("l1", "l2")
@@ -176,9 +204,37 @@ def guard_input(x: ArrayLike, bound: jax.Array, norm: str, dtype: Any) -> tuple[
     """
     if norm not in NORMS:
         raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-    x, bad = zero_nonfinite(jnp.asarray(x, dtype))
+    x = jnp.asarray(x, dtype)
+    if x.ndim == 1:  # one input (the engine's, under vmap): the test and the norms in one reduction
+        return (_guard_l1 if norm == "l1" else _guard_l2)(x, bound)
+    x, bad = zero_nonfinite(x)  # [..., d]: one test over the whole array, as zero_nonfinite's rule
     clip = clip_l1 if norm == "l1" else clip_l2
     return clip(x, bound), bad
+
+
+def _guard_plain(x: jax.Array, bound: jax.Array, norm: str) -> tuple[jax.Array, jax.Array]:
+    """``clip(zero_nonfinite(x))`` with the finiteness test and the clip's two norms in one reduction.
+
+    The same numbers as ``zero_nonfinite`` then ``clip_l1`` / ``clip_l2``: a finite ``x`` is clipped with the
+    norms of ``x``; a non-finite one gives 0 (its norms replaced by those of 0, which are 0). One variadic
+    reduction over ``x`` instead of a finiteness test and then the norms of the zeroed input: XLA's CPU
+    compile reads ``x`` (PFTAL: recomputes the gradient from the point and the draw) in one kernel, not two
+    (issue 47).
+    """
+    finite, n0, n1 = _finite_and_norms(x, norm)
+    x = jnp.where(finite, x, 0.0)
+    clipped = _clip(x, bound, norm, (jnp.where(finite, n0, 0.0), jnp.where(finite, n1, 0.0)))
+    return clipped, (~finite[..., 0]).astype(jnp.int32)
+
+
+def _smooth_guard(x: jax.Array, bound: jax.Array, norm: str) -> tuple[jax.Array, jax.Array]:
+    """``_guard_plain`` for differentiation: ``zero_nonfinite`` then ``_smooth_clip`` (as before the merge)."""
+    x, bad = zero_nonfinite(x)
+    return _smooth_clip(x, bound, norm), bad
+
+
+_guard_l2 = _safe.smooth_derivatives(partial(_smooth_guard, norm="l2"))(partial(_guard_plain, norm="l2"))
+_guard_l1 = _safe.smooth_derivatives(partial(_smooth_guard, norm="l1"))(partial(_guard_plain, norm="l1"))
 
 
 def budget_field(noise: NoiseFamily | str) -> str:
