@@ -74,6 +74,24 @@ def test_laplace_is_unit_laplace():
     assert stats.kstest(0.9 * x.ravel(), "laplace").pvalue < 1e-3
 
 
+def _two_draws_kernels(n: int, m: int, steps: int, seeds: int) -> list[str]:
+    """The kernels of a compiled ``vmap(scan)`` that draws ``n`` and ``m`` normals per step (as the engine compiles)."""
+    import re
+
+    from jaxpriv._base import ENGINE_COMPILER_OPTIONS
+
+    def one(key):
+        def body(c, t):
+            x, y = _rng.normal(_rng.fold_in(key, t), (n,)), _rng.normal(_rng.fold_in(key, t + 8), (m,))
+            return c + jnp.sum(x * x) + jnp.max(x) + jnp.sum(y * y) + jnp.max(y), None
+
+        return jax.lax.scan(body, jnp.float32(0), jnp.arange(steps))[0]
+
+    keys = jax.random.split(jax.random.key(0), seeds)
+    hlo = jax.jit(jax.vmap(one), compiler_options=ENGINE_COMPILER_OPTIONS).lower(keys).compile().as_text()
+    return re.split(r"\n(?=%?[\w.\-]+ \()", hlo)
+
+
 def test_odd_draws_read_their_words_not_the_hash():
     """A draw of an odd number of normals (PFTAL at d = 3) is one kernel reading the materialised words.
 
@@ -83,23 +101,12 @@ def test_odd_draws_read_their_words_not_the_hash():
     """
     import re
 
-    from jaxpriv._base import ENGINE_COMPILER_OPTIONS
-
     key = jax.random.key(5)
     for n in (1, 3, 5, 6):
         a, b = _rng._hash(key, jnp.arange(-(-n // 2), dtype=jnp.uint32))
         assert np.array_equal(_rng.bits(key, n), jnp.concatenate([a, b])[:n])
 
-    def one(key):
-        def body(c, t):
-            x, y = _rng.normal(_rng.fold_in(key, t), (3,)), _rng.normal(_rng.fold_in(key, t + 8), (5,))
-            return c + jnp.sum(x * x) + jnp.max(x) + jnp.sum(y * y) + jnp.max(y), None
-
-        return jax.lax.scan(body, jnp.float32(0), jnp.arange(8))[0]
-
-    keys = jax.random.split(jax.random.key(0), 64)
-    hlo = jax.jit(jax.vmap(one), compiler_options=ENGINE_COMPILER_OPTIONS).lower(keys).compile().as_text()
-    kernels = re.split(r"\n(?=%?[\w.\-]+ \()", hlo)
+    kernels = _two_draws_kernels(3, 5, steps=8, seeds=64)
     draws = [k for k in kernels if re.search(r"ROOT %\S+ = f32\[[\d,]+\]\{[\d,]+\} divide", k)]
     assert draws, "no normal draw's kernel (computed_once's division) found"
     assert not [k.split(" ")[0] for k in draws if " xor(" in k], "the hash is fused into a normal draw's kernel"
@@ -115,24 +122,13 @@ def test_long_normal_draws_hash_in_the_draws_kernel():
     """
     import re
 
-    from jaxpriv._base import ENGINE_COMPILER_OPTIONS
-
     key = jax.random.key(5)
     for n in (16, 17, 33):
         a, b = _rng._hash(key, jnp.arange(-(-n // 2), dtype=jnp.uint32))
         assert np.array_equal(_rng.bits(key, n, wide=True), jnp.concatenate([a, b])[:n])
         assert np.array_equal(_rng.normal(key, (n,)), _rng._normal_from_words(_rng.bits(key, n)))
 
-    def one(key):
-        def body(c, t):
-            x, y = _rng.normal(_rng.fold_in(key, t), (10,)), _rng.normal(_rng.fold_in(key, t + 8), (17,))
-            return c + jnp.sum(x * x) + jnp.max(x) + jnp.sum(y * y) + jnp.max(y), None
-
-        return jax.lax.scan(body, jnp.float32(0), jnp.arange(4))[0]
-
-    keys = jax.random.split(jax.random.key(0), 16)
-    hlo = jax.jit(jax.vmap(one), compiler_options=ENGINE_COMPILER_OPTIONS).lower(keys).compile().as_text()
-    kernels = re.split(r"\n(?=%?[\w.\-]+ \()", hlo)
+    kernels = _two_draws_kernels(10, 17, steps=4, seeds=16)
     root = r"ROOT %\S+ = f32\[\d+,(\d+)\]\{[\d,]+\} divide"  # a normal draw's kernel: computed_once's division
     draws = {int(m.group(1)): k for k in kernels if (m := re.search(root, k))}
     assert sorted(draws) == [10, 17], sorted(draws)
