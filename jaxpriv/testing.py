@@ -319,7 +319,11 @@ def step_cost(
     ckpts = sim.normalize_checkpoints(horizon, "log")
     params = _check._prepare(learner, env, params, allow_grid=False, horizon=horizon)[0]
     keys = jax.random.split(jax.random.key(0), seeds)
-    options = ENGINE_COMPILER_OPTIONS if jax.default_backend() == "cpu" else None
+    # On the CPU: the engine's options, and XLA:CPU's default (fusion) emitters whatever XLA_FLAGS says,
+    # so the structural facts are those of the default program (the older loop emitters, which a test
+    # suite may pick for compile speed, lower some fusions to loops and copies).
+    cpu = jax.default_backend() == "cpu"
+    options = {**(ENGINE_COMPILER_OPTIONS or {}), "xla_cpu_use_fusion_emitters": True} if cpu else None
 
     def program(halves: bool):
         def one(key, p):

@@ -137,7 +137,7 @@ def test_pftal_clips_gradients_at_l_and_calibrates_to_replace_one_sensitivity(no
 
 
 # PFTAL at an infinite budget against FTAL (``run`` and a small ``sweep``), at XLA's default optimisation
-# level, as users run it: under the suite's ``--xla_backend_optimization_level=0`` multiply-adds are not
+# level, as users run it: under the suite's XLA flags (tests/conftest.py) multiply-adds may not be
 # contracted, and FTAL without its clip would pass. ``H = 0.7``, not 1: a product with 1 is exact.
 _FTAL_IS_PFTAL = textwrap.dedent(
     """
