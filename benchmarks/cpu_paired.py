@@ -164,7 +164,7 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
-    old_tree = Path(args.base_tree) if args.base_tree else base_tree(args.base, Path(args.base_dir))
+    old_tree = Path(args.base_tree).resolve() if args.base_tree else base_tree(args.base, Path(args.base_dir))
     rows = parse_rows(args.rows, args.all)
     head = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
                           text=True).stdout.strip()  # fmt: skip

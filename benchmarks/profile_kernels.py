@@ -11,6 +11,9 @@ of a WDP-COCOP step) and ``jax.random.fold_in``'s rolled Threefry loop in the wi
 
 Usage: taskset -c 0 python benchmarks/profile_kernels.py NAME D [--horizon T] [--seeds S] [--top N]
        (NAME: pftal-gamma, ftal, ogd, wdp_cocop, ... as in throughput.py's CPU table)
+
+On a GPU the same table lists the device's kernels (the profiler's GPU events; a kernel launched once per
+step has at least T calls), e.g. ``--seeds 1000000 --horizon 256`` (``benchmarks/gpu_check.sh``).
 """
 
 from __future__ import annotations
@@ -65,14 +68,16 @@ def main() -> None:
             total[event["name"]] += event["dur"]
             count[event["name"]] += 1
     ops = {}
-    for path in glob.glob(f"{work}/hlo/*_sweep_jit.cpu_after_optimizations.txt"):
+    for path in glob.glob(f"{work}/hlo/*_sweep_jit.*_after_optimizations.txt"):  # cpu_ or gpu_
         for line in open(path):
             m = re.match(r"\s*%(\S+) = (\S+) .*op_name=\"([^\"]+)\"", line)
             if m:
                 ops[m.group(1)] = (m.group(2), m.group(3).split("/while/body/")[-1])
-    whole = total.get("ThunkExecutor::Execute", 0)
-    print(f"{args.name}, d = {args.dim}, {args.seeds} seeds, T = {args.horizon}: kernels run at least once per step")
-    print(f"the whole sweep under the profiler: {whole * 1e3 / steps:.1f} ns per seed-step")
+    whole = total.get("ThunkExecutor::Execute", 0)  # the CPU's executor; a GPU trace has no such event
+    print(f"{args.name}, d = {args.dim}, {args.seeds} seeds, T = {args.horizon} on {jax.default_backend()}: "
+          "kernels run at least once per step")  # fmt: skip
+    if whole:
+        print(f"the whole sweep under the profiler: {whole * 1e3 / steps:.1f} ns per seed-step")
     print(f"{'ns/seed-step':>12} {'calls':>7}  {'kernel':<40} {'shape':<24} operation")
     rows = [(n, v) for n, v in total.most_common() if count[n] >= args.horizon and not n.startswith("ThunkExecutor")]
     for name, us in rows[: args.top]:
