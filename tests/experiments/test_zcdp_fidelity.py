@@ -110,8 +110,8 @@ def test_adac_gope_converges_to_gope_and_its_price_of_privacy_falls():
     g_noise, se_noise = paired_gap(noise[1, :, 0], rn[:, 0])
     g_joint, se_joint = paired_gap(rp[1, :, 0], rn[:, 0])
     assert abs(g_noise) < 2 * se_noise and g_joint > 2 * se_joint, (g_noise, se_noise, g_joint, se_joint)
-    g_paper, se_paper = paired_gap(private("paper")[0, :, 0], rn[:, 0])  # eq. (5.6): 1/√ρ, measured 4.2 ± 0.3
-    assert g_paper > 2 * se_paper + 1.0, (g_paper, se_paper)
+    # eq. (5.6)'s phases (phase_length="paper") still pay at ρ = 10³ (1/√ρ): the shipped study's check, at T = 10⁴
+    # on 40 runs (test_shipped_studies::test_zcdp_fidelity_the_derived_choices_make_privacy_free_at_large_rho)
     # ρ = 0.01: privacy costs regret, and the price of privacy falls from 10⁴ to 10⁶ (delta-method SE)
     d = rp[1] - rn
     pop = d.mean(0) / rn.mean(0)
