@@ -523,7 +523,7 @@ class Env(NamedTuple):
     spec: Spec | None = None
 
 
-def _engine_compiler_options() -> dict[str, Any]:
+def _engine_compiler_options() -> dict[str, Any] | None:
     """XLA options for the engine's compiled functions (``engine_jit``).
 
     ``xla_cpu_prefer_vector_width=512``: on a CPU with AVX-512, LLVM vectorises the
@@ -536,17 +536,10 @@ def _engine_compiler_options() -> dict[str, Any]:
     the widest vector the CPU has; on other backends ``engine_jit`` does not pass it. A
     ``--xla_cpu_prefer_vector_width`` given in ``XLA_FLAGS`` (256 on parts that slow down
     under 512-bit vectors) is left in force.
-
-    ``xla_cpu_copy_insertion_use_region_analysis=True``: XLA's copy insertion reads the scan body's
-    live ranges region by region, and so finds that a buffer the step overwrites in place is no longer
-    read (the learner's point, which the loss reads before the update writes the next one): PFTAL's
-    scan body 5 -> 3 copies, -80 B per seed-step on the CPU compile (issue 47). It changes where
-    buffers live, not what is computed: the same numbers, bit for bit.
     """
-    options: dict[str, Any] = {"xla_cpu_copy_insertion_use_region_analysis": True}
-    if "xla_cpu_prefer_vector_width" not in os.environ.get("XLA_FLAGS", ""):
-        options["xla_cpu_prefer_vector_width"] = 512
-    return options
+    if "xla_cpu_prefer_vector_width" in os.environ.get("XLA_FLAGS", ""):
+        return None
+    return {"xla_cpu_prefer_vector_width": 512}
 
 
 ENGINE_COMPILER_OPTIONS = _engine_compiler_options()
