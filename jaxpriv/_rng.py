@@ -79,6 +79,12 @@ def split(key: PRNGKey, num: int = 2) -> PRNGKey:
     return _wrap(a, b, key)
 
 
+#: The length from which ``bits(wide=True)`` gives its words as one branch-free kernel of ``n`` hashes (fused
+#: into the draw that reads them, vectorised with it) rather than ``ceil(n/2)`` hashes concatenated: below 16
+#: LLVM left that kernel's row loop scalar (the comment in ``bits``). The same words either way.
+WIDE_WORDS = 16
+
+
 def bits(key: PRNGKey, n: int, *, wide: bool = False) -> jax.Array:
     """``n`` uniform uint32 words from a scalar key: both words of ``ceil(n/2)`` hashes of counters ``0, 1, ...``.
 
@@ -87,41 +93,18 @@ def bits(key: PRNGKey, n: int, *, wide: bool = False) -> jax.Array:
     """
     if not _fast(key) or jnp.ndim(key):
         return jax.random.bits(key, (n,), jnp.uint32)
-    # Kept as a concatenate on purpose. The same words come from one elementwise kernel of n hashes
-    # (word j: word a of hash j for j < h = ceil(n/2), else word b of hash j - h), and LLVM then
-    # vectorises the kernel with its consumer: ``normal`` measured 94 / 72 / 249 -> 44 / 45 / 225 ns per
-    # seed-step at d = 3 / 10 / 100 (one core, 1024 seeds, vmap(scan)), the same words. But XLA's
-    # vectorised ``log`` differs from its scalar ``log`` in the last bit (451 of 3000 values), and
-    # whether a kernel is vectorised depends on its shape and fusion: a PFTAL sweep then differed in the
-    # last bit between segment = 1 and segment = 256 (tests/integration/test_trust_resume.py). The
-    # concatenate's per-element branch keeps every transform of these words scalar, in every program.
-    # Measured again on 2026-11-26 (Intel Xeon, AVX-512): with the branch-free words and a log written in
-    # plain arithmetic (Cephes' logf, < 0.82 ulp, the same bits in scalar and vector code; the reproducibility
-    # tests passed), whole sweeps ran 0.75-1.01x as fast: with nothing "expensive" left in a draw, XLA's fusion
-    # duplicates the whole hash into every consumer of the numbers (three to five kernels per draw). Forcing one
-    # materialisation (an identity division x / (1 + 0x), which XLA counts as expensive) gave FTAL 1.14x and
-    # PFTAL (Gaussian, d = 10) 1.04x only, for a change of every normal draw's last bits: not taken.
-    # For odd n the second half is cut before the concatenate, not after it: the same words, but with
-    # ``concatenate([a, b])[:n]`` XLA's CPU compile fused the hash into the normal draw's kernel (its
-    # ``computed_once`` division) for every odd n, a kernel ~20x slower per element (PFTAL at d = 3 as slow
-    # as at d = 10; issue 47). Now every n compiles as even n does: the words one kernel, the draw another.
-    #
-    # Measured again on 2026-11-29 (AMD EPYC, Zen 3, AVX2, no AVX-512; jaxlib 0.10.2; one core, 1024 seeds,
-    # vmap(scan); the kernels read in XLA's dump): the premise above no longer holds on this build. The
-    # concatenate's two loops are vectorised over the row (8 lanes, the tail masked), each computing the full
-    # hash for its half, and so is the draw's kernel (XLA's ``log`` inlined as vector code); XLA's ``log`` gives
-    # the same bits in scalar and vector code (0 of 200000 words differ for the normal, exponential and laplace
-    # transforms, ``jit`` against ``lax.map`` over scalars). What decides is the row's length: with the
-    # branch-free words XLA fuses the hash into the draw's kernel, and LLVM left that kernel's row loop scalar
-    # below 16 iterations (n = 10, 12, 15: ~3-5x slower) and vectorised it from 16 on, where it is faster (the
-    # words are never written): ``normal`` 141 -> 122 ns per seed-step at n = 16, 235 -> 201 at 32, 734 -> 587 at
-    # 100, 1701 -> 1329 at 256. Hence ``wide`` from ``WIDE_WORDS`` = 16 on, for ``normal`` only: its draw is
-    # written once (``computed_once``), so its consumers read the same numbers and sweeps stay bit for bit.
-    # ``exponential`` and ``laplace`` gain alike (laplace 537 -> 420 ns at n = 101) but their consumers read
-    # the transform fused, and the Gamma radius's sum (``exponential(...).sum(-1)``) then adds in another
-    # order at d = 20 and 32 (PFTAL's and DP-FTRL's regret within 2.2e-7 relative): not taken. Cephes' ``logf``
-    # in place of XLA's ``log`` (every draw's last bits moved) gave 0.7-1.05x: not taken. Hashing both words
-    # once (an ``optimization_barrier`` on the hash before the concatenate) compiled to the same program.
+    # Two forms of the same words (measurements: docs/performance.md, issue 47's "Odd d" and "The random
+    # words by length", and issue 25's vectorised words). By default a concatenate of the two words of
+    # ceil(n/2) hashes, the words one kernel and the draw another; for odd n the second half is cut before
+    # the concatenate, since ``concatenate([a, b])[:n]`` let XLA fuse the hash into the normal draw's kernel
+    # (~20x slower per element). With ``wide`` (``normal`` from WIDE_WORDS = 16 on) one branch-free kernel,
+    # word j the a word of hash j for j < h, else the b word of hash j - h, which XLA fuses into the draw and
+    # LLVM vectorises from 16 iterations on (~1.2x faster per normal); below 16 it stayed scalar (3-5x
+    # slower). Only ``normal`` takes it: its draw is written once (``computed_once``), so every consumer reads
+    # the same numbers; the exponential's and Laplace's consumers read their transform fused, and the Gamma
+    # radius's sum would add in another order. Vectorised code must give the bits scalar code gives: XLA's
+    # ``log`` does on this build (AVX2, jaxlib 0.10.2); on an earlier one it did not, and a sweep differed
+    # between segment sizes (the resume tests in tests/integration/test_trust_resume.py catch that).
     h = -(-n // 2)
     if wide and n >= WIDE_WORDS:
         j = lax.iota(jnp.uint32, n)
@@ -130,12 +113,6 @@ def bits(key: PRNGKey, n: int, *, wide: bool = False) -> jax.Array:
         return jnp.where(first, a, b)
     a, b = _hash(key, jnp.arange(h, dtype=jnp.uint32))
     return jnp.concatenate([a, b[: n - h]])
-
-
-#: The length from which ``bits(wide=True)`` gives its words as one branch-free kernel of ``n`` hashes (fused
-#: into the draw that reads them, vectorised with it) rather than ``ceil(n/2)`` hashes concatenated: below 16
-#: LLVM left that kernel's row loop scalar (the comment in ``bits``). The same words either way.
-WIDE_WORDS = 16
 
 
 def _unit(words: jax.Array) -> jax.Array:
