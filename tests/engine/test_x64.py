@@ -29,7 +29,7 @@ RUN = ("pftal", "ogd", "private_bandit_ftal", "wdp_cocop", "mi_ogd", "adac_ucb",
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_every_learner_traces_in_float32_under_x64(name, monkeypatch):
     # the engine's jitted program traced for its output shapes, not compiled (the eager checks run as in a run)
-    monkeypatch.setattr(engine_jit, "__call__", lambda self, *args, **kwargs: jax.eval_shape(self._plain, *args, **kwargs))
+    monkeypatch.setattr(engine_jit, "__call__", lambda self, *args, **kw: jax.eval_shape(self._plain, *args, **kw))
     learner, env, params = EXAMPLES[name]
     res = jp.run(learner, env, params, jax.random.key(0), T)
     assert res.regret.dtype == np.float32, (name, res.regret.dtype)
