@@ -159,7 +159,8 @@ def export_row(tree: Path, name: str, dim: int, seeds: int, horizon: int, out: s
     jitted._top = top
     if len(calls) != 1:
         raise SystemExit(f"{name}: {len(calls)} compiled calls (chunks or segments); --inprocess needs one")
-    (args, outputs), static = calls[0], calls[0][0][:-2]  # the last two arguments are traced: keys, params
+    args, outputs = calls[0]
+    static = args[:-2]  # the last two arguments are traced: the keys and the params
     leaves, treedef = jax.tree.flatten(args[-2:])
 
     def flat(*leaves: Any) -> Any:
