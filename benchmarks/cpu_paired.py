@@ -371,17 +371,19 @@ def main() -> None:
     clock = 1 if args.clock == "cpu" else 0
     for name, dim in rows:
         size = {"name": name, "dim": dim, "seeds": args.seeds, "horizon": args.horizon}
-        for side in sides:  # compile and run once (not timed)
+        # a policy row has no NumPy peer (throughput.py's NumPy references are the CPU table's)
+        row_sides = sides[:2] if name.startswith("policy:") else sides
+        for side in row_sides:  # compile and run once (not timed)
             side.time(**size, rep=-1)
-        times: dict[str, list[tuple[float, float]]] = {side.label: [] for side in sides}
+        times: dict[str, list[tuple[float, float]]] = {side.label: [] for side in row_sides}
         for rep in range(args.reps):
-            for side in sides if rep % 2 == 0 else sides[::-1]:  # alternated: ABC, CBA, ...
+            for side in row_sides if rep % 2 == 0 else row_sides[::-1]:  # alternated: ABC, CBA, ...
                 times[side.label].append(side.time(**size, rep=rep))
         old, new = (np.array(times[side.label]) for side in sides[:2])
         paired = old[:, clock] / new[:, clock]
         o, n = np.median(old[:, clock]), np.median(new[:, clock])
         wall = np.median(old[:, 0]) / np.median(new[:, 0])
-        num = f"{np.median(np.array(times['numpy'])[:, clock]):.3f}" if not args.no_numpy else ""
+        num = f"{np.median(np.array(times['numpy'])[:, clock]):.3f}" if "numpy" in times else ""
         peer = f"{float(num) / n:.2f}" if num else ""
         row = [name, dim, f"{o:.3f}", f"{n:.3f}", num, f"{o / n:.2f}", f"{paired.min():.2f}-{paired.max():.2f}"]
         row += [peer, f"{wall:.2f}"]
