@@ -19,7 +19,7 @@ arguments, outputs and its ``ENGINE_COMPILER_OPTIONS``) in its own process from 
 process pinned to the core deserializes both, compiles each with its side's options, checks that each
 reproduces its side's outputs bit for bit, and times them alternated (process CPU time). Reported: the
 median and IQR of the per-rep ratios, and a control: this tree against a second compile of itself.
-Rows ``policy:NAME`` are the finite-armed policies of ``bandits_throughput.py --policies`` (K = 10).
+Rows ``policy:NAME`` (either mode, no NumPy peer) are the finite-armed policies of ``bandits_throughput.py``.
 ``--inprocess`` needs the ``flatbuffers`` package (jax.export's serialization).
 
 Usage::
