@@ -20,7 +20,7 @@ process pinned to the core deserializes both, compiles each with its side's opti
 reproduces its side's outputs bit for bit, and times them alternated (process CPU time). Reported: the
 median and IQR of the per-rep ratios, and a control: this tree against a second compile of itself.
 Rows ``policy:NAME`` (either mode, no NumPy peer) are the finite-armed policies of ``bandits_throughput.py``.
-``--inprocess`` needs the ``flatbuffers`` package (jax.export's serialization).
+``--inprocess`` needs the ``flatbuffers`` package (jax.export's serialization): ``pip install -e ".[bench]"``.
 
 Usage::
 
@@ -221,7 +221,7 @@ def inprocess(old_tree: Path, rows: tuple[tuple[str, int], ...], args: argparse.
         import flatbuffers  # noqa: F401  (jax.export's serialization needs it)
     except ImportError:
         raise SystemExit(
-            "--inprocess needs flatbuffers (jax.export serializes with it): pip install flatbuffers"
+            "--inprocess needs flatbuffers (jax.export serializes with it): pip install -e '.[bench]'"
         ) from None
     script, pin = str(Path(__file__).resolve()), ["taskset", "-c", str(args.core)]
     print(f"in one process: base {args.base} ({old_tree}) against {head} ({ROOT}); pinned to core {args.core}; "
