@@ -294,7 +294,11 @@ def step_cost(
     (a branch launch each), fusions (a kernel each), copies and nested loops in the scan body, and the
     bytes the body moves per seed and step by XLA's cost analysis (the sweep compiled as two scans of
     half the horizon minus the sweep as one scan: exactly one more copy of the body). Structural facts,
-    the same on any machine for a given backend; the CPU's numbers are what the tests assert.
+    the same on any machine for a given backend; the CPU's numbers are what the tests assert. On the CPU
+    it compiles with the engine's options and XLA:CPU's default (fusion) emitters whatever ``XLA_FLAGS``
+    says (a test suite may pick the older emitters for compile speed; they lower some fusions to loops
+    and copies), at LLVM's optimisation level 0: the optimised HLO these facts are read from is the same
+    at every level, only the machine code (never run here) differs.
 
     Args:
       learner, env, params: as for ``jaxpriv.sweep`` (``params`` without a grid axis).
@@ -321,9 +325,11 @@ def step_cost(
     keys = jax.random.split(jax.random.key(0), seeds)
     # On the CPU: the engine's options, and XLA:CPU's default (fusion) emitters whatever XLA_FLAGS says,
     # so the structural facts are those of the default program (the older loop emitters, which a test
-    # suite may pick for compile speed, lower some fusions to loops and copies).
+    # suite may pick for compile speed, lower some fusions to loops and copies); LLVM at level 0, which
+    # changes only the machine code (the same StepCost for every learner example, 2026-11-29).
     cpu = jax.default_backend() == "cpu"
-    options = {**(ENGINE_COMPILER_OPTIONS or {}), "xla_cpu_use_fusion_emitters": True} if cpu else None
+    fusion = {"xla_cpu_use_fusion_emitters": True, "xla_backend_optimization_level": 0}
+    options = {**(ENGINE_COMPILER_OPTIONS or {}), **fusion} if cpu else None
 
     def program(halves: bool):
         def one(key, p):
