@@ -13,6 +13,7 @@
   level (a subprocess without the suite's flags).
 """
 
+import functools
 import json
 import os
 import subprocess
@@ -53,7 +54,10 @@ def _fingerprint(learner, env, params, horizon: int = T) -> dict:
     )  # fmt: skip
 
 
+@functools.cache
 def _base():
+    """The one base configuration, built once: its sweeps then reuse JAX's in-memory compilations (a component
+    built again is a new static argument, traced again). Rebuilding from scratch is tested on its own (CHANGES)."""
     return oco.pftal(T, BALL), envs.quadratic_stream(BALL), _params()
 
 
