@@ -144,9 +144,8 @@ def test_a_resume_from_another_configuration_is_refused(tmp_path):
 
 def test_streaming_statistics_equal_the_full_arrays_statistics():
     seeds = 203  # chunks of 50: four full and one of 3 (padded)
-    # The full arrays from the same chunks (the same compiled segments as the streaming run below).
     full = np.asarray(
-        jp.sweep(PFTAL, ENV, _params(), 7, T, seeds=seeds, chunk=50, segment=40, progress=_quiet).regret, np.float64
+        jp.sweep(PFTAL, ENV, _params(), 7, T, seeds=seeds, segment=40, progress=_quiet).regret, np.float64
     )
     st = Stats(quantiles=(0.0, 0.1, 0.5, 0.9, 1.0), relative_accuracy=0.01)
     s = jp.sweep(PFTAL, ENV, _params(), 7, T, seeds=seeds, chunk=50, segment=40, stats=st)
@@ -154,6 +153,7 @@ def test_streaming_statistics_equal_the_full_arrays_statistics():
     scale = np.abs(full).max()
     np.testing.assert_allclose(s.regret_mean, full.mean(1), rtol=0, atol=2e-6 * scale)
     np.testing.assert_allclose(s.regret_var, full.var(1, ddof=1), rtol=1e-4, atol=1e-9 * scale**2)
+    # chunk 50 vs one chunk of 203: float32 rounding of kernels compiled for another batch (see above)
     np.testing.assert_allclose(s.regret_min, full.min(1), rtol=1e-6, atol=1e-6 * scale)
     np.testing.assert_allclose(s.regret_max, full.max(1), rtol=1e-6, atol=1e-6 * scale)
     # Quantiles: within the sketch's relative accuracy of numpy's lower quantile (float32 log at bucket edges: 1e-5).
