@@ -337,22 +337,24 @@ def test_fast_path_and_step_level_agree_in_distribution(factory, params_cls):
     params = jp.SimParams(params_cls(epsilon=FP_EPS), BernoulliParams())
     seeds = FP_S[factory.__name__]
     step = jp.sweep(factory(K), ENV, params, jax.random.key(20), FP_T, seeds, FP_CKPTS)
-    fast = simulate_ucb_episodes(params_cls(epsilon=FP_EPS), PAPER_MEANS, jax.random.key(21), FP_T, seeds, FP_CKPTS)
+    # The fast path's grid carries a third point, half the first budget (twice the noise), for the power check
+    # below: one compilation (a grid point's numbers are those of a run at that budget alone, with the same keys).
+    fast_eps = jnp.concatenate([FP_EPS, FP_EPS[:1] / 2])
+    fast = simulate_ucb_episodes(params_cls(epsilon=fast_eps), PAPER_MEANS, jax.random.key(21), FP_T, seeds, FP_CKPTS)
     np.testing.assert_array_equal(np.asarray(fast.pulls).sum(-1), FP_T)
     for g in range(len(FP_EPS)):
         for j in range(len(FP_CKPTS)):
             stat, crit = ks_two_sample(np.asarray(step.regret[g, :, j]), np.asarray(fast.regret[g, :, j]))
             assert stat < crit, (float(FP_EPS[g]), FP_CKPTS[j], stat, crit)
     # Power: the same test rejects the fast path at half the budget (twice the noise).
-    wrong = simulate_ucb_episodes(
-        params_cls(epsilon=FP_EPS[:1] / 2), PAPER_MEANS, jax.random.key(21), FP_T, seeds, [FP_T]
-    )
-    stat, crit = ks_two_sample(np.asarray(step.regret[0, :, -1]), np.asarray(wrong.regret[0, :, -1]))
+    stat, crit = ks_two_sample(np.asarray(step.regret[0, :, -1]), np.asarray(fast.regret[-1, :, -1]))
     assert stat > crit, (stat, crit)
 
 
-@pytest.mark.parametrize("means,horizon", [((1.0, 0.0), 37), ((1.0, 0.0, 0.0), 300)])
-def test_deterministic_rewards_give_identical_paths(means, horizon):
+def test_deterministic_rewards_give_identical_paths():
+    # One instance (a second one, two arms at T = 37, was the same path: initial pulls, doubling episodes of the
+    # best arm, a last episode cut by the horizon; every step of this run is compared).
+    means, horizon = (1.0, 0.0, 0.0), 300
     # Rewards 0/1, ε = inf and deterministic tie-breaking: both simulators make the same decisions.
     num_arms = len(means)
     for factory, params_cls in POLICIES:

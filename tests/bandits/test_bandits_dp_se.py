@@ -296,9 +296,12 @@ def test_deterministic_rewards_give_identical_paths(means, horizon):
 
 def test_grid_points_reuse_the_seed_keys():
     key = jax.random.key(6)
+    # The same budgets in the other order (one compilation): a budget's numbers do not depend on its grid position.
     grid = simulate_dp_se_epochs(DPSEParams(epsilon=jnp.array([0.2, 5.0])), PAPER_MEANS, key, 50_000, 16)
-    one = simulate_dp_se_epochs(DPSEParams(epsilon=5.0), PAPER_MEANS, key, 50_000, 16)
-    np.testing.assert_array_equal(np.asarray(grid.regret[1]), np.asarray(one.regret))
+    swapped = simulate_dp_se_epochs(DPSEParams(epsilon=jnp.array([5.0, 0.2])), PAPER_MEANS, key, 50_000, 16)
+    np.testing.assert_array_equal(np.asarray(grid.regret[1]), np.asarray(swapped.regret[0]))
+    np.testing.assert_array_equal(np.asarray(grid.regret[0]), np.asarray(swapped.regret[1]))
+    assert not np.array_equal(np.asarray(grid.regret[0]), np.asarray(grid.regret[1]))
 
 
 # --- regret ----------------------------------------------------------------------------------------------------

@@ -204,6 +204,7 @@ def test_lazy_dp_ts_regret_grows_slowly_and_privacy_costs_regret():
     T, seeds = 1024, 60
     params = jp.SimParams(LazyDPTSParams(jnp.array([0.5, 8.0])), BernoulliParams(MEANS))
     res = jp.sweep(lazy_dp_ts(K), ENV, params, jax.random.key(11), T, seeds, [256, T])
+    assert res.private is True
     regret = np.asarray(res.regret, np.float64)
     for g in range(2):
         assert regret[g, :, 1].mean() < 2 * regret[g, :, 0].mean(), regret[g].mean(axis=0)
@@ -233,7 +234,8 @@ def test_the_check_refuses_every_budget_without_the_guarantee(factory, params_cl
     with pytest.raises(ValueError, match="epsilon"):
         run(factory(K), params_cls(epsilon=np.array([1.0, math.inf])))  # one grid point without privacy
     # The explicit non-private opt-out: epsilon = inf runs, declared not private.
-    assert factory(K).spec.private is True and run(factory(K), params_cls(1.0)).private is True
+    # (a private run's result says so: the regret tests' runs of each policy at a finite budget)
+    assert factory(K).spec.private is True and factory(K).check(params_cls(1.0)) is None
     assert run(factory(K, private=False), params_cls(math.inf)).private is False
     with pytest.raises(ValueError, match="epsilon"):
         run(factory(K, private=False), params_cls(0.0))
@@ -359,6 +361,7 @@ def test_dp_ts_regret_grows_slowly_and_privacy_costs_regret():
     T, seeds = 1024, 60
     params = jp.SimParams(DPTSParams(jnp.array([1.0, 8.0])), BernoulliParams(MEANS))
     res = jp.sweep(dp_ts(K), ENV, params, jax.random.key(12), T, seeds, [256, T])
+    assert res.private is True
     regret = np.asarray(res.regret, np.float64)
     for g in range(2):
         assert regret[g, :, 1].mean() < 2 * regret[g, :, 0].mean(), regret[g].mean(axis=0)
