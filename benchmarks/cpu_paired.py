@@ -134,7 +134,6 @@ def export_row(tree: Path, name: str, dim: int, seeds: int, horizon: int, out: s
     import pickle
 
     import jax
-    import numpy as np
 
     import jaxpriv as jp
     from jaxpriv import _base
@@ -166,14 +165,19 @@ def export_row(tree: Path, name: str, dim: int, seeds: int, horizon: int, out: s
     def flat(*leaves: Any) -> Any:
         return jax.tree.leaves(jitted._plain(*static, *jax.tree.unflatten(treedef, leaves)))
 
-    def host(x: Any) -> np.ndarray:
-        return np.asarray(jax.random.key_data(x) if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x)
-
     exported = jax.export.export(jax.jit(flat))(*leaves)
     with open(out, "wb") as f:
-        pickle.dump({"exported": exported.serialize(), "args": [host(x) for x in leaves], "tree": str(tree),
-                     "outputs": [host(x) for x in jax.tree.leaves(outputs)],
+        pickle.dump({"exported": exported.serialize(), "args": [_host(x) for x in leaves], "tree": str(tree),
+                     "outputs": [_host(x) for x in jax.tree.leaves(outputs)],
                      "options": _base.ENGINE_COMPILER_OPTIONS}, f)  # fmt: skip
+
+
+def _host(x: Any) -> Any:
+    """A NumPy copy of an array (a key array as its key data), to pickle or to compare as bytes."""
+    import jax
+    import numpy as np
+
+    return np.asarray(jax.random.key_data(x) if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x)
 
 
 def time_exported(reps: int, files: list[str]) -> None:
@@ -185,7 +189,6 @@ def time_exported(reps: int, files: list[str]) -> None:
     import pickle
 
     import jax
-    import numpy as np
 
     calls = []
     for path in files:
@@ -196,8 +199,7 @@ def time_exported(reps: int, files: list[str]) -> None:
                 for a, aval in zip(saved["args"], exported.in_avals, strict=True)]  # fmt: skip
         fn = jax.jit(exported.call, compiler_options=saved["options"])
         out = jax.block_until_ready(fn(*args))  # compiles
-        same = all(np.asarray(jax.random.key_data(o) if jax.dtypes.issubdtype(o.dtype, jax.dtypes.prng_key) else o)
-                   .tobytes() == r.tobytes() for o, r in zip(out, saved["outputs"], strict=True))  # fmt: skip
+        same = all(_host(o).tobytes() == r.tobytes() for o, r in zip(out, saved["outputs"], strict=True))
         if not same:
             raise SystemExit(f"{path} ({saved['tree']}): the compiled export does not reproduce the tree's outputs")
         calls.append((fn, args))
@@ -289,6 +291,12 @@ class Side:
         self.proc.wait()
 
 
+def describe(tree: Path) -> str:
+    """The commit a checkout holds (``git describe --always --dirty``; empty for a tree outside git)."""
+    return subprocess.run(["git", "-C", str(tree), "describe", "--always", "--dirty"], capture_output=True,
+                          text=True).stdout.strip()  # fmt: skip
+
+
 def base_tree(commit: str, base_dir: Path) -> Path:
     """A detached worktree of ``commit`` (created if absent; left in place for the next run)."""
     sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", commit], capture_output=True, text=True,
@@ -351,8 +359,9 @@ def main() -> None:
     args = parser.parse_args()
     old_tree = Path(args.base_tree).resolve() if args.base_tree else base_tree(args.base, Path(args.base_dir))
     rows = parse_rows(args.rows, args.all)
-    head = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
-                          text=True).stdout.strip()  # fmt: skip
+    head = describe(ROOT)
+    if args.base_tree:  # label the base by what its tree holds (a git checkout), not by --base's default
+        args.base = describe(old_tree) or args.base
     if args.inprocess:
         inprocess(old_tree, rows, args, head)
         return

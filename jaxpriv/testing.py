@@ -328,8 +328,8 @@ def step_cost(
     # suite may pick for compile speed, lower some fusions to loops and copies); LLVM at level 0, which
     # changes only the machine code (the same StepCost for every learner example, 2026-11-29).
     cpu = jax.default_backend() == "cpu"
-    fusion = {"xla_cpu_use_fusion_emitters": True, "xla_backend_optimization_level": 0}
-    options = {**(ENGINE_COMPILER_OPTIONS or {}), **fusion} if cpu else None
+    cpu_options = {"xla_cpu_use_fusion_emitters": True, "xla_backend_optimization_level": 0}
+    options = {**(ENGINE_COMPILER_OPTIONS or {}), **cpu_options} if cpu else None
 
     def program(halves: bool):
         def one(key, p):
