@@ -292,7 +292,10 @@ class Side:
 
 
 def describe(tree: Path) -> str:
-    """The commit a checkout holds (``git describe --always --dirty``; empty for a tree outside git)."""
+    """The commit a checkout holds (``git describe --always --dirty``); empty for a tree that is not a checkout of
+    its own (an exported tree, even one inside another repository: gpu_check.sh's ``.gpu/a30ba29``)."""
+    if not (tree / ".git").exists():
+        return ""
     return subprocess.run(["git", "-C", str(tree), "describe", "--always", "--dirty"], capture_output=True,
                           text=True).stdout.strip()  # fmt: skip
 
