@@ -247,7 +247,7 @@ BRANCH_FREE_MAX_BATCH = 2**15
 CheckpointForm = Literal["branch_free", "row_under_cond", "comparator_under_cond"]
 
 
-def _checkpoint_form(batch: int, backend: str | None = None) -> CheckpointForm:
+def _checkpoint_form(batch: int, backend: str | None = None, comparator: bool = True) -> CheckpointForm:
     """How a step computes and writes its checkpoint row (the comparator with it, if any).
 
     - ``"branch_free"`` (an accelerator, fewer than ``BRANCH_FREE_MAX_BATCH`` seeds × grid points): the
@@ -255,23 +255,30 @@ def _checkpoint_form(batch: int, backend: str | None = None) -> CheckpointForm:
       conditional: on a GPU a conditional is a launch and a read of its predicate per step.
     - ``"row_under_cond"`` (an accelerator, a larger batch): the row is computed and written under the
       step's one conditional, at the checkpoints only: there the work per seed-step dominates.
-    - ``"comparator_under_cond"`` (a CPU, any batch): only the comparator is under the conditional;
-      the row is written at every step.
+    - ``"comparator_under_cond"`` (a CPU, an environment with a comparator, any batch): only the
+      comparator is under the conditional; the row is written at every step.
+    - On a CPU, an environment without a comparator (a bandit: its regret is summed per step) takes
+      ``"row_under_cond"``: the row's write is the only work at a checkpoint.
 
     Measured on one H200 (jax 0.11.2, d = 10, T = 1024, 2026-11-27). The conditional's fixed cost is
     about 4.4 µs per step (OGD 19.7 against 15.3 µs per step at one seed). OGD's throughput with the
     comparator under the conditional against branch-free: 0.91x at 10⁴ seeds, 0.99x at 3·10⁴, 1.03x at
     10⁵: the crossing is near 3·10⁴ seeds. At 10⁶ seeds, moving the row's write under the conditional
     too (``"row_under_cond"`` against ``"comparator_under_cond"``) gave OGD 1.17x and AdaC-UCB 1.16x
-    (1.49e9 against 1.27e9, 3.41e9 against 2.93e9 seed-steps/s). On a CPU the write under the
-    conditional was slower (OGD 1.07x, AdaC-UCB 1.04x the time; one core, 512 seeds, T = 2048), and a
-    comparator at every step slower still (OGD 1.3x), so the CPU keeps ``"comparator_under_cond"``. A
-    solver comparator (an environment not ``exact``) is under the conditional in every form. Read at
-    trace time; ``batch`` is the number of seeds × grid points the compiled call advances together.
+    (1.49e9 against 1.27e9, 3.41e9 against 2.93e9 seed-steps/s). On a CPU, with a comparator, the write
+    under the conditional was slower (OGD 1.07x the time; one core, 512 seeds, T = 2048) and a comparator
+    at every step slower still (OGD 1.3x): ``"comparator_under_cond"``. Without a comparator the row under
+    the conditional is the faster CPU form (issue 47, one pinned core, 1024 seeds, T = 2048, K = 10, both
+    programs timed alternated in one process, median of 11 per-rep ratios, controls 0.97-1.02): AdaC-UCB
+    1.035x, AdaP-KLUCB 1.063x, the others 1.008-1.016x; again on a quiet machine 1.003-1.012x (IQRs within
+    ±1%), none slower (an earlier per-process reading, 512 seeds, had AdaC-UCB 1.04x slower: within that
+    method's ±3-6%). A solver comparator (an environment not ``exact``) is under the conditional in every
+    form. Read at trace time; ``batch`` is the number of seeds × grid points the compiled call advances
+    together, ``comparator`` whether the environment has one.
     """
     backend = jax.default_backend() if backend is None else backend
     if backend == "cpu":
-        return "comparator_under_cond"
+        return "comparator_under_cond" if comparator else "row_under_cond"
     return "branch_free" if batch < BRANCH_FREE_MAX_BATCH else "row_under_cond"
 
 
@@ -301,10 +308,11 @@ def _step(
         if len(folded) == 1:
             packed = _info_columns(folded[0])
     # The checkpoint row, in one of three forms (_checkpoint_form): all at every step and branch-free,
-    # all under the step's one conditional at the checkpoints, or (a CPU) only the comparator under it.
+    # all under the step's one conditional at the checkpoints, or (a CPU, with a comparator) only the
+    # comparator under it.
     # At every step, the row goes in place to the slot of the next checkpoint (its last write is at the
     # checkpoint itself; after the last checkpoint, to the scratch row m).
-    form = _checkpoint_form(batch)
+    form = _checkpoint_form(batch, comparator=env.comparator is not None)
     zero = jnp.zeros((), jnp.float32)
 
     def compare() -> tuple[jax.Array, jax.Array]:

@@ -53,7 +53,7 @@ def branch_free_cost(name: str) -> StepCost:
     """
     if name not in _BRANCH_FREE:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(_scan, "_checkpoint_form", lambda batch: "branch_free")  # where the step reads it
+            mp.setattr(_scan, "_checkpoint_form", lambda batch, **_: "branch_free")  # where the step reads it
             _BRANCH_FREE[name] = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
     return _BRANCH_FREE[name]
 
@@ -80,7 +80,7 @@ def test_no_learner_branches_in_its_step(name):
 def test_a_large_batch_on_an_accelerator_has_the_one_conditional(name, monkeypatch):
     # From BRANCH_FREE_MAX_BATCH on, the whole checkpoint row is under the step's one conditional, with or
     # without a comparator (the quadratic stream's, none for a bandit, the experts'); the learner adds none.
-    monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch: "row_under_cond")
+    monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch, **_: "row_under_cond")
     cost = step_cost(*EXAMPLES[name], horizon=64, seeds=8, with_bytes=False)
     assert cost.conditionals == 1 and cost.body_conditionals == 1, cost
 
@@ -100,9 +100,12 @@ def test_an_accelerator_computes_the_checkpoint_row_branch_free_only_for_small_b
     assert _scan._checkpoint_form(_scan.BRANCH_FREE_MAX_BATCH, "gpu") == "row_under_cond"
     assert _scan._checkpoint_form(10**6, "tpu") == "row_under_cond"
     assert _scan._checkpoint_form(1, "cpu") == _scan._checkpoint_form(10**6, "cpu") == "comparator_under_cond"
+    # The CPU without a comparator (a bandit): the row is the only work at a checkpoint, under the conditional.
+    assert _scan._checkpoint_form(1, "cpu", comparator=False) == "row_under_cond"
+    assert _scan._checkpoint_form(10**4, "gpu", comparator=False) == "branch_free"
     # The engine tells the step the batch it compiles: seeds x grid points of one call (here a chunk).
     seen = []
-    monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch: seen.append(batch) or "comparator_under_cond")
+    monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch, **_: seen.append(batch) or "comparator_under_cond")
     learner, env, params = learner_examples(16, 3)["ogd"]
     grid = params._replace(learner=params.learner._replace(strong_convexity=np.array([0.5, 1.0], np.float32)))
     jp.sweep(learner, env, grid, jax.random.key(0), 16, seeds=6, chunk=3)
@@ -152,7 +155,7 @@ def test_the_three_checkpoint_forms_give_the_same_numbers(name, monkeypatch):
         learner, env, params = learner_examples(32, 3)[name]
     results = []
     for form in ("comparator_under_cond", "row_under_cond", "branch_free"):
-        monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch, form=form: form)
+        monkeypatch.setattr(_scan, "_checkpoint_form", lambda batch, form=form, **_: form)
         r = jp.sweep(learner, env, params, jax.random.key(3), 32, seeds=4, checkpoints=[1, 5, 17, 32])
         results.append(r)  # and through the segmented driver: checkpoints inside and at the ends of segments
         results.append(jp.sweep(learner, env, params, jax.random.key(3), 32, 4, [1, 5, 16, 32], chunk=2, segment=16))
