@@ -179,8 +179,9 @@ def test_private_bandit_ftal_at_infinite_budget_is_bandit_ftal_bit_for_bit(c, no
     # |f| <= (H/2)(2R)² < 10: the clip is inactive
     pp = oco.PrivateBanditFTALParams(**{mechanisms.budget_field(noise): jnp.inf}, loss_bound=10.0)
     private = oco.private_bandit_ftal(T, c, noise, preset)
-    # Every step of two seeds, through sweep: its compiled program costs about half of jaxpriv.run's (measured
-    # 2026-11-30, the suite's XLA flags); jaxpriv.run's own program is compared with sweep's below (gamma).
+    # Every step of two seeds, through sweep: for this learner its compiled program costs about half of jaxpriv.run's
+    # (measured 2026-11-30 under the suite's XLA flags; not so for every learner); jaxpriv.run's own program is
+    # compared with sweep's below (gamma).
     a = jp.sweep(private, env, jp.SimParams(pp, ep), 0, T, seeds=2, checkpoints=None)
     b = jp.sweep(oco.bandit_ftal(T, c, preset), env, jp.SimParams(oco.BanditFTALParams(), ep), 0, T, 2, None)
     np.testing.assert_array_equal(a.loss, b.loss)
