@@ -340,9 +340,10 @@ def test_adac_ucb_schedule_puts_the_canary_in_an_episode_of_two_rewards():
     # canary's episode, (0 + 1)/2 = 0.5 over n = 2 rewards; arm 1's is 1 over 16/2 = 8 rewards
     learner = adac_ucb(2)
     state = learner.init(None, AdaCUCBParams(rho=jnp.inf))
+    update = jax.jit(learner.update)  # one compilation for the 20 steps, not op by op at each
     for t, arm in enumerate(queries.tolist(), start=1):
         reward = 1.0 if arm == 1 or t == canary_round else 0.0
-        state = learner.update(jax.random.key(t), state, arm, reward, t)[0]
+        state = update(jax.random.key(t), state, jnp.int32(arm), jnp.float32(reward), jnp.int32(t))[0]
     assert state.means.tolist() == [0.5, 1.0] and state.lengths.tolist() == [2, 8] and state.counts.tolist() == [4, 16]
     with pytest.raises(ValueError, match="pull must be"):
         A.adac_ucb_schedule(1)
