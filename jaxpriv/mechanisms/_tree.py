@@ -426,6 +426,8 @@ def binary_tree(
 def popcount(t: np.ndarray) -> np.ndarray:
     """The number of set bits of each (non-negative, int64) ``t``, on the host."""
     t = np.asarray(t, np.int64)
+    if hasattr(np, "bitwise_count"):  # NumPy >= 2: one vectorised pass (~60x faster at full-scale horizons)
+        return np.bitwise_count(t).astype(np.int64)
     return sum((t >> k) & 1 for k in range(63))
 
 
