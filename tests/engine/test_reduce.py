@@ -1,4 +1,4 @@
-"""``jaxpriv._reduce.reduce_last``: one variadic reduction for short rows, one reduction each for long rows (issue 47)."""
+"""``jaxpriv._reduce.reduce_last``: one variadic pass for short rows, one reduction each for long rows (issue 47)."""
 
 import jax
 import jax.numpy as jnp
