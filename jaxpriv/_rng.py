@@ -79,38 +79,18 @@ def split(key: PRNGKey, num: int = 2) -> PRNGKey:
     return _wrap(a, b, key)
 
 
-#: The length from which ``bits(wide=True)`` gives its words as one branch-free kernel of ``n`` hashes (fused
-#: into the draw that reads them, vectorised with it) rather than ``ceil(n/2)`` hashes concatenated: below 16
-#: LLVM left that kernel's row loop scalar (the comment in ``bits``). The same words either way.
-WIDE_WORDS = 16
-
-
-def bits(key: PRNGKey, n: int, *, wide: bool = False) -> jax.Array:
-    """``n`` uniform uint32 words from a scalar key: both words of ``ceil(n/2)`` hashes of counters ``0, 1, ...``.
-
-    ``wide=True`` (static): for ``n >= WIDE_WORDS``, the same words as one branch-free kernel of ``n`` hashes,
-    which XLA fuses into the kernel of the transform that reads them (for a draw written once, ``normal``).
-    """
+def bits(key: PRNGKey, n: int) -> jax.Array:
+    """``n`` uniform uint32 words from a scalar key: both words of ``ceil(n/2)`` hashes of counters ``0, 1, ...``."""
     if not _fast(key) or jnp.ndim(key):
         return jax.random.bits(key, (n,), jnp.uint32)
-    # Two forms of the same words (measurements: docs/performance.md, issue 47's "Odd d" and "The random
-    # words by length", and issue 25's vectorised words). By default a concatenate of the two words of
-    # ceil(n/2) hashes, the words one kernel and the draw another; for odd n the second half is cut before
-    # the concatenate, since ``concatenate([a, b])[:n]`` let XLA fuse the hash into the normal draw's kernel
-    # (~20x slower per element). With ``wide`` (``normal`` from WIDE_WORDS = 16 on) one branch-free kernel,
-    # word j the a word of hash j for j < h, else the b word of hash j - h, which XLA fuses into the draw and
-    # LLVM vectorises from 16 iterations on (~1.2x faster per normal); below 16 it stayed scalar (3-5x
-    # slower). Only ``normal`` takes it: its draw is written once (``computed_once``), so every consumer reads
-    # the same numbers; the exponential's and Laplace's consumers read their transform fused, and the Gamma
-    # radius's sum would add in another order. Vectorised code must give the bits scalar code gives: XLA's
-    # ``log`` does on this build (AVX2, jaxlib 0.10.2); on an earlier one it did not, and a sweep differed
-    # between segment sizes (the resume tests in tests/integration/test_trust_resume.py catch that).
+    # A concatenate of the two words of ceil(n/2) hashes: the words one kernel, the draw another. For odd n the
+    # second half is cut before the concatenate, since ``concatenate([a, b])[:n]`` let XLA fuse the hash into
+    # the normal draw's kernel (~20x slower per element). A branch-free form (word j the a word of hash j for
+    # j < h, else the b word of hash j - h), which XLA fuses into the draw's kernel, was the normal's from 16
+    # words on for a while: on a near-idle core it was slower at every length measured (0.89-0.98x,
+    # docs/performance.md, issue 47's "long rows"), though faster under load. Measurements: docs/performance.md,
+    # issue 47's "Odd d" and "The random words by length", and issue 25's vectorised words.
     h = -(-n // 2)
-    if wide and n >= WIDE_WORDS:
-        j = lax.iota(jnp.uint32, n)
-        first = j < np.uint32(h)
-        a, b = _hash(key, jnp.where(first, j, j - np.uint32(h)))  # word j: a of hash j, or b of hash j - h
-        return jnp.where(first, a, b)
     a, b = _hash(key, jnp.arange(h, dtype=jnp.uint32))
     return jnp.concatenate([a, b[: n - h]])
 
@@ -226,7 +206,7 @@ def normal(key: PRNGKey, shape: tuple[int, ...], dtype=jnp.float32) -> jax.Array
     """
     if dtype != jnp.float32 or not _fast(key) or jnp.ndim(key):
         return jax.random.normal(key, shape, dtype)
-    return _normal_from_words(bits(key, int(np.prod(shape)), wide=True)).reshape(shape)
+    return _normal_from_words(bits(key, int(np.prod(shape)))).reshape(shape)
 
 
 def _normal_w(words: jax.Array) -> tuple[jax.Array, jax.Array]:

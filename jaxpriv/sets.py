@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxpriv import _safe, declare
+from jaxpriv._reduce import reduce_last
 
 
 class ConstraintSet(NamedTuple):
@@ -104,13 +105,11 @@ def _sq_and_peak_two(w: jax.Array) -> tuple[jax.Array, jax.Array]:
 def _sq_and_peak(w: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``(sum_i w_i², max_i |w_i|)`` (last axis, kept) in one reduction: the same sum and maximum as two.
 
-    One variadic reduction, so XLA's CPU compile reads ``w`` (or recomputes it) in one kernel, not two (issue 47).
+    One variadic reduction, so XLA's CPU compile reads ``w`` (or recomputes it) in one kernel, not two (issue 47);
+    above ``_reduce.ONE_PASS_MAX`` entries two (vectorised: faster there, ``jaxpriv._reduce``).
     Differentiated, it is ``_sq_and_peak_two`` (JAX's derivative of a variadic reduction rounds differently).
     """
-    zero = jnp.zeros((), w.dtype)
-    sq, peak = jax.lax.reduce(
-        (w * w, jnp.abs(w)), (zero, zero), lambda a, b: (a[0] + b[0], jnp.maximum(a[1], b[1])), (w.ndim - 1,)
-    )
+    sq, peak = reduce_last((w * w, jnp.abs(w)), ("sum", "max"))
     return sq[..., None], peak[..., None]
 
 

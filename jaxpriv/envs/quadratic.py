@@ -10,6 +10,7 @@ from jax.typing import ArrayLike
 
 from jaxpriv import _rng, _validate, declare
 from jaxpriv._base import Env, EnvInfo, PRNGKey, Spec, static_args
+from jaxpriv._reduce import reduce_last
 from jaxpriv.envs._comparator import exact_comparator
 from jaxpriv.mechanisms import clip_l2
 from jaxpriv.sets import ConstraintSet, require_projection
@@ -92,17 +93,12 @@ def quadratic_feedback(
     one variadic reduction (``lax.reduce`` over the pair): the stacked ``[2, d]`` terms are no longer
     written and read back (OGD 2415 -> 2255, PFTAL 4826 -> 4666 B, issue 47). The same sums in the same
     order (bit for bit in the sweeps checked); inside the engine's fused step the compiler may round
-    them differently in the last bit.
+    them differently in the last bit. Above ``_reduce.ONE_PASS_MAX`` coordinates, two sums (vectorised
+    loops: faster there, ``jaxpriv._reduce``).
     """
     diff = w - z
     c = reference
-    zero = jnp.zeros((), jnp.float32)
-    sums = jax.lax.reduce(
-        (diff * diff, (w - c) * (w + c - 2.0 * z)),
-        (zero, zero),
-        lambda a, b: (a[0] + b[0], a[1] + b[1]),
-        (diff.ndim - 1,),
-    )  # ||w - z||², f_t(w) - f_t(c)
+    sums = reduce_last((diff * diff, (w - c) * (w + c - 2.0 * z)), ("sum", "sum"))  # ||w - z||², f_t(w) - f_t(c)
     loss = 0.5 * strong_convexity * sums[0]
     grad = strong_convexity * diff
     relative = 0.5 * strong_convexity * sums[1]

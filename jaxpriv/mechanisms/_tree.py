@@ -27,6 +27,7 @@ from jaxpriv._base import (
     static_args,
     zero_nonfinite,
 )
+from jaxpriv._reduce import reduce_last
 from jaxpriv.mechanisms import _accounting, _noise
 from jaxpriv.mechanisms._dyadic import DyadicSums, dyadic_init, dyadic_step
 from jaxpriv.mechanisms._noise import NoiseFamily, noise_family
@@ -85,16 +86,11 @@ def _norms(x: jax.Array, norm: str) -> tuple[jax.Array, jax.Array]:
 
 
 def _finite_and_norms(x: jax.Array, norm: str) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """``(all entries finite, ||x||, ||x·2^-100||)`` (``[..., 1]``) in one variadic reduction (``_norms``)."""
+    """``(all entries finite, ||x||, ||x·2^-100||)`` (``[..., 1]``) in one variadic reduction (``_norms``; above
+    ``_reduce.ONE_PASS_MAX`` entries three reductions, ``jaxpriv._reduce``)."""
     small = x * _DOWN
     terms = (jnp.abs(x), jnp.abs(small)) if norm == "l1" else (x * x, small * small)
-    zero = jnp.zeros((), x.dtype)
-    finite, *sums = jax.lax.reduce(
-        (jnp.isfinite(x), *terms),
-        (jnp.bool_(True), zero, zero),
-        lambda a, b: (a[0] & b[0], a[1] + b[1], a[2] + b[2]),
-        (x.ndim - 1,),
-    )
+    finite, *sums = reduce_last((jnp.isfinite(x), *terms), ("all", "sum", "sum"))
     sums = [v[..., None] for v in sums]
     norms = sums if norm == "l1" else [_safe.safe_sqrt(v) for v in sums]
     return finite[..., None], norms[0], norms[1]

@@ -23,6 +23,7 @@ LAYERS = {
     "_kahan": 0,
     "_inplace": 0,
     "_safe": 0,
+    "_reduce": 0,
     "_validate": 0,
     "_base": 1,
     "declare": 1,
