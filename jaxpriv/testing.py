@@ -329,7 +329,7 @@ def step_cost(
     # changes only the machine code (the same StepCost for every learner example, 2026-11-29).
     cpu = jax.default_backend() == "cpu"
     cpu_options = {"xla_cpu_use_fusion_emitters": True, "xla_backend_optimization_level": 0}
-    options = {**(ENGINE_COMPILER_OPTIONS or {}), **cpu_options} if cpu else None
+    options = {**ENGINE_COMPILER_OPTIONS, **cpu_options} if cpu else None
 
     def program(halves: bool):
         def one(key, p):

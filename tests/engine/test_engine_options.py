@@ -18,7 +18,10 @@ def test_vector_width_changes_numbers_by_rounding_only():
     (1362 of 7424 values differ in the last bits). A change of semantics (fast math, a
     different algorithm) would move them by far more than the tolerance.
     """
-    assert _base.ENGINE_COMPILER_OPTIONS == {"xla_cpu_prefer_vector_width": 512}
+    assert _base.ENGINE_COMPILER_OPTIONS == {
+        "xla_cpu_prefer_vector_width": 512,
+        "xla_cpu_copy_insertion_use_region_analysis": True,
+    }
     T, dim, seeds = 128, 16, 64
     ball = sets.l2_ball(dim)
     learner, env = oco.pftal(T, ball), envs.quadratic_stream(ball)
@@ -43,10 +46,11 @@ def test_vector_width_changes_numbers_by_rounding_only():
 
 
 def test_vector_width_given_in_xla_flags_is_left_in_force(monkeypatch):
+    regions = {"xla_cpu_copy_insertion_use_region_analysis": True}
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_prefer_vector_width=256")
-    assert _base._engine_compiler_options() is None
+    assert _base._engine_compiler_options() == regions
     monkeypatch.setenv("XLA_FLAGS", "--xla_backend_optimization_level=0")
-    assert _base._engine_compiler_options() == {"xla_cpu_prefer_vector_width": 512}
+    assert _base._engine_compiler_options() == {**regions, "xla_cpu_prefer_vector_width": 512}
 
 
 def test_a_run_inside_a_users_jit_takes_the_plain_compile():

@@ -123,11 +123,13 @@ def test_the_tree_step_touches_rows_not_arrays():
     # the normal draws are computed once and the loss and regret are one variadic reduction, issue 47; 3.8-3.9 KB
     # since FTAL's leader point is written once, read by the projection's kernels; 3.56-3.61 KB since the input
     # guard's finiteness test and norms, the clip's two norms and the projection's two reductions are one each;
-    # 3.47-3.52 KB since the engine's Kahan sums need no copy of the old total.)
+    # 3.47-3.52 KB since the engine's Kahan sums need no copy of the old total; 3.39-3.44 KB and no copy in the
+    # body since the engine compiles with XLA:CPU's copy insertion by regions.)
     costs = [step_cost(*learner_examples(h, 10)["pftal"], horizon=h, seeds=8) for h in (64, 4096)]
     for cost in costs:
         assert cost.conditionals == 1 and cost.loops == 0  # the comparator's, at the checkpoints
-        assert cost.bytes_per_seed_step < 3600, cost
+        assert cost.copies == 0, cost
+        assert cost.bytes_per_seed_step < 3500, cost
     assert abs(costs[1].bytes_per_seed_step - costs[0].bytes_per_seed_step) < 250, costs
 
 
