@@ -6,6 +6,7 @@ module's ``__all__``, or its top-level public names); the second test reads the 
 any public name the reference does not document.
 """
 
+import fcntl
 import importlib.util
 import os
 import re
@@ -23,13 +24,26 @@ DOCS = ROOT / "docs"
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("docs_html")
-    # Without the "[source]" pages (docs/conf.py): 94 highlighted module pages, a third of the build's time.
-    env = {**os.environ, "JAX_PLATFORMS": "cpu", "JAXPRIV_DOCS_VIEWCODE": "0"}
-    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
-    cmd += ["-d", str(out / ".doctrees"), str(DOCS), str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
-    assert proc.returncode == 0, f"sphinx-build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    """The site, built once per test run: with pytest-xdist the workers share one build, made under a lock.
+
+    Two builds at once collide: docs/conf.py regenerates ``docs/api/generated`` in the source tree (seen with
+    ``-n 2`` on this file alone: "Directory not empty: docs/api/generated"). The first worker to take the lock
+    builds; the others wait for it and read its output.
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the directory every worker's base temp is in
+    out = base / "docs_html"
+    with open(base / "docs_html.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "done").exists():
+            # Without the "[source]" pages (docs/conf.py): 94 highlighted module pages, a third of the build's time.
+            env = {**os.environ, "JAX_PLATFORMS": "cpu", "JAXPRIV_DOCS_VIEWCODE": "0"}
+            cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html"]
+            cmd += ["-d", str(out / ".doctrees"), str(DOCS), str(out)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+            assert proc.returncode == 0, f"sphinx-build failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+            (out / "done").touch()
     return out
 
 
